@@ -1,0 +1,261 @@
+//! The pending-event queue.
+//!
+//! Events are delivered in `(time, sequence)` order: ties at one instant break
+//! by insertion order, so the same inputs give the same order everywhere.
+//!
+//! Timers are cancellable in O(1): a cancellable entry names a slot whose
+//! generation is bumped on cancel; a popped entry whose generation no longer
+//! matches is stale and skipped (a tombstone, as in nexosim and the reference
+//! `rust-limit` loop). Every attempt arms a timeout that is usually cancelled,
+//! so this path is hot.
+
+use crate::time::{SimDuration, SimTime};
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+/// Names a cancellable event; [`EventQueue::cancel`] takes it.
+///
+/// Handles are cheap to copy and safe to keep after the event fired or was
+/// cancelled: cancelling a handle twice, or after its event fired, does nothing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TimerHandle {
+    slot: u32,
+    generation: u32,
+}
+
+const NOT_CANCELLABLE: u32 = u32::MAX;
+
+struct Entry<E> {
+    time: SimTime,
+    seq: u64,
+    slot: u32,
+    generation: u32,
+    event: E,
+}
+
+impl<E> PartialEq for Entry<E> {
+    fn eq(&self, other: &Self) -> bool {
+        self.time == other.time && self.seq == other.seq
+    }
+}
+impl<E> Eq for Entry<E> {}
+impl<E> PartialOrd for Entry<E> {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl<E> Ord for Entry<E> {
+    /// Reversed, so that `BinaryHeap` (a max-heap) pops the earliest entry.
+    fn cmp(&self, other: &Self) -> Ordering {
+        (other.time, other.seq).cmp(&(self.time, self.seq))
+    }
+}
+
+/// A priority queue of events of type `E` over virtual time, with a clock.
+pub struct EventQueue<E> {
+    heap: BinaryHeap<Entry<E>>,
+    now: SimTime,
+    next_seq: u64,
+    /// Current generation of each timer slot.
+    generations: Vec<u32>,
+    /// Slots whose timer fired or was cancelled, ready for reuse.
+    free_slots: Vec<u32>,
+    delivered: u64,
+    stale: u64,
+}
+
+impl<E> Default for EventQueue<E> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<E> EventQueue<E> {
+    /// An empty queue at time zero.
+    pub fn new() -> Self {
+        EventQueue {
+            heap: BinaryHeap::new(),
+            now: SimTime::ZERO,
+            next_seq: 0,
+            generations: Vec::new(),
+            free_slots: Vec::new(),
+            delivered: 0,
+            stale: 0,
+        }
+    }
+
+    /// The time of the event delivered last (the simulation clock).
+    pub fn now(&self) -> SimTime {
+        self.now
+    }
+
+    /// Events delivered so far (stale, cancelled entries excluded).
+    pub fn delivered(&self) -> u64 {
+        self.delivered
+    }
+
+    /// Cancelled entries popped and skipped so far.
+    pub fn stale_popped(&self) -> u64 {
+        self.stale
+    }
+
+    /// Entries still in the heap, cancelled ones included.
+    pub fn pending(&self) -> usize {
+        self.heap.len()
+    }
+
+    /// Schedules `event` at `at`. Scheduling into the past is a broken invariant
+    /// of the caller and panics.
+    pub fn schedule(&mut self, at: SimTime, event: E) {
+        self.push(at, NOT_CANCELLABLE, 0, event);
+    }
+
+    /// Schedules `event` after `delay` from now.
+    pub fn schedule_in(&mut self, delay: SimDuration, event: E) {
+        self.schedule(self.now + delay, event);
+    }
+
+    /// Schedules a cancellable `event` at `at` and returns its handle.
+    pub fn schedule_timer(&mut self, at: SimTime, event: E) -> TimerHandle {
+        let slot = match self.free_slots.pop() {
+            Some(slot) => slot,
+            None => {
+                self.generations.push(0);
+                u32::try_from(self.generations.len() - 1).expect("fewer than 2^32 live timers")
+            }
+        };
+        let generation = self.generations[slot as usize];
+        self.push(at, slot, generation, event);
+        TimerHandle { slot, generation }
+    }
+
+    /// Cancels a timer in O(1); its entry is skipped when it reaches the top.
+    /// Does nothing if the timer already fired or was cancelled.
+    pub fn cancel(&mut self, handle: TimerHandle) {
+        let current = &mut self.generations[handle.slot as usize];
+        if *current == handle.generation {
+            *current = current.wrapping_add(1);
+            self.free_slots.push(handle.slot);
+        }
+    }
+
+    /// Whether the timer is still pending (neither fired nor cancelled).
+    pub fn is_pending(&self, handle: TimerHandle) -> bool {
+        self.generations[handle.slot as usize] == handle.generation
+    }
+
+    /// Removes the next live event, advances the clock to its time and returns it.
+    pub fn pop(&mut self) -> Option<(SimTime, E)> {
+        while let Some(entry) = self.heap.pop() {
+            if entry.slot != NOT_CANCELLABLE {
+                let current = &mut self.generations[entry.slot as usize];
+                if *current != entry.generation {
+                    self.stale += 1;
+                    continue;
+                }
+                // Fired: retire the handle so that a late cancel is a no-op.
+                *current = current.wrapping_add(1);
+                self.free_slots.push(entry.slot);
+            }
+            self.now = entry.time;
+            self.delivered += 1;
+            return Some((entry.time, entry.event));
+        }
+        None
+    }
+
+    /// The time of the next entry (possibly a stale one), without popping.
+    pub fn peek_time(&self) -> Option<SimTime> {
+        self.heap.peek().map(|e| e.time)
+    }
+
+    fn push(&mut self, at: SimTime, slot: u32, generation: u32, event: E) {
+        assert!(
+            at >= self.now,
+            "event scheduled in the past: {at} < now {}",
+            self.now
+        );
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        self.heap.push(Entry {
+            time: at,
+            seq,
+            slot,
+            generation,
+            event,
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn drain(q: &mut EventQueue<&'static str>) -> Vec<(u64, &'static str)> {
+        std::iter::from_fn(|| q.pop().map(|(t, e)| (t.0, e))).collect()
+    }
+
+    #[test]
+    fn delivers_in_time_order_and_ties_in_insertion_order() {
+        let mut q = EventQueue::new();
+        q.schedule(SimTime(30), "c");
+        q.schedule(SimTime(10), "a1");
+        q.schedule(SimTime(20), "b");
+        q.schedule(SimTime(10), "a2");
+        q.schedule(SimTime(10), "a3");
+        assert_eq!(
+            drain(&mut q),
+            vec![(10, "a1"), (10, "a2"), (10, "a3"), (20, "b"), (30, "c")]
+        );
+        assert_eq!(q.now(), SimTime(30));
+        assert_eq!(q.delivered(), 5);
+    }
+
+    #[test]
+    fn cancelled_timers_are_skipped_and_counted_stale() {
+        let mut q = EventQueue::new();
+        let t1 = q.schedule_timer(SimTime(5), "timeout-1");
+        q.schedule(SimTime(7), "work");
+        let t2 = q.schedule_timer(SimTime(9), "timeout-2");
+        q.cancel(t1);
+        assert!(!q.is_pending(t1));
+        assert!(q.is_pending(t2));
+        assert_eq!(drain(&mut q), vec![(7, "work"), (9, "timeout-2")]);
+        assert_eq!(q.stale_popped(), 1);
+        assert!(!q.is_pending(t2), "a fired timer is no longer pending");
+    }
+
+    #[test]
+    fn cancel_after_fire_or_twice_does_not_touch_a_reused_slot() {
+        let mut q = EventQueue::new();
+        let old = q.schedule_timer(SimTime(1), "old");
+        assert_eq!(q.pop(), Some((SimTime(1), "old")));
+        // The slot is reused by a new timer; the old handle must not cancel it.
+        let new = q.schedule_timer(SimTime(2), "new");
+        q.cancel(old);
+        q.cancel(old);
+        assert!(q.is_pending(new));
+        assert_eq!(q.pop(), Some((SimTime(2), "new")));
+    }
+
+    #[test]
+    fn slots_are_recycled_so_memory_follows_live_timers() {
+        let mut q = EventQueue::new();
+        for i in 0..1000u64 {
+            let h = q.schedule_timer(SimTime(i + 10), "t");
+            q.cancel(h);
+        }
+        assert_eq!(q.generations.len(), 1);
+        assert_eq!(drain(&mut q), vec![]);
+        assert_eq!(q.stale_popped(), 1000);
+    }
+
+    #[test]
+    #[should_panic(expected = "in the past")]
+    fn scheduling_into_the_past_is_a_bug() {
+        let mut q = EventQueue::new();
+        q.schedule(SimTime(10), "a");
+        q.pop();
+        q.schedule(SimTime(9), "b");
+    }
+}

@@ -1,0 +1,147 @@
+//! The checked model the simulator runs: names resolved to indices, times in
+//! nanoseconds, every number known to be in range.
+
+use crate::dist::Dist;
+pub use crate::spec::{CallContext, OnCancel};
+use stormsim_engine::SimDuration;
+
+/// Index of a service in [`Model::services`].
+pub type ServiceId = usize;
+
+/// A validated model: one variant, ready to run.
+#[derive(Clone, Debug)]
+pub struct Model {
+    /// The model's name.
+    pub name: String,
+    /// Master seed.
+    pub seed: u64,
+    /// One-way latency of every hop.
+    pub network: Dist,
+    /// Sources of logical requests.
+    pub workloads: Vec<Workload>,
+    /// Services, in model order.
+    pub services: Vec<Service>,
+    /// Safety limits.
+    pub limits: Limits,
+}
+
+/// An open-loop source of logical requests.
+#[derive(Clone, Debug)]
+pub struct Workload {
+    /// Name.
+    pub name: String,
+    /// The service that receives its requests.
+    pub target: ServiceId,
+    /// When requests arrive.
+    pub arrival: Arrival,
+    /// Most requests to generate.
+    pub max_requests: Option<u64>,
+    /// No arrival at or after this time.
+    pub duration: Option<SimDuration>,
+    /// The caller's own timeout (`INFINITE` if none).
+    pub timeout: SimDuration,
+    /// The caller's deadline budget, sent with the request.
+    pub deadline: Option<SimDuration>,
+}
+
+/// An arrival process.
+#[derive(Clone, Copy, Debug)]
+pub enum Arrival {
+    /// Exponential gaps with this mean.
+    Poisson {
+        /// Mean gap, in nanoseconds (fractional, so high rates keep precision).
+        mean_gap_ns: f64,
+    },
+    /// Constant gaps of exactly `1e9 / rate` ns, accumulated without drift.
+    Constant {
+        /// Arrivals per second.
+        rate_per_s: f64,
+    },
+    /// Everything at time zero.
+    AtOnce,
+}
+
+/// A service.
+#[derive(Clone, Debug)]
+pub struct Service {
+    /// Name.
+    pub name: String,
+    /// Concurrent requests (`u32::MAX`: unbounded).
+    pub workers: u32,
+    /// Waiting requests (`usize::MAX`: unbounded).
+    pub queue_capacity: usize,
+    /// Deadline given to requests that arrive without one.
+    pub default_deadline: Option<SimDuration>,
+    /// The handler.
+    pub steps: Vec<Step>,
+}
+
+/// One handler step.
+#[derive(Clone, Debug)]
+pub enum Step {
+    /// Local work.
+    Work {
+        /// Duration distribution.
+        dist: Dist,
+        /// Reaction to the caller giving up.
+        on_cancel: OnCancel,
+    },
+    /// A downstream call and its policies.
+    Call(CallPolicy),
+}
+
+/// The policy stack of one call edge.
+#[derive(Clone, Debug)]
+pub struct CallPolicy {
+    /// The callee.
+    pub to: ServiceId,
+    /// Per-attempt timeout (`INFINITE` if none).
+    pub attempt_timeout: SimDuration,
+    /// Retry loop.
+    pub retry: RetryPolicy,
+    /// Deadline shaping and propagation.
+    pub deadline: DeadlinePolicy,
+    /// Tied to the request's lifetime or not.
+    pub context: CallContext,
+}
+
+/// A validated retry policy.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RetryPolicy {
+    /// Attempts in all, the first included (≥ 1).
+    pub max_attempts: u32,
+    /// Wait before each retry.
+    pub backoff: SimDuration,
+}
+
+/// A validated deadline policy.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DeadlinePolicy {
+    /// Send the remaining budget down.
+    pub propagate: bool,
+    /// Subtracted from the budget sent down.
+    pub margin: SimDuration,
+    /// Cap on the first attempt's timeout (`INFINITE` if none).
+    pub first_attempt_cap: SimDuration,
+    /// No attempt below this remaining budget.
+    pub min_budget: SimDuration,
+}
+
+impl DeadlinePolicy {
+    /// No propagation, no cap, no minimum: the deadline only bounds attempts.
+    pub const NONE: DeadlinePolicy = DeadlinePolicy {
+        propagate: false,
+        margin: SimDuration::ZERO,
+        first_attempt_cap: SimDuration::INFINITE,
+        min_budget: SimDuration::ZERO,
+    };
+}
+
+/// Validated limits.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// Most events per variant.
+    pub max_events: u64,
+    /// Most live requests at once.
+    pub max_in_flight: u64,
+}

@@ -1,0 +1,253 @@
+//! Parameter paths: the one way variants, `--set`, timelines and sweeps name a
+//! number (or a whole policy) in a model.
+//!
+//! A path is dot-separated object keys, where a list is indexed by `[name]` (the
+//! element whose `name` is that; for handler steps, the step that calls that
+//! service) or `[3]` (by position):
+//!
+//! ```text
+//! services[A].steps[B].timeout_ms
+//! workloads[users].deadline_ms
+//! services[gateway].steps[0].retry
+//! ```
+//!
+//! Overrides apply to the JSON document before it is parsed, so any field of
+//! the format can be overridden, and the result is checked like any model.
+
+use serde_json::Value;
+use std::fmt;
+
+/// One step of a path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Segment {
+    /// An object key.
+    Key(String),
+    /// A list element by position.
+    Index(usize),
+    /// A list element by its `name` (or, for steps, its `call`).
+    Named(String),
+}
+
+/// A parsed parameter path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParamPath {
+    text: String,
+    segments: Vec<Segment>,
+}
+
+impl fmt::Display for ParamPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+impl ParamPath {
+    /// Parses `a.b[x].c[0]`.
+    pub fn parse(text: &str) -> Result<ParamPath, String> {
+        let mut segments = Vec::new();
+        let mut rest = text;
+        if rest.is_empty() {
+            return Err("empty parameter path".into());
+        }
+        loop {
+            let end = rest.find(['.', '[']).unwrap_or(rest.len());
+            let key = &rest[..end];
+            if key.is_empty() {
+                return Err(format!("parameter path {text:?}: empty key"));
+            }
+            segments.push(Segment::Key(key.to_string()));
+            rest = &rest[end..];
+            while let Some(after) = rest.strip_prefix('[') {
+                let close = after
+                    .find(']')
+                    .ok_or_else(|| format!("parameter path {text:?}: missing ']'"))?;
+                let selector = &after[..close];
+                if selector.is_empty() {
+                    return Err(format!("parameter path {text:?}: empty []"));
+                }
+                segments.push(match selector.parse::<usize>() {
+                    Ok(i) => Segment::Index(i),
+                    Err(_) => Segment::Named(selector.to_string()),
+                });
+                rest = &after[close + 1..];
+            }
+            if rest.is_empty() {
+                break;
+            }
+            rest = rest.strip_prefix('.').ok_or_else(|| {
+                format!("parameter path {text:?}: expected '.' or '[' before {rest:?}")
+            })?;
+        }
+        Ok(ParamPath {
+            text: text.to_string(),
+            segments,
+        })
+    }
+
+    /// The segments.
+    pub fn segments(&self) -> &[Segment] {
+        &self.segments
+    }
+
+    /// Sets the value at this path, creating the last key of an object if it is
+    /// absent (so an optional field can be set). Every list element and every
+    /// intermediate object must exist.
+    pub fn set(&self, doc: &mut Value, value: Value) -> Result<(), String> {
+        let mut here = doc;
+        let last = self.segments.len() - 1;
+        for (i, segment) in self.segments.iter().enumerate() {
+            let is_last = i == last;
+            here = match segment {
+                Segment::Key(key) => {
+                    let obj = here.as_object_mut().ok_or_else(|| {
+                        format!("{}: {key:?} is not inside an object", self.text)
+                    })?;
+                    if is_last {
+                        obj.insert(key.clone(), value);
+                        return Ok(());
+                    }
+                    obj.get_mut(key)
+                        .ok_or_else(|| format!("{}: no field {key:?}", self.text))?
+                }
+                Segment::Index(index) => {
+                    let list = here
+                        .as_array_mut()
+                        .ok_or_else(|| format!("{}: [{index}] applied to a non-list", self.text))?;
+                    let len = list.len();
+                    let slot = list.get_mut(*index).ok_or_else(|| {
+                        format!("{}: index {index} out of range (the list has {len})", self.text)
+                    })?;
+                    if is_last {
+                        *slot = value;
+                        return Ok(());
+                    }
+                    slot
+                }
+                Segment::Named(name) => {
+                    let list = here
+                        .as_array_mut()
+                        .ok_or_else(|| format!("{}: [{name}] applied to a non-list", self.text))?;
+                    let slot = find_named(list, name).ok_or_else(|| {
+                        format!("{}: no element named {name:?}", self.text)
+                    })?;
+                    if is_last {
+                        *slot = value;
+                        return Ok(());
+                    }
+                    slot
+                }
+            };
+        }
+        unreachable!("the last segment returns")
+    }
+
+    /// The value at this path, if present.
+    pub fn get<'a>(&self, doc: &'a Value) -> Option<&'a Value> {
+        let mut here = doc;
+        for segment in &self.segments {
+            here = match segment {
+                Segment::Key(key) => here.as_object()?.get(key)?,
+                Segment::Index(i) => here.as_array()?.get(*i)?,
+                Segment::Named(name) => {
+                    let list = here.as_array()?;
+                    list.iter().find(|e| element_is_named(e, name))?
+                }
+            };
+        }
+        Some(here)
+    }
+}
+
+fn element_is_named(element: &Value, name: &str) -> bool {
+    let field = |f: &str| element.get(f).and_then(Value::as_str) == Some(name);
+    field("name") || field("call")
+}
+
+fn find_named<'a>(list: &'a mut [Value], name: &str) -> Option<&'a mut Value> {
+    // A `name` match wins over a `call` match, so a named step can be told apart
+    // from another call to the same service.
+    let by_name = list
+        .iter()
+        .position(|e| e.get("name").and_then(Value::as_str) == Some(name));
+    let index = by_name.or_else(|| list.iter().position(|e| element_is_named(e, name)))?;
+    list.get_mut(index)
+}
+
+/// Parses the value of `--set PATH=VALUE`: JSON if it parses, else a string, so
+/// that `--set services[A].steps[B].context=background` needs no quotes.
+pub fn parse_cli_value(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn parses_keys_names_and_indices() {
+        let p = ParamPath::parse("services[A].steps[0].retry").unwrap();
+        assert_eq!(
+            p.segments(),
+            &[
+                Segment::Key("services".into()),
+                Segment::Named("A".into()),
+                Segment::Key("steps".into()),
+                Segment::Index(0),
+                Segment::Key("retry".into()),
+            ]
+        );
+        assert!(ParamPath::parse("").is_err());
+        assert!(ParamPath::parse("a..b").is_err());
+        assert!(ParamPath::parse("a[b").is_err());
+        assert!(ParamPath::parse("a[]").is_err());
+        assert!(ParamPath::parse("a[0]b").is_err());
+    }
+
+    #[test]
+    fn sets_by_name_by_call_and_creates_optional_fields() {
+        let mut doc = json!({"services": [
+            {"name": "A", "steps": [{"work": 1}, {"call": "B"}]},
+            {"name": "B"}
+        ]});
+        ParamPath::parse("services[A].steps[B].timeout_ms")
+            .unwrap()
+            .set(&mut doc, json!(300))
+            .unwrap();
+        ParamPath::parse("services[1].workers")
+            .unwrap()
+            .set(&mut doc, json!(4))
+            .unwrap();
+        assert_eq!(doc["services"][0]["steps"][1]["timeout_ms"], json!(300));
+        assert_eq!(doc["services"][1]["workers"], json!(4));
+        let got = ParamPath::parse("services[A].steps[B].timeout_ms").unwrap();
+        assert_eq!(got.get(&doc), Some(&json!(300)));
+    }
+
+    #[test]
+    fn missing_elements_are_named_in_the_error() {
+        let mut doc = json!({"services": [{"name": "A"}]});
+        let err = ParamPath::parse("services[C].workers")
+            .unwrap()
+            .set(&mut doc, json!(1))
+            .unwrap_err();
+        assert!(err.contains("no element named \"C\""), "{err}");
+        let err = ParamPath::parse("services[5].workers")
+            .unwrap()
+            .set(&mut doc, json!(1))
+            .unwrap_err();
+        assert!(err.contains("out of range"), "{err}");
+        let err = ParamPath::parse("nope.x")
+            .unwrap()
+            .set(&mut doc, json!(1))
+            .unwrap_err();
+        assert!(err.contains("no field \"nope\""), "{err}");
+    }
+
+    #[test]
+    fn cli_values_are_json_or_strings() {
+        assert_eq!(parse_cli_value("250"), json!(250));
+        assert_eq!(parse_cli_value("background"), json!("background"));
+        assert_eq!(parse_cli_value("{\"max_attempts\":2}"), json!({"max_attempts": 2}));
+    }
+}

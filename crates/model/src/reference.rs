@@ -1,0 +1,1 @@
+//! The model-format reference, generated from the serde types' JSON Schema.

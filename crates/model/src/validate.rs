@@ -1,0 +1,392 @@
+//! Semantic checks: from what a file says ([`ModelSpec`]) to what the simulator
+//! runs ([`Model`]). Every problem is collected with its JSON path; nothing here
+//! stops at the first.
+
+use crate::dist::Dist;
+use crate::error::Problem;
+use crate::model::*;
+use crate::spec::*;
+use std::collections::BTreeMap;
+use stormsim_engine::SimDuration;
+
+/// Probabilities of a mixture must sum to 1 within this.
+const PROBABILITY_TOLERANCE: f64 = 1e-9;
+
+struct Checker {
+    problems: Vec<Problem>,
+}
+
+impl Checker {
+    fn fail(&mut self, path: impl Into<String>, message: impl Into<String>) {
+        self.problems.push(Problem::new(path, message));
+    }
+
+    /// A finite number > 0.
+    fn positive(&mut self, path: &str, value: f64) -> f64 {
+        if !(value.is_finite() && value > 0.0) {
+            self.fail(path, format!("expected a positive number, got {value}"));
+        }
+        value
+    }
+
+    /// A finite number ≥ 0.
+    fn non_negative(&mut self, path: &str, value: f64) -> f64 {
+        if !(value.is_finite() && value >= 0.0) {
+            self.fail(path, format!("expected a number ≥ 0, got {value}"));
+        }
+        value
+    }
+
+    fn positive_ms(&mut self, path: &str, ms: f64) -> SimDuration {
+        SimDuration::from_ms(self.positive(path, ms))
+    }
+
+    fn optional_positive_ms(&mut self, path: &str, ms: Option<f64>) -> Option<SimDuration> {
+        ms.map(|ms| self.positive_ms(path, ms))
+    }
+
+    fn unique_names<'a>(&mut self, list: &str, names: impl Iterator<Item = &'a str>) {
+        let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
+        for (i, name) in names.enumerate() {
+            if name.is_empty() {
+                self.fail(format!("{list}[{i}].name"), "expected a non-empty name");
+            } else if let Some(first) = seen.insert(name, i) {
+                self.fail(
+                    format!("{list}[{i}].name"),
+                    format!("duplicate name {name:?} (also {list}[{first}])"),
+                );
+            }
+        }
+    }
+
+    fn dist(&mut self, path: &str, spec: &DistSpec) -> Dist {
+        match spec {
+            DistSpec::Constant { ms } => {
+                Dist::Constant(SimDuration::from_ms(self.non_negative(&format!("{path}.ms"), *ms)))
+            }
+            DistSpec::Uniform { min_ms, max_ms } => {
+                let lo = self.non_negative(&format!("{path}.min_ms"), *min_ms);
+                let hi = self.non_negative(&format!("{path}.max_ms"), *max_ms);
+                if lo > hi {
+                    self.fail(
+                        format!("{path}.max_ms"),
+                        format!("expected max_ms ≥ min_ms ({lo}), got {hi}"),
+                    );
+                }
+                Dist::Uniform {
+                    min_ms: lo,
+                    max_ms: hi,
+                }
+            }
+            DistSpec::Exponential { mean_ms } => Dist::Exponential {
+                mean_ms: self.positive(&format!("{path}.mean_ms"), *mean_ms),
+            },
+            DistSpec::Lognormal { median_ms, p99_ms } => {
+                let median = self.positive(&format!("{path}.median_ms"), *median_ms);
+                let p99 = self.positive(&format!("{path}.p99_ms"), *p99_ms);
+                if median.is_finite() && p99.is_finite() && p99 <= median {
+                    self.fail(
+                        format!("{path}.p99_ms"),
+                        format!("expected p99_ms > median_ms ({median}), got {p99}"),
+                    );
+                    return Dist::Constant(SimDuration::ZERO);
+                }
+                Dist::lognormal_from_quantiles(median, p99)
+            }
+            DistSpec::Mixture { of } => {
+                if of.is_empty() {
+                    self.fail(format!("{path}.of"), "expected at least one component");
+                    return Dist::Constant(SimDuration::ZERO);
+                }
+                let mut cumulative = Vec::with_capacity(of.len());
+                let mut parts = Vec::with_capacity(of.len());
+                let mut sum = 0.0;
+                for (i, c) in of.iter().enumerate() {
+                    let p_path = format!("{path}.of[{i}].p");
+                    if !(c.p.is_finite() && (0.0..=1.0).contains(&c.p)) {
+                        self.fail(&p_path, format!("expected a probability in [0, 1], got {}", c.p));
+                    }
+                    sum += c.p;
+                    cumulative.push(sum);
+                    parts.push(self.dist(&format!("{path}.of[{i}].dist"), &c.dist));
+                }
+                if (sum - 1.0).abs() > PROBABILITY_TOLERANCE {
+                    self.fail(
+                        format!("{path}.of"),
+                        format!("expected probabilities summing to 1, got {sum}"),
+                    );
+                }
+                if let Some(last) = cumulative.last_mut() {
+                    *last = 1.0;
+                }
+                Dist::Mixture { cumulative, parts }
+            }
+        }
+    }
+}
+
+/// Checks a parsed model and resolves it; all problems at once.
+pub fn validate(spec: &ModelSpec) -> Result<Model, Vec<Problem>> {
+    let mut ck = Checker {
+        problems: Vec::new(),
+    };
+    ck.unique_names("services", spec.services.iter().map(|s| s.name.as_str()));
+    ck.unique_names("workloads", spec.workloads.iter().map(|w| w.name.as_str()));
+    ck.unique_names("variants", spec.variants.iter().map(|v| v.name.as_str()));
+    if spec.name.trim().is_empty() {
+        ck.fail("name", "expected a non-empty model name");
+    } else if spec.name.contains(['/', '\\']) || spec.name.starts_with('.') {
+        ck.fail(
+            "name",
+            format!("expected a name usable as a folder (no '/', '\\' or leading '.'), got {:?}", spec.name),
+        );
+    }
+    if spec.services.is_empty() {
+        ck.fail("services", "expected at least one service");
+    }
+    if spec.workloads.is_empty() {
+        ck.fail("workloads", "expected at least one workload");
+    }
+
+    let ids: BTreeMap<&str, ServiceId> = spec
+        .services
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.name.as_str(), i))
+        .collect();
+    let lookup = |ck: &mut Checker, path: String, name: &str| -> ServiceId {
+        match ids.get(name) {
+            Some(&id) => id,
+            None => {
+                ck.fail(path, format!("unknown service {name:?}"));
+                0
+            }
+        }
+    };
+
+    let network = ck.dist("network.one_way", &spec.network.one_way);
+
+    let mut workloads = Vec::new();
+    for (i, w) in spec.workloads.iter().enumerate() {
+        let at = format!("workloads[{i}]");
+        let target = lookup(&mut ck, format!("{at}.target"), &w.target);
+        let arrival = match w.arrival {
+            ArrivalSpec::Poisson { rate_per_s } => Arrival::Poisson {
+                mean_gap_ns: 1e9 / ck.positive(&format!("{at}.arrival.rate_per_s"), rate_per_s),
+            },
+            ArrivalSpec::Constant { rate_per_s } => Arrival::Constant {
+                rate_per_s: ck.positive(&format!("{at}.arrival.rate_per_s"), rate_per_s),
+            },
+            ArrivalSpec::AtOnce {} => {
+                if w.requests.is_none() {
+                    ck.fail(&at, "an at_once arrival needs `requests`");
+                }
+                Arrival::AtOnce
+            }
+        };
+        if w.requests.is_none() && w.duration_s.is_none() {
+            ck.fail(&at, "expected `requests` or `duration_s` (or both): when does it stop?");
+        }
+        if w.requests == Some(0) {
+            ck.fail(format!("{at}.requests"), "expected a positive number, got 0");
+        }
+        let duration = w.duration_s.map(|s| {
+            SimDuration::from_ms(ck.positive(&format!("{at}.duration_s"), s) * 1000.0)
+        });
+        workloads.push(Workload {
+            name: w.name.clone(),
+            target,
+            arrival,
+            max_requests: w.requests,
+            duration,
+            timeout: ck
+                .optional_positive_ms(&format!("{at}.timeout_ms"), w.timeout_ms)
+                .unwrap_or(SimDuration::INFINITE),
+            deadline: ck.optional_positive_ms(&format!("{at}.deadline_ms"), w.deadline_ms),
+        });
+    }
+
+    let mut services = Vec::new();
+    for (i, s) in spec.services.iter().enumerate() {
+        let at = format!("services[{i}]");
+        if s.workers == Some(0) {
+            ck.fail(format!("{at}.workers"), "expected at least 1 worker, got 0");
+        }
+        let mut steps = Vec::new();
+        for (j, step) in s.steps.iter().enumerate() {
+            let sp = format!("{at}.steps[{j}]");
+            if let Some(step) = check_step(&mut ck, &sp, step, &lookup) {
+                steps.push(step);
+            }
+        }
+        services.push(Service {
+            name: s.name.clone(),
+            workers: s.workers.unwrap_or(u32::MAX),
+            queue_capacity: s.queue_capacity.map_or(usize::MAX, |c| c as usize),
+            default_deadline: ck
+                .optional_positive_ms(&format!("{at}.default_deadline_ms"), s.default_deadline_ms),
+            steps,
+        });
+    }
+    if ck.problems.is_empty() {
+        find_call_cycles(&mut ck, &services);
+    }
+
+    if ck.problems.is_empty() {
+        Ok(Model {
+            name: spec.name.clone(),
+            seed: spec.seed,
+            network,
+            workloads,
+            services,
+            limits: Limits {
+                max_events: spec.limits.max_events,
+                max_in_flight: spec.limits.max_in_flight,
+            },
+        })
+    } else {
+        Err(ck.problems)
+    }
+}
+
+fn check_step(
+    ck: &mut Checker,
+    at: &str,
+    step: &StepSpec,
+    lookup: &dyn Fn(&mut Checker, String, &str) -> ServiceId,
+) -> Option<Step> {
+    match (&step.work, &step.call) {
+        (Some(_), Some(_)) => {
+            ck.fail(at, "a step is either `work` or `call`, not both");
+            None
+        }
+        (None, None) => {
+            ck.fail(at, "expected `work` (local work) or `call` (a downstream call)");
+            None
+        }
+        (Some(work), None) => {
+            let call_only = [
+                ("timeout_ms", step.timeout_ms.is_some()),
+                ("retry", step.retry.is_some()),
+                ("deadline", step.deadline.is_some()),
+                ("context", step.context.is_some()),
+            ];
+            for (field, present) in call_only {
+                if present {
+                    ck.fail(format!("{at}.{field}"), "only a `call` step takes this field");
+                }
+            }
+            Some(Step::Work {
+                dist: ck.dist(&format!("{at}.work"), work),
+                on_cancel: step.on_cancel.unwrap_or(OnCancel::Finish),
+            })
+        }
+        (None, Some(callee)) => {
+            if step.on_cancel.is_some() {
+                ck.fail(
+                    format!("{at}.on_cancel"),
+                    "only a `work` step takes this field (a call's reaction is its `context`)",
+                );
+            }
+            // A call to itself is reported as the cycle `A -> A`.
+            let to = lookup(ck, format!("{at}.call"), callee);
+            let retry = match &step.retry {
+                None => RetryPolicy {
+                    max_attempts: 1,
+                    backoff: SimDuration::ZERO,
+                },
+                Some(r) => {
+                    if r.max_attempts == 0 {
+                        ck.fail(
+                            format!("{at}.retry.max_attempts"),
+                            "expected at least 1 attempt (the first one counts), got 0",
+                        );
+                    }
+                    let BackoffSpec::Fixed { ms } = r.backoff;
+                    RetryPolicy {
+                        max_attempts: r.max_attempts.max(1),
+                        backoff: SimDuration::from_ms(
+                            ck.non_negative(&format!("{at}.retry.backoff.ms"), ms),
+                        ),
+                    }
+                }
+            };
+            let deadline = match &step.deadline {
+                None => DeadlinePolicy::NONE,
+                Some(d) => DeadlinePolicy {
+                    propagate: d.propagate,
+                    margin: SimDuration::from_ms(
+                        ck.non_negative(&format!("{at}.deadline.margin_ms"), d.margin_ms),
+                    ),
+                    first_attempt_cap: ck
+                        .optional_positive_ms(
+                            &format!("{at}.deadline.first_attempt_cap_ms"),
+                            d.first_attempt_cap_ms,
+                        )
+                        .unwrap_or(SimDuration::INFINITE),
+                    min_budget: SimDuration::from_ms(
+                        ck.non_negative(&format!("{at}.deadline.min_budget_ms"), d.min_budget_ms),
+                    ),
+                },
+            };
+            Some(Step::Call(CallPolicy {
+                to,
+                attempt_timeout: ck
+                    .optional_positive_ms(&format!("{at}.timeout_ms"), step.timeout_ms)
+                    .unwrap_or(SimDuration::INFINITE),
+                retry,
+                deadline,
+                context: step.context.unwrap_or(CallContext::Request),
+            }))
+        }
+    }
+}
+
+/// A call cycle would recurse forever: report each one once, at the call that
+/// closes it, with the cycle spelled out.
+fn find_call_cycles(ck: &mut Checker, services: &[Service]) {
+    #[derive(Clone, Copy, PartialEq)]
+    enum Mark {
+        New,
+        OnStack,
+        Done,
+    }
+    fn visit(
+        s: ServiceId,
+        services: &[Service],
+        marks: &mut [Mark],
+        stack: &mut Vec<ServiceId>,
+        ck: &mut Checker,
+    ) {
+        marks[s] = Mark::OnStack;
+        stack.push(s);
+        for (j, step) in services[s].steps.iter().enumerate() {
+            if let Step::Call(call) = step {
+                match marks[call.to] {
+                    Mark::New => visit(call.to, services, marks, stack, ck),
+                    Mark::OnStack => {
+                        let start = stack.iter().position(|&x| x == call.to).unwrap_or(0);
+                        let cycle: Vec<&str> = stack[start..]
+                            .iter()
+                            .chain(std::iter::once(&call.to))
+                            .map(|&x| services[x].name.as_str())
+                            .collect();
+                        ck.fail(
+                            format!("services[{s}].steps[{j}].call"),
+                            format!("call cycle {}", cycle.join(" -> ")),
+                        );
+                    }
+                    Mark::Done => {}
+                }
+            }
+        }
+        stack.pop();
+        marks[s] = Mark::Done;
+    }
+    let mut marks = vec![Mark::New; services.len()];
+    for s in 0..services.len() {
+        if marks[s] == Mark::New {
+            visit(s, services, &mut marks, &mut Vec::new(), ck);
+        }
+    }
+}

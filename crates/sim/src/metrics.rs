@@ -1,0 +1,171 @@
+//! What a run counts while it runs. Memory is constant in the number of
+//! requests simulated: counters and HDR histograms (3 significant digits).
+
+use hdrhistogram::Histogram;
+use serde::Serialize;
+use stormsim_engine::SimDuration;
+
+/// Why a request or an attempt failed. The reason travels up the chain: a
+/// gateway whose call timed out answers its caller with `timeout`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum FailReason {
+    /// A per-attempt timeout (or the caller's own timeout) expired.
+    Timeout,
+    /// The request's deadline expired, or too little of it remained to try.
+    DeadlineExceeded,
+    /// A full queue refused the request (HTTP 503).
+    Rejected,
+    /// Any other failure.
+    Error,
+}
+
+/// How an attempt or a handler ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Success.
+    Ok,
+    /// Failure, with its reason.
+    Failed(FailReason),
+}
+
+/// Counts of failures by reason.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct FailureCounts {
+    /// Timeouts.
+    pub timeout: u64,
+    /// Deadlines exceeded.
+    pub deadline_exceeded: u64,
+    /// Rejections by a full queue.
+    pub rejected: u64,
+    /// Other errors.
+    pub error: u64,
+}
+
+impl FailureCounts {
+    /// Counts one failure.
+    pub fn add(&mut self, reason: FailReason) {
+        match reason {
+            FailReason::Timeout => self.timeout += 1,
+            FailReason::DeadlineExceeded => self.deadline_exceeded += 1,
+            FailReason::Rejected => self.rejected += 1,
+            FailReason::Error => self.error += 1,
+        }
+    }
+
+    /// All failures.
+    pub fn total(&self) -> u64 {
+        self.timeout + self.deadline_exceeded + self.rejected + self.error
+    }
+}
+
+/// Per-service counters. "Calls" are attempts that reached the service.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ServiceCounters {
+    /// Attempts received.
+    pub calls: u64,
+    /// Requests whose handler ran to its end (success or error).
+    pub completed: u64,
+    /// Of those, ended with an error.
+    pub failed: u64,
+    /// Completed after the caller had given up: work written into a closed
+    /// connection (orphan work).
+    pub wasted: u64,
+    /// Stopped early because the caller gave up and the handler was watching.
+    pub cancelled: u64,
+    /// Refused at once by a full queue.
+    pub rejected: u64,
+    /// Longest queue seen.
+    pub max_queue: u64,
+}
+
+/// Latency of logical requests, from arrival to the answer (success or error).
+pub struct LatencyRecorder {
+    histogram: Histogram<u64>,
+    max: SimDuration,
+}
+
+impl Default for LatencyRecorder {
+    fn default() -> Self {
+        // Sized for an hour up front; auto-resize covers anything longer.
+        let mut histogram = Histogram::new_with_bounds(1, 3_600_000_000_000, 3)
+            .expect("valid bounds and precision");
+        histogram.auto(true);
+        LatencyRecorder {
+            histogram,
+            max: SimDuration::ZERO,
+        }
+    }
+}
+
+/// Quantiles of a latency distribution, in ms.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct Quantiles {
+    /// Median.
+    pub p50: f64,
+    /// 90th percentile.
+    pub p90: f64,
+    /// 99th percentile.
+    pub p99: f64,
+    /// 99.9th percentile.
+    pub p999: f64,
+    /// Largest, exact.
+    pub max: f64,
+    /// Mean.
+    pub mean: f64,
+}
+
+impl LatencyRecorder {
+    /// Records one latency.
+    pub fn record(&mut self, latency: SimDuration) {
+        // Auto-resizing: only a value past what a usize can index fails, and
+        // clamping it is the best that can be done.
+        if self.histogram.record(latency.as_nanos()).is_err() {
+            self.histogram.saturating_record(latency.as_nanos());
+        }
+        self.max = self.max.max(latency);
+    }
+
+    /// Requests recorded.
+    pub fn count(&self) -> u64 {
+        self.histogram.len()
+    }
+
+    /// Quantiles, each the midpoint of its histogram bucket (within 0.1%), except
+    /// the exact maximum. All zero when nothing was recorded.
+    pub fn quantiles(&self) -> Quantiles {
+        if self.histogram.is_empty() {
+            return Quantiles::default();
+        }
+        let q = |p: f64| {
+            let v = self.histogram.value_at_quantile(p);
+            round_ms(self.histogram.median_equivalent(v).min(self.max.as_nanos()) as f64 / 1e6)
+        };
+        Quantiles {
+            p50: q(0.50),
+            p90: q(0.90),
+            p99: q(0.99),
+            p999: q(0.999),
+            max: round_ms(self.max.as_ms()),
+            mean: round_ms(self.histogram.mean() / 1e6),
+        }
+    }
+
+    /// The empirical CDF as `(latency ms, fraction ≤ it)` points, one per bucket.
+    pub fn cdf(&self) -> Vec<(f64, f64)> {
+        let n = self.histogram.len() as f64;
+        let mut seen = 0u64;
+        self.histogram
+            .iter_recorded()
+            .map(|v| {
+                seen += v.count_at_value();
+                let ms = self.histogram.median_equivalent(v.value_iterated_to()) as f64 / 1e6;
+                (round_ms(ms), seen as f64 / n)
+            })
+            .collect()
+    }
+}
+
+/// Reports carry microsecond resolution: finer digits are histogram noise.
+pub fn round_ms(ms: f64) -> f64 {
+    (ms * 1000.0).round() / 1000.0
+}

@@ -1,0 +1,103 @@
+//! The entities of a run, in slabs addressed by generational keys: a key that
+//! outlived its entity simply finds nothing, so a late event is a no-op.
+
+use slotmap::new_key_type;
+use stormsim_engine::{SimTime, StreamKey, TimerHandle};
+use stormsim_model::ServiceId;
+
+new_key_type! {
+    /// A logical request from a workload.
+    pub struct RootId;
+    /// A handler execution at a service (a server-side request).
+    pub struct TaskId;
+    /// A call step in progress: the retry loop over attempts on one edge.
+    pub struct CallId;
+    /// One attempt of a call, from send to answer or abandonment.
+    pub struct AttemptId;
+}
+
+/// Index into the flattened table of call edges (workloads first, then steps).
+pub type EdgeId = u32;
+
+/// A logical request, as its workload sees it.
+pub struct Root {
+    /// When it arrived.
+    pub arrived: SimTime,
+}
+
+/// Who is waiting for a call.
+#[derive(Clone, Copy, Debug)]
+pub enum Owner {
+    /// A workload's logical request.
+    Root(RootId),
+    /// A handler at a service.
+    Task(TaskId),
+}
+
+/// A call in progress.
+pub struct Call {
+    /// Who waits for it.
+    pub owner: Owner,
+    /// Its edge (policies).
+    pub edge: EdgeId,
+    /// Random stream of the call; attempt `n` uses `key.index(n)`.
+    pub key: StreamKey,
+    /// The owner's deadline, if any.
+    pub deadline: Option<SimTime>,
+    /// Attempts sent so far.
+    pub attempts: u32,
+    /// The attempt in flight, if any.
+    pub current: Option<AttemptId>,
+    /// The backoff sleep before the next attempt, if sleeping.
+    pub backoff: Option<TimerHandle>,
+}
+
+/// An attempt the caller still waits for. Freed when it is answered or
+/// abandoned; events that find it gone are late and ignored.
+pub struct Attempt {
+    /// The call it belongs to.
+    pub call: CallId,
+    /// The callee.
+    pub to: ServiceId,
+    /// Random stream of the attempt and of the handler it starts.
+    pub key: StreamKey,
+    /// The per-attempt timer, if finite.
+    pub timer: Option<TimerHandle>,
+    /// Whether the timer is the deadline (reported as `deadline_exceeded`).
+    pub ends_at_deadline: bool,
+    /// Budget sent to the callee, if propagated.
+    pub budget: Option<stormsim_engine::SimDuration>,
+    /// The handler it started at the callee, once arrived and admitted.
+    pub child: Option<TaskId>,
+}
+
+/// Where a handler is.
+#[derive(Clone, Copy, Debug)]
+pub enum TaskState {
+    /// Waiting in the service's queue for a worker.
+    Queued,
+    /// Doing local work that stops when cancelled (its timer can be cancelled).
+    WorkingCancellable(TimerHandle),
+    /// Doing local work that runs to the end.
+    Working,
+    /// Waiting for a downstream call.
+    Calling(CallId),
+}
+
+/// A handler execution at a service.
+pub struct Task {
+    /// The service.
+    pub service: ServiceId,
+    /// Index of the current step.
+    pub step: usize,
+    /// Where it is.
+    pub state: TaskState,
+    /// The attempt that started it; answers go there unless the caller left.
+    pub parent: AttemptId,
+    /// Random stream (the parent attempt's).
+    pub key: StreamKey,
+    /// Its deadline, in this service's view.
+    pub deadline: Option<SimTime>,
+    /// The caller gave up: whatever completes now is wasted.
+    pub caller_gone: bool,
+}
