@@ -135,14 +135,23 @@ mod tests {
         let n = 100_000;
         let mut rng = StreamKey::root(3).rng();
         let mean_u: f64 = (0..n).map(|_| rng.unit()).sum::<f64>() / n as f64;
-        assert!((mean_u - 0.5).abs() < 5.0 * 0.289 / (n as f64).sqrt(), "{mean_u}");
+        assert!(
+            (mean_u - 0.5).abs() < 5.0 * 0.289 / (n as f64).sqrt(),
+            "{mean_u}"
+        );
         let mean_e: f64 = (0..n).map(|_| rng.exponential(2.0)).sum::<f64>() / n as f64;
-        assert!((mean_e - 2.0).abs() < 5.0 * 2.0 / (n as f64).sqrt(), "{mean_e}");
+        assert!(
+            (mean_e - 2.0).abs() < 5.0 * 2.0 / (n as f64).sqrt(),
+            "{mean_e}"
+        );
         let zs: Vec<f64> = (0..n).map(|_| rng.standard_normal()).collect();
         let mean_z = zs.iter().sum::<f64>() / n as f64;
         let var_z = zs.iter().map(|z| (z - mean_z).powi(2)).sum::<f64>() / (n - 1) as f64;
         assert!(mean_z.abs() < 5.0 / (n as f64).sqrt(), "{mean_z}");
         // Var of the sample variance of N(0,1) is 2/(n-1).
-        assert!((var_z - 1.0).abs() < 5.0 * (2.0 / n as f64).sqrt(), "{var_z}");
+        assert!(
+            (var_z - 1.0).abs() < 5.0 * (2.0 / n as f64).sqrt(),
+            "{var_z}"
+        );
     }
 }

@@ -122,7 +122,10 @@ mod tests {
             .filter(|_| d.sample(&mut rng) == SimDuration::from_ms(400.0))
             .count();
         let share = slow as f64 / n as f64;
-        assert!((share - 0.3).abs() < 5.0 * (0.21f64 / n as f64).sqrt(), "{share}");
+        assert!(
+            (share - 0.3).abs() < 5.0 * (0.21f64 / n as f64).sqrt(),
+            "{share}"
+        );
         assert!((d.mean_ms() - 127.0).abs() < 1e-9);
     }
 
@@ -143,7 +146,10 @@ mod tests {
     fn sample_means_match_analytic_means() {
         // sd of the mean of n = 100k samples: uniform (10-2)/sqrt(12)/sqrt(n) ≈ 0.0073,
         // exponential 5/sqrt(n) ≈ 0.016. Bound at 5 sd.
-        let u = Dist::Uniform { min_ms: 2.0, max_ms: 10.0 };
+        let u = Dist::Uniform {
+            min_ms: 2.0,
+            max_ms: 10.0,
+        };
         assert!((sample_mean(&u, 100_000) - 6.0).abs() < 5.0 * 0.0073);
         let e = Dist::Exponential { mean_ms: 5.0 };
         assert!((sample_mean(&e, 100_000) - 5.0).abs() < 5.0 * 0.016);

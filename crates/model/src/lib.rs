@@ -59,7 +59,11 @@ pub fn parse_json(text: &str) -> Result<Value, ModelError> {
     serde_json::from_str(text).map_err(|e| {
         ModelError::from(vec![Problem::new(
             "",
-            format!("invalid JSON at line {}, column {}: {e}", e.line(), e.column()),
+            format!(
+                "invalid JSON at line {}, column {}: {e}",
+                e.line(),
+                e.column()
+            ),
         )])
     })
 }
@@ -94,7 +98,11 @@ pub fn parse_spec(doc: &Value) -> Result<ModelSpec, Vec<Problem>> {
     let mut problems = Vec::new();
     let mut skeleton = doc.clone();
     if let Some(obj) = skeleton.as_object_mut() {
-        fn each<T: DeserializeOwned>(obj: &mut serde_json::Map<String, Value>, key: &str, out: &mut Vec<Problem>) {
+        fn each<T: DeserializeOwned>(
+            obj: &mut serde_json::Map<String, Value>,
+            key: &str,
+            out: &mut Vec<Problem>,
+        ) {
             if let Some(Value::Array(items)) = obj.get(key) {
                 for (i, item) in items.iter().enumerate() {
                     if let Err(p) = deserialize_at::<T>(item, &format!("{key}[{i}]")) {
@@ -114,9 +122,11 @@ pub fn parse_spec(doc: &Value) -> Result<ModelSpec, Vec<Problem>> {
     if problems.is_empty() {
         // Unreachable in practice: the per-part passes found nothing, yet the whole
         // failed. Report the whole's error rather than nothing.
-        problems.push(deserialize_at::<ModelSpec>(doc, "").err().unwrap_or_else(|| {
-            Problem::new("", "the model could not be read")
-        }));
+        problems.push(
+            deserialize_at::<ModelSpec>(doc, "")
+                .err()
+                .unwrap_or_else(|| Problem::new("", "the model could not be read")),
+        );
     }
     Err(problems)
 }
@@ -171,9 +181,10 @@ pub fn load_model(
     for (i, v) in spec.variants.iter().enumerate() {
         let mut doc = base.clone();
         let here = format!("variants[{i}] ({:?})", v.name);
-        let set_problems = apply_overrides(&mut doc, v.set.iter().map(|(p, x)| (p.as_str(), x)), &|p| {
-            format!("variants[{i}].set[{p:?}]")
-        });
+        let set_problems =
+            apply_overrides(&mut doc, v.set.iter().map(|(p, x)| (p.as_str(), x)), &|p| {
+                format!("variants[{i}].set[{p:?}]")
+            });
         if !set_problems.is_empty() {
             problems.extend(set_problems);
             continue;

@@ -99,9 +99,9 @@ impl ParamPath {
             let is_last = i == last;
             here = match segment {
                 Segment::Key(key) => {
-                    let obj = here.as_object_mut().ok_or_else(|| {
-                        format!("{}: {key:?} is not inside an object", self.text)
-                    })?;
+                    let obj = here
+                        .as_object_mut()
+                        .ok_or_else(|| format!("{}: {key:?} is not inside an object", self.text))?;
                     if is_last {
                         obj.insert(key.clone(), value);
                         return Ok(());
@@ -115,7 +115,10 @@ impl ParamPath {
                         .ok_or_else(|| format!("{}: [{index}] applied to a non-list", self.text))?;
                     let len = list.len();
                     let slot = list.get_mut(*index).ok_or_else(|| {
-                        format!("{}: index {index} out of range (the list has {len})", self.text)
+                        format!(
+                            "{}: index {index} out of range (the list has {len})",
+                            self.text
+                        )
                     })?;
                     if is_last {
                         *slot = value;
@@ -127,9 +130,8 @@ impl ParamPath {
                     let list = here
                         .as_array_mut()
                         .ok_or_else(|| format!("{}: [{name}] applied to a non-list", self.text))?;
-                    let slot = find_named(list, name).ok_or_else(|| {
-                        format!("{}: no element named {name:?}", self.text)
-                    })?;
+                    let slot = find_named(list, name)
+                        .ok_or_else(|| format!("{}: no element named {name:?}", self.text))?;
                     if is_last {
                         *slot = value;
                         return Ok(());
@@ -248,6 +250,9 @@ mod tests {
     fn cli_values_are_json_or_strings() {
         assert_eq!(parse_cli_value("250"), json!(250));
         assert_eq!(parse_cli_value("background"), json!("background"));
-        assert_eq!(parse_cli_value("{\"max_attempts\":2}"), json!({"max_attempts": 2}));
+        assert_eq!(
+            parse_cli_value("{\"max_attempts\":2}"),
+            json!({"max_attempts": 2})
+        );
     }
 }

@@ -61,9 +61,9 @@ impl Checker {
 
     fn dist(&mut self, path: &str, spec: &DistSpec) -> Dist {
         match spec {
-            DistSpec::Constant { ms } => {
-                Dist::Constant(SimDuration::from_ms(self.non_negative(&format!("{path}.ms"), *ms)))
-            }
+            DistSpec::Constant { ms } => Dist::Constant(SimDuration::from_ms(
+                self.non_negative(&format!("{path}.ms"), *ms),
+            )),
             DistSpec::Uniform { min_ms, max_ms } => {
                 let lo = self.non_negative(&format!("{path}.min_ms"), *min_ms);
                 let hi = self.non_negative(&format!("{path}.max_ms"), *max_ms);
@@ -104,7 +104,10 @@ impl Checker {
                 for (i, c) in of.iter().enumerate() {
                     let p_path = format!("{path}.of[{i}].p");
                     if !(c.p.is_finite() && (0.0..=1.0).contains(&c.p)) {
-                        self.fail(&p_path, format!("expected a probability in [0, 1], got {}", c.p));
+                        self.fail(
+                            &p_path,
+                            format!("expected a probability in [0, 1], got {}", c.p),
+                        );
                     }
                     sum += c.p;
                     cumulative.push(sum);
@@ -138,7 +141,10 @@ pub fn validate(spec: &ModelSpec) -> Result<Model, Vec<Problem>> {
     } else if spec.name.contains(['/', '\\']) || spec.name.starts_with('.') {
         ck.fail(
             "name",
-            format!("expected a name usable as a folder (no '/', '\\' or leading '.'), got {:?}", spec.name),
+            format!(
+                "expected a name usable as a folder (no '/', '\\' or leading '.'), got {:?}",
+                spec.name
+            ),
         );
     }
     if spec.services.is_empty() {
@@ -185,14 +191,20 @@ pub fn validate(spec: &ModelSpec) -> Result<Model, Vec<Problem>> {
             }
         };
         if w.requests.is_none() && w.duration_s.is_none() {
-            ck.fail(&at, "expected `requests` or `duration_s` (or both): when does it stop?");
+            ck.fail(
+                &at,
+                "expected `requests` or `duration_s` (or both): when does it stop?",
+            );
         }
         if w.requests == Some(0) {
-            ck.fail(format!("{at}.requests"), "expected a positive number, got 0");
+            ck.fail(
+                format!("{at}.requests"),
+                "expected a positive number, got 0",
+            );
         }
-        let duration = w.duration_s.map(|s| {
-            SimDuration::from_ms(ck.positive(&format!("{at}.duration_s"), s) * 1000.0)
-        });
+        let duration = w
+            .duration_s
+            .map(|s| SimDuration::from_ms(ck.positive(&format!("{at}.duration_s"), s) * 1000.0));
         workloads.push(Workload {
             name: w.name.clone(),
             target,
@@ -261,7 +273,10 @@ fn check_step(
             None
         }
         (None, None) => {
-            ck.fail(at, "expected `work` (local work) or `call` (a downstream call)");
+            ck.fail(
+                at,
+                "expected `work` (local work) or `call` (a downstream call)",
+            );
             None
         }
         (Some(work), None) => {
@@ -273,7 +288,10 @@ fn check_step(
             ];
             for (field, present) in call_only {
                 if present {
-                    ck.fail(format!("{at}.{field}"), "only a `call` step takes this field");
+                    ck.fail(
+                        format!("{at}.{field}"),
+                        "only a `call` step takes this field",
+                    );
                 }
             }
             Some(Step::Work {

@@ -50,7 +50,13 @@ impl Simulator<'_> {
         let (attempt_no, deadline, key) = (call.attempts, call.deadline, call.key);
         let policy = &self.edges[call.edge as usize];
         let to = policy.to;
-        let plan = plan_attempt(now, deadline, attempt_no, &policy.deadline, policy.attempt_timeout);
+        let plan = plan_attempt(
+            now,
+            deadline,
+            attempt_no,
+            &policy.deadline,
+            policy.attempt_timeout,
+        );
         let AttemptPlan::Send {
             timeout,
             ends_at_deadline,

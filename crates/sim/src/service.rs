@@ -30,9 +30,7 @@ impl Simulator<'_> {
         }
         // A relative budget becomes a deadline on arrival (gRPC); a request
         // without one gets the service's default, if it has one.
-        let deadline = budget
-            .or(service.default_deadline)
-            .map(|b| now + b);
+        let deadline = budget.or(service.default_deadline).map(|b| now + b);
         let task = self.tasks.insert(Task {
             service: service_id,
             step: 0,
@@ -141,8 +139,10 @@ impl Simulator<'_> {
             counters.wasted += 1;
         } else {
             let delay = self.network_delay(task.key, NET_UP);
-            self.queue
-                .schedule(self.now() + delay, Event::ResponseArrives(task.parent, outcome));
+            self.queue.schedule(
+                self.now() + delay,
+                Event::ResponseArrives(task.parent, outcome),
+            );
         }
         self.release_worker(task.service);
     }

@@ -232,9 +232,7 @@ impl<'m> Simulator<'m> {
         let next = match w.arrival {
             Arrival::Poisson { mean_gap_ns } => Some(now + gap(state.rng.exponential(mean_gap_ns))),
             // Computed from the index, not summed, so that gaps do not drift.
-            Arrival::Constant { rate_per_s } => {
-                Some(gap_ns((index + 1) as f64 * 1e9 / rate_per_s))
-            }
+            Arrival::Constant { rate_per_s } => Some(gap_ns((index + 1) as f64 * 1e9 / rate_per_s)),
             Arrival::AtOnce => Some(now),
         };
         let deadline = w.deadline.map(|d| now + d);

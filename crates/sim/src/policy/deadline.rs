@@ -53,8 +53,8 @@ pub fn plan_attempt(
         timeout = policy.first_attempt_cap;
         ends_at_deadline = false;
     }
-    let budget = (policy.propagate && !timeout.is_infinite())
-        .then(|| timeout.saturating_sub(policy.margin));
+    let budget =
+        (policy.propagate && !timeout.is_infinite()).then(|| timeout.saturating_sub(policy.margin));
     AttemptPlan::Send {
         timeout,
         ends_at_deadline,
@@ -115,7 +115,13 @@ mod tests {
             AttemptPlan::TooLate
         );
         assert_eq!(
-            plan_attempt(at(250.0), Some(at(250.0)), 2, &DeadlinePolicy::NONE, ms(10.0)),
+            plan_attempt(
+                at(250.0),
+                Some(at(250.0)),
+                2,
+                &DeadlinePolicy::NONE,
+                ms(10.0)
+            ),
             AttemptPlan::TooLate
         );
     }
@@ -131,7 +137,13 @@ mod tests {
             }
         );
         assert_eq!(
-            plan_attempt(at(5.0), None, 2, &DeadlinePolicy::NONE, SimDuration::INFINITE),
+            plan_attempt(
+                at(5.0),
+                None,
+                2,
+                &DeadlinePolicy::NONE,
+                SimDuration::INFINITE
+            ),
             AttemptPlan::Send {
                 timeout: SimDuration::INFINITE,
                 ends_at_deadline: false,
@@ -143,7 +155,13 @@ mod tests {
     #[test]
     fn a_shorter_attempt_timeout_wins_over_the_deadline() {
         assert_eq!(
-            plan_attempt(at(0.0), Some(at(250.0)), 2, &DeadlinePolicy::NONE, ms(100.0)),
+            plan_attempt(
+                at(0.0),
+                Some(at(250.0)),
+                2,
+                &DeadlinePolicy::NONE,
+                ms(100.0)
+            ),
             AttemptPlan::Send {
                 timeout: ms(100.0),
                 ends_at_deadline: false,

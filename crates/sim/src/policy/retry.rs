@@ -37,8 +37,14 @@ mod tests {
             max_attempts: 3,
             backoff: SimDuration::from_ms(500.0),
         };
-        assert_eq!(decide(&p, 1), RetryDecision::RetryAfter(SimDuration::from_ms(500.0)));
-        assert_eq!(decide(&p, 2), RetryDecision::RetryAfter(SimDuration::from_ms(500.0)));
+        assert_eq!(
+            decide(&p, 1),
+            RetryDecision::RetryAfter(SimDuration::from_ms(500.0))
+        );
+        assert_eq!(
+            decide(&p, 2),
+            RetryDecision::RetryAfter(SimDuration::from_ms(500.0))
+        );
         assert_eq!(decide(&p, 3), RetryDecision::GiveUp);
     }
 

@@ -1,0 +1,143 @@
+//! `stormsim`: run resilience models, compare their variants, draw them.
+
+mod output;
+mod table;
+
+use anyhow::{Context, Result};
+use clap::{Parser, Subcommand};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use stormsim_model::{load_model, parse_cli_value, LoadedModel, ModelError};
+
+/// Exit code for a model the user must fix (bad JSON, unknown field, ...).
+const EXIT_BAD_MODEL: u8 = 2;
+
+#[derive(Parser)]
+#[command(
+    name = "stormsim",
+    version,
+    about = "A deterministic discrete-event simulator for resilience engineering",
+    long_about = "Models clients, services, queues and call edges with their timeouts, \
+                  retries and deadlines on a virtual clock, so that what happens to a \
+                  system under a policy can be seen in seconds, and compared."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run every variant of a model; print a comparison; write summary.json,
+    /// summary.csv and charts.
+    Run {
+        /// The model file (JSON).
+        model: PathBuf,
+        /// Output folder. Default: outputs/<model name>/
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Master seed (overrides the model's `seed`).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Override a parameter in every variant: PATH=VALUE, VALUE as JSON or a bare string.
+        /// Repeatable. Example: --set 'services[A].steps[B].timeout_ms=300'
+        #[arg(long = "set", value_name = "PATH=VALUE")]
+        sets: Vec<String>,
+        /// Print nothing but errors.
+        #[arg(long, short)]
+        quiet: bool,
+    },
+    /// Check a model without running it: every problem, with its JSON path.
+    Check {
+        /// The model file (JSON).
+        model: PathBuf,
+        /// Overrides, as for `run`.
+        #[arg(long = "set", value_name = "PATH=VALUE")]
+        sets: Vec<String>,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match dispatch(cli) {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn dispatch(cli: Cli) -> Result<ExitCode> {
+    match cli.command {
+        Command::Check { model, sets } => {
+            let Some(loaded) = load_or_report(&model, &sets, None)? else {
+                return Ok(ExitCode::from(EXIT_BAD_MODEL));
+            };
+            println!(
+                "{}: ok — model {:?}, {} variant(s): {}",
+                model.display(),
+                loaded.name,
+                loaded.variants.len(),
+                loaded
+                    .variants
+                    .iter()
+                    .map(|v| v.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Run {
+            model,
+            out,
+            seed,
+            sets,
+            quiet,
+        } => {
+            let Some(loaded) = load_or_report(&model, &sets, seed)? else {
+                return Ok(ExitCode::from(EXIT_BAD_MODEL));
+            };
+            let out = out.unwrap_or_else(|| Path::new("outputs").join(&loaded.name));
+            output::run_and_write(&loaded, &out, quiet)?;
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// Loads a model; on a model error prints every problem and returns `None`.
+fn load_or_report(path: &Path, sets: &[String], seed: Option<u64>) -> Result<Option<LoadedModel>> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read model file {}", path.display()))?;
+    let mut parsed = Vec::new();
+    let mut bad = Vec::new();
+    for set in sets {
+        match set.split_once('=') {
+            Some((p, v)) if !p.trim().is_empty() => {
+                parsed.push((p.trim().to_string(), parse_cli_value(v.trim())))
+            }
+            _ => bad.push(format!("--set {set:?}: expected PATH=VALUE")),
+        }
+    }
+    if !bad.is_empty() {
+        for b in bad {
+            eprintln!("{}: {b}", path.display());
+        }
+        return Ok(None);
+    }
+    match load_model(&text, &parsed, seed) {
+        Ok(loaded) => Ok(Some(loaded)),
+        Err(ModelError { problems }) => {
+            eprintln!(
+                "{}: {} problem{} found:",
+                path.display(),
+                problems.len(),
+                if problems.len() == 1 { "" } else { "s" }
+            );
+            for p in problems {
+                eprintln!("  {p}");
+            }
+            Ok(None)
+        }
+    }
+}

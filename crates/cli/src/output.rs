@@ -1,0 +1,170 @@
+//! Running a model's variants and writing what they measured: summary.json,
+//! summary.csv and the comparison chart, each written atomically.
+
+use crate::table;
+use anyhow::{Context, Result};
+use rayon::prelude::*;
+use serde::Serialize;
+use std::io::Write;
+use std::path::Path;
+use std::time::Instant;
+use stormsim_model::LoadedModel;
+use stormsim_plot::{render_comparison_svg, ComparisonChart, VariantSeries};
+use stormsim_sim::{run_variant, RunReport, VariantReport};
+
+/// `summary.json`. Everything in it is a pure function of (model, seed) except
+/// the fields named `wall_time_s`.
+#[derive(Serialize)]
+struct Summary<'a> {
+    tool: &'static str,
+    version: &'static str,
+    model: &'a str,
+    description: &'a str,
+    seed: u64,
+    events: u64,
+    wall_time_s: f64,
+    variants: Vec<VariantSummary<'a>>,
+}
+
+#[derive(Serialize)]
+struct VariantSummary<'a> {
+    #[serde(flatten)]
+    report: &'a VariantReport,
+    wall_time_s: f64,
+}
+
+/// Runs every variant (in parallel; results are collected by index, so the
+/// output does not depend on the thread count) and writes the outputs.
+pub fn run_and_write(model: &LoadedModel, out: &Path, quiet: bool) -> Result<()> {
+    let total = model.variants.len();
+    if !quiet {
+        eprintln!(
+            "running {} variant{} of {:?} (seed {}) ...",
+            total,
+            if total == 1 { "" } else { "s" },
+            model.name,
+            model.seed
+        );
+    }
+    let started = Instant::now();
+    let results: Vec<(VariantReport, f64)> = model
+        .variants
+        .par_iter()
+        .map(|v| {
+            let t0 = Instant::now();
+            let report = run_variant(&v.name, &v.model);
+            let wall = t0.elapsed().as_secs_f64();
+            if !quiet {
+                eprintln!(
+                    "  {:<24} {:>10} events in {:.3} s",
+                    v.name, report.events, wall
+                );
+            }
+            (report, wall)
+        })
+        .collect();
+    let wall_total = started.elapsed().as_secs_f64();
+    for (r, _) in &results {
+        if let Some(limit) = &r.stopped_by_limit {
+            eprintln!("warning: variant {:?} {limit}", r.variant);
+        }
+    }
+    let (reports, walls): (Vec<VariantReport>, Vec<f64>) = results.into_iter().unzip();
+    let run = RunReport {
+        model: model.name.clone(),
+        description: model.description.clone(),
+        seed: model.seed,
+        variants: reports,
+    };
+
+    std::fs::create_dir_all(out)
+        .with_context(|| format!("cannot create output folder {}", out.display()))?;
+    let summary = Summary {
+        tool: "stormsim",
+        version: env!("CARGO_PKG_VERSION"),
+        model: &run.model,
+        description: &run.description,
+        seed: run.seed,
+        events: run.variants.iter().map(|v| v.events).sum(),
+        wall_time_s: wall_total,
+        variants: run
+            .variants
+            .iter()
+            .zip(&walls)
+            .map(|(report, &wall_time_s)| VariantSummary {
+                report,
+                wall_time_s,
+            })
+            .collect(),
+    };
+    let mut json = serde_json::to_string_pretty(&summary)?;
+    json.push('\n');
+    write_atomically(&out.join("summary.json"), json.as_bytes())?;
+    write_atomically(&out.join("summary.csv"), run.summary_csv()?.as_bytes())?;
+    let svg = render_comparison_svg(&comparison_chart(&run))?;
+    write_atomically(&out.join("comparison.svg"), svg.as_bytes())?;
+
+    if !quiet {
+        print!("{}", table::comparison(&run));
+        println!(
+            "\nwrote {}/{{summary.json, summary.csv, comparison.svg}}",
+            out.display()
+        );
+    }
+    Ok(())
+}
+
+fn comparison_chart(run: &RunReport) -> ComparisonChart {
+    ComparisonChart {
+        title: format!("{}: variants compared", run.model),
+        subtitle: format!(
+            "{} logical requests per variant, seed {}, common random numbers",
+            run.variants.first().map_or(0, |v| v.requests),
+            run.seed
+        ),
+        variants: run
+            .variants
+            .iter()
+            .map(|v| VariantSeries {
+                name: v.variant.clone(),
+                latency_cdf: v.latency_cdf.clone(),
+                requests: v.requests,
+                success_rate: v.success_rate,
+                latency_p50_ms: v.latency_ms.p50,
+                latency_p99_ms: v.latency_ms.p99,
+                calls_per_request: v
+                    .services
+                    .iter()
+                    .map(|s| (s.name.clone(), s.calls_per_request))
+                    .collect(),
+                wasted: v
+                    .services
+                    .iter()
+                    .map(|s| (s.name.clone(), s.wasted))
+                    .collect(),
+                cancelled: v
+                    .services
+                    .iter()
+                    .map(|s| (s.name.clone(), s.cancelled))
+                    .collect(),
+            })
+            .collect(),
+    }
+}
+
+/// Writes to a temporary file in the same folder, then renames it over `path`:
+/// an interrupted run never leaves a half-written file that looks complete.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)
+        .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
+    tmp.write_all(bytes)
+        .and_then(|_| tmp.as_file().sync_all())
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    tmp.persist(path)
+        .with_context(|| format!("cannot move the output into place at {}", path.display()))?;
+    Ok(())
+}

@@ -1,0 +1,270 @@
+//! The `stormsim` binary end to end: outputs, determinism, golden files, and
+//! what a user sees when a model is wrong.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn model(name: &str) -> PathBuf {
+    root().join("models").join(name)
+}
+
+fn stormsim(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_stormsim"));
+    cmd.args(args).current_dir(root());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("the binary runs")
+}
+
+fn run_into(dir: &Path, extra: &[&str], env: &[(&str, &str)]) -> Output {
+    let m = model("deadline-chain.json");
+    let mut args = vec![
+        "run",
+        m.to_str().unwrap(),
+        "--out",
+        dir.to_str().unwrap(),
+        "--quiet",
+    ];
+    args.extend_from_slice(extra);
+    let out = stormsim(&args, env);
+    assert!(
+        out.status.success(),
+        "run failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// summary.json without its wall-clock fields.
+fn json_without_wall_clock(path: &Path) -> Value {
+    fn strip(v: &mut Value) {
+        match v {
+            Value::Object(map) => {
+                map.remove("wall_time_s");
+                map.values_mut().for_each(strip);
+            }
+            Value::Array(items) => items.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    let mut v: Value = serde_json::from_str(&read(path)).expect("summary.json is JSON");
+    strip(&mut v);
+    v
+}
+
+#[test]
+fn run_writes_summary_files_and_a_chart() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = stormsim(
+        &[
+            "run",
+            model("deadline-chain.json").to_str().unwrap(),
+            "--out",
+            dir.path().to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert!(out.status.success());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    for v in [
+        "no-timeouts",
+        "per-tier-timeouts",
+        "per-tier-retries",
+        "end-to-end-deadline",
+    ] {
+        assert!(stdout.contains(v), "table lacks {v}:\n{stdout}");
+    }
+    let csv = read(&dir.path().join("summary.csv"));
+    let header = csv.lines().next().unwrap();
+    for column in [
+        "variant",
+        "requests",
+        "succeeded",
+        "failed",
+        "success_rate",
+        "latency_p50_ms",
+        "latency_p90_ms",
+        "latency_p99_ms",
+        "latency_p999_ms",
+        "latency_max_ms",
+        "ok_latency_p50_ms",
+        "ok_latency_p99_ms",
+        "events",
+        "B.calls",
+        "B.calls_per_request",
+        "A.wasted",
+        "B.cancelled",
+    ] {
+        assert!(
+            header.split(',').any(|c| c == column),
+            "summary.csv lacks {column}"
+        );
+    }
+    assert_eq!(csv.lines().count(), 5);
+    let json: Value = serde_json::from_str(&read(&dir.path().join("summary.json"))).unwrap();
+    assert_eq!(json["model"], "deadline-chain");
+    assert_eq!(json["tool"], "stormsim");
+    assert_eq!(json["seed"], 1);
+    assert!(json["version"].is_string());
+    assert!(json["events"].as_u64().unwrap() > 0);
+    assert!(json["wall_time_s"].is_number());
+    assert_eq!(json["variants"].as_array().unwrap().len(), 4);
+    let svg = read(&dir.path().join("comparison.svg"));
+    assert!(svg.starts_with("<svg"));
+    // Nothing half-written is left behind.
+    let mut names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["comparison.svg", "summary.csv", "summary.json"]);
+}
+
+#[test]
+fn same_model_and_seed_give_the_same_bytes_whatever_the_thread_count() {
+    let a = tempfile::tempdir().unwrap();
+    let b = tempfile::tempdir().unwrap();
+    run_into(a.path(), &[], &[("RAYON_NUM_THREADS", "1")]);
+    run_into(b.path(), &[], &[("RAYON_NUM_THREADS", "2")]);
+    for f in ["summary.csv", "comparison.svg"] {
+        assert_eq!(
+            read(&a.path().join(f)),
+            read(&b.path().join(f)),
+            "{f} differs"
+        );
+    }
+    assert_eq!(
+        json_without_wall_clock(&a.path().join("summary.json")),
+        json_without_wall_clock(&b.path().join("summary.json"))
+    );
+}
+
+#[test]
+fn another_seed_gives_another_run() {
+    let a = tempfile::tempdir().unwrap();
+    let b = tempfile::tempdir().unwrap();
+    run_into(a.path(), &["--seed", "1"], &[]);
+    run_into(b.path(), &["--seed", "2"], &[]);
+    assert_ne!(
+        read(&a.path().join("summary.csv")),
+        read(&b.path().join("summary.csv"))
+    );
+    let json = json_without_wall_clock(&b.path().join("summary.json"));
+    assert_eq!(json["seed"], 2);
+}
+
+/// Golden files: the reference outputs committed under `outputs/` regenerate
+/// byte for byte. After an intended change, regenerate them with the README's
+/// main command and commit the diff.
+#[test]
+fn committed_reference_outputs_regenerate_byte_identical() {
+    let dir = tempfile::tempdir().unwrap();
+    run_into(dir.path(), &[], &[]);
+    let golden = root().join("outputs/deadline-chain");
+    for f in ["summary.csv", "comparison.svg"] {
+        assert!(
+            read(&golden.join(f)) == read(&dir.path().join(f)),
+            "outputs/deadline-chain/{f} is stale: run `cargo run --release -- run models/deadline-chain.json` and commit it"
+        );
+    }
+    assert_eq!(
+        json_without_wall_clock(&golden.join("summary.json")),
+        json_without_wall_clock(&dir.path().join("summary.json")),
+        "outputs/deadline-chain/summary.json is stale"
+    );
+}
+
+#[test]
+fn set_overrides_every_variant() {
+    let dir = tempfile::tempdir().unwrap();
+    run_into(dir.path(), &["--set", "workloads[users].requests=50"], &[]);
+    let json: Value = serde_json::from_str(&read(&dir.path().join("summary.json"))).unwrap();
+    for v in json["variants"].as_array().unwrap() {
+        assert_eq!(v["requests"], 50);
+    }
+}
+
+#[test]
+fn check_accepts_every_bundled_model() {
+    for entry in std::fs::read_dir(root().join("models")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "json")
+            && !path.to_string_lossy().contains(".sweep.")
+        {
+            let out = stormsim(&["check", path.to_str().unwrap()], &[]);
+            assert!(
+                out.status.success(),
+                "{}: {}",
+                path.display(),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    }
+}
+
+#[test]
+fn a_bad_model_exits_2_with_every_problem_and_no_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.json");
+    std::fs::write(
+        &bad,
+        r#"{
+          "name": "bad",
+          "workloads": [{"name": "u", "target": "gw", "arrival": {"kind": "poisson", "rate_per_s": -1}, "requests": 5}],
+          "services": [
+            {"name": "gw", "steps": [{"call": "C"}]},
+            {"name": "B", "steps": [{"work": {"kind": "mixture", "of": [{"p": 0.5, "dist": {"kind": "constant", "ms": 1}}]}}]}
+          ]
+        }"#,
+    )
+    .unwrap();
+    for cmd in ["check", "run"] {
+        let out = stormsim(
+            &[cmd, bad.to_str().unwrap(), "--set", "services[B].workers=0"],
+            &[],
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+        for expected in [
+            "4 problems found",
+            "workloads[0].arrival.rate_per_s: expected a positive number, got -1",
+            "services[0].steps[0].call: unknown service \"C\"",
+            "services[1].steps[0].work.of: expected probabilities summing to 1, got 0.5",
+            "services[1].workers: expected at least 1 worker, got 0",
+        ] {
+            assert!(
+                stderr.contains(expected),
+                "missing {expected:?} in:\n{stderr}"
+            );
+        }
+    }
+    std::fs::write(&bad, "{ not json").unwrap();
+    let out = stormsim(&["check", bad.to_str().unwrap()], &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("invalid JSON at line 1, column 3"));
+    let out = stormsim(&["check", "no/such/model.json"], &[]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read model file"));
+    let out = stormsim(
+        &[
+            "check",
+            model("deadline-chain.json").to_str().unwrap(),
+            "--set",
+            "oops",
+        ],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("expected PATH=VALUE"));
+}

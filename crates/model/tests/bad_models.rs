@@ -1,0 +1,244 @@
+//! A bad model file never panics: every problem is reported with its JSON path
+//! and what was expected, all at once.
+
+use serde_json::{json, Value};
+use stormsim_model::{load_model, parse_cli_value, ModelError};
+
+fn base() -> Value {
+    json!({
+        "name": "t",
+        "workloads": [{"name": "users", "target": "gateway",
+                       "arrival": {"kind": "poisson", "rate_per_s": 10}, "requests": 10}],
+        "services": [
+            {"name": "gateway", "steps": [{"call": "B", "timeout_ms": 100}]},
+            {"name": "B", "steps": [{"work": {"kind": "constant", "ms": 5}}]}
+        ]
+    })
+}
+
+fn problems(doc: &Value) -> Vec<String> {
+    problems_text(&doc.to_string())
+}
+
+fn problems_text(text: &str) -> Vec<String> {
+    match load_model(text, &[], None) {
+        Ok(_) => vec![],
+        Err(ModelError { problems }) => problems.iter().map(|p| p.to_string()).collect(),
+    }
+}
+
+fn with(mut doc: Value, path: &str, value: Value) -> Value {
+    stormsim_model::ParamPath::parse(path)
+        .unwrap()
+        .set(&mut doc, value)
+        .unwrap();
+    doc
+}
+
+#[test]
+fn the_base_is_valid() {
+    assert_eq!(problems(&base()), Vec::<String>::new());
+}
+
+#[test]
+fn malformed_json_names_line_and_column() {
+    let p = problems_text("{\n  \"name\": \"x\",\n  \"services\": [\n}");
+    assert_eq!(p.len(), 1);
+    assert!(
+        p[0].starts_with("invalid JSON at line 4, column 1"),
+        "{p:?}"
+    );
+}
+
+#[test]
+fn unknown_fields_are_errors_with_their_path() {
+    let doc = with(base(), "services[gateway].steps[0].timeot_ms", json!(5));
+    let p = problems(&doc);
+    assert_eq!(p.len(), 1, "{p:?}");
+    assert!(
+        p[0].starts_with(
+            "services[0].steps[0].timeot_ms: unknown field `timeot_ms`, expected one of `work`"
+        ),
+        "{p:?}"
+    );
+    let doc = with(base(), "colour", json!("blue"));
+    let p = problems(&doc);
+    assert!(p[0].starts_with("colour: unknown field `colour`"), "{p:?}");
+}
+
+#[test]
+fn wrong_types_and_bad_kinds_are_reported() {
+    let doc = with(
+        base(),
+        "services[B].steps[0].work",
+        json!({"kind": "gaussian", "ms": 1}),
+    );
+    let p = problems(&doc);
+    assert!(p[0].starts_with("services[1].steps[0].work.kind: unknown variant `gaussian`, expected one of `constant`"), "{p:?}");
+    let doc = with(base(), "workloads[users].requests", json!("many"));
+    let p = problems(&doc);
+    assert!(
+        p[0].starts_with("workloads[0].requests: invalid type: string \"many\""),
+        "{p:?}"
+    );
+}
+
+#[test]
+fn unknown_service_is_named() {
+    let doc = with(base(), "services[gateway].steps[0].call", json!("C"));
+    assert_eq!(
+        problems(&doc),
+        vec!["services[0].steps[0].call: unknown service \"C\""]
+    );
+}
+
+#[test]
+fn out_of_range_numbers_say_what_was_expected() {
+    let doc = with(base(), "services[gateway].steps[0].timeout_ms", json!(-5));
+    assert_eq!(
+        problems(&doc),
+        vec!["services[0].steps[0].timeout_ms: expected a positive number, got -5"]
+    );
+    let doc = with(base(), "services[B].workers", json!(0));
+    assert_eq!(
+        problems(&doc),
+        vec!["services[1].workers: expected at least 1 worker, got 0"]
+    );
+    let doc = with(base(), "workloads[users].arrival.rate_per_s", json!(0));
+    assert_eq!(
+        problems(&doc),
+        vec!["workloads[0].arrival.rate_per_s: expected a positive number, got 0"]
+    );
+    // JSON has no NaN: on the command line "NaN" is a string, and a type error.
+    let doc = with(
+        base(),
+        "services[gateway].steps[0].timeout_ms",
+        parse_cli_value("NaN"),
+    );
+    assert!(problems(&doc)[0].contains("invalid type: string \"NaN\", expected f64"));
+}
+
+#[test]
+fn mixture_probabilities_must_sum_to_one() {
+    let doc = with(
+        base(),
+        "services[B].steps[0].work",
+        json!({"kind": "mixture", "of": [
+            {"p": 0.7, "dist": {"kind": "constant", "ms": 10}},
+            {"p": 0.2, "dist": {"kind": "constant", "ms": 400}}]}),
+    );
+    assert_eq!(
+        problems(&doc),
+        vec!["services[1].steps[0].work.of: expected probabilities summing to 1, got 0.8999999999999999"]
+    );
+}
+
+#[test]
+fn call_cycles_are_spelled_out() {
+    let doc = with(base(), "services[B].steps", json!([{"call": "gateway"}]));
+    assert_eq!(
+        problems(&doc),
+        vec!["services[1].steps[0].call: call cycle gateway -> B -> gateway"]
+    );
+    let doc = with(base(), "services[B].steps", json!([{"call": "B"}]));
+    assert_eq!(
+        problems(&doc),
+        vec!["services[1].steps[0].call: call cycle B -> B"]
+    );
+}
+
+#[test]
+fn all_problems_are_reported_at_once() {
+    let mut doc = base();
+    for (path, value) in [
+        ("services[gateway].steps[0].call", json!("C")),
+        ("services[gateway].steps[0].timeout_ms", json!(-1)),
+        ("services[B].workers", json!(0)),
+        ("workloads[users].target", json!("nowhere")),
+    ] {
+        doc = with(doc, path, value);
+    }
+    let p = problems(&doc);
+    assert_eq!(p.len(), 4, "{p:#?}");
+    // Structural problems in several list elements are also collected.
+    let mut doc = base();
+    doc = with(doc, "services[gateway].stepz", json!([]));
+    doc = with(doc, "services[B].workers", json!(-3));
+    doc = with(doc, "workloads[users].arrival", json!({"kind": "poisson"}));
+    let p = problems(&doc);
+    assert_eq!(p.len(), 3, "{p:#?}");
+    assert!(
+        p.iter()
+            .any(|m| m.starts_with("workloads[0].arrival: missing field `rate_per_s`")),
+        "{p:#?}"
+    );
+    assert!(
+        p.iter()
+            .any(|m| m.starts_with("services[0].stepz: unknown field `stepz`")),
+        "{p:#?}"
+    );
+    assert!(
+        p.iter()
+            .any(|m| m.starts_with("services[1].workers: invalid value: integer `-3`")),
+        "{p:#?}"
+    );
+}
+
+#[test]
+fn variant_problems_name_the_variant_and_the_override() {
+    let doc = with(
+        base(),
+        "variants",
+        json!([
+            {"name": "ok", "set": {}},
+            {"name": "typo", "set": {"services[C].workers": 2}},
+            {"name": "bad", "set": {"services[B].workers": 0}}
+        ]),
+    );
+    assert_eq!(
+        problems(&doc),
+        vec![
+            "variants[1].set[\"services[C].workers\"]: services[C].workers: no element named \"C\"",
+            "variants[2] (\"bad\"): services[1].workers: expected at least 1 worker, got 0",
+        ]
+    );
+}
+
+#[test]
+fn duplicate_names_and_missing_stop_conditions() {
+    let doc = with(base(), "services[1].name", json!("gateway"));
+    let p = problems(&doc);
+    assert!(
+        p.contains(&"services[1].name: duplicate name \"gateway\" (also services[0])".to_string()),
+        "{p:?}"
+    );
+    let mut doc = base();
+    doc["workloads"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("requests");
+    assert_eq!(
+        problems(&doc),
+        vec!["workloads[0]: expected `requests` or `duration_s` (or both): when does it stop?"]
+    );
+}
+
+#[test]
+fn random_garbage_never_panics() {
+    // A cheap fuzz: truncations and byte flips of a valid model must give
+    // errors, never a panic.
+    let text = base().to_string();
+    for cut in 0..text.len() {
+        let _ = problems_text(&text[..cut]);
+    }
+    let bytes = text.as_bytes();
+    for i in 0..bytes.len() {
+        for b in [b'0', b'-', b'"', b'[', b'}', b'x'] {
+            let mut mutated = bytes.to_vec();
+            mutated[i] = b;
+            if let Ok(s) = String::from_utf8(mutated) {
+                let _ = problems_text(&s);
+            }
+        }
+    }
+}
