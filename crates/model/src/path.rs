@@ -165,14 +165,10 @@ fn element_is_named(element: &Value, name: &str) -> bool {
     field("name") || field("call")
 }
 
+/// The first element named `name` (by its `name`, or for a handler step by the
+/// service it calls): two calls to the same service are told apart by index.
 fn find_named<'a>(list: &'a mut [Value], name: &str) -> Option<&'a mut Value> {
-    // A `name` match wins over a `call` match, so a named step can be told apart
-    // from another call to the same service.
-    let by_name = list
-        .iter()
-        .position(|e| e.get("name").and_then(Value::as_str) == Some(name));
-    let index = by_name.or_else(|| list.iter().position(|e| element_is_named(e, name)))?;
-    list.get_mut(index)
+    list.iter_mut().find(|e| element_is_named(e, name))
 }
 
 /// Parses the value of `--set PATH=VALUE`: JSON if it parses, else a string, so

@@ -51,7 +51,6 @@ fn default_seed() -> u64 {
 #[serde(deny_unknown_fields)]
 pub struct NetworkSpec {
     /// One-way latency of every hop (request and response each take one sample).
-    /// Default: 0 ms.
     #[serde(default = "zero_dist")]
     pub one_way: DistSpec,
 }
@@ -81,8 +80,10 @@ pub struct WorkloadSpec {
     /// Stop after this many requests. At least one of `requests` and `duration_s`
     /// is required; with both, whichever comes first.
     #[serde(default)]
+    #[schemars(range(min = 1))]
     pub requests: Option<u64>,
-    /// Stop generating requests after this many seconds of virtual time.
+    /// Stop generating requests after this many seconds of virtual time. At least
+    /// one of `requests` and `duration_s` is required.
     #[serde(default)]
     pub duration_s: Option<f64>,
     /// The caller gives up on its request after this long (and closes the
@@ -123,6 +124,7 @@ pub struct ServiceSpec {
     /// handler, downstream calls included (thread-per-request). Absent: unbounded
     /// (goroutine-per-request).
     #[serde(default)]
+    #[schemars(range(min = 1))]
     pub workers: Option<u32>,
     /// Requests waiting for a worker (FIFO); when full, a new request is rejected
     /// at once with 503. Absent: unbounded.
@@ -138,7 +140,9 @@ pub struct ServiceSpec {
 }
 
 /// One step of a handler: either local work (`work`) or a downstream call
-/// (`call`, with its edge policies).
+/// (`call`, with its edge policies). Exactly one of `work` and `call`;
+/// `timeout_ms`, `retry`, `deadline` and `context` apply only to `call`,
+/// `on_cancel` only to `work`; anything else is an error.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StepSpec {
@@ -161,6 +165,8 @@ pub struct StepSpec {
     #[serde(default)]
     pub retry: Option<RetrySpec>,
     /// For `call`: how the request's deadline shapes attempts and travels down.
+    /// Absent: the deadline (if the request has one) only bounds attempts and is
+    /// not sent to the callee; present, `propagate` defaults to `true`.
     #[serde(default)]
     pub deadline: Option<DeadlineSpec>,
     /// For `call`: whether the call is tied to this request's lifetime. `request`
@@ -197,6 +203,7 @@ pub enum CallContext {
 #[serde(deny_unknown_fields)]
 pub struct RetrySpec {
     /// Attempts in all, the first included (3 = one try and two retries).
+    #[schemars(range(min = 1))]
     pub max_attempts: u32,
     /// The wait before each retry. Default: no wait.
     #[serde(default)]
@@ -233,6 +240,7 @@ pub struct DeadlineSpec {
     /// Subtracted from the budget sent down, for the response's trip back; it must
     /// exceed the round trip, or the callee's error arrives after the caller gave up.
     #[serde(default)]
+    #[schemars(range(min = 0.0))]
     pub margin_ms: f64,
     /// Cap on the first attempt's timeout, so that a retry has room.
     #[serde(default)]
@@ -240,6 +248,7 @@ pub struct DeadlineSpec {
     /// No attempt is sent when less than this remains: a request known to be too
     /// late only costs others.
     #[serde(default)]
+    #[schemars(range(min = 0.0))]
     pub min_budget_ms: f64,
 }
 
@@ -254,13 +263,16 @@ pub enum DistSpec {
     /// Always the same.
     Constant {
         /// The duration.
+        #[schemars(range(min = 0.0))]
         ms: f64,
     },
     /// Uniform between two bounds.
     Uniform {
         /// Lower bound.
+        #[schemars(range(min = 0.0))]
         min_ms: f64,
         /// Upper bound.
+        #[schemars(range(min = 0.0))]
         max_ms: f64,
     },
     /// Exponential (memoryless), e.g. the service time of an M/M/c queue.
@@ -287,6 +299,7 @@ pub enum DistSpec {
 #[serde(deny_unknown_fields)]
 pub struct MixtureComponent {
     /// Probability of this component, in [0, 1].
+    #[schemars(range(min = 0.0, max = 1.0))]
     pub p: f64,
     /// The component's distribution.
     pub dist: DistSpec,
