@@ -52,7 +52,7 @@ pub fn run_and_write(model: &LoadedModel, out: &Path, quiet: bool) -> Result<()>
         .par_iter()
         .map(|v| {
             let t0 = Instant::now();
-            let report = run_variant(&v.name, &v.model);
+            let report = run_variant(v);
             let wall = t0.elapsed().as_secs_f64();
             if !quiet {
                 eprintln!(
@@ -101,13 +101,17 @@ pub fn run_and_write(model: &LoadedModel, out: &Path, quiet: bool) -> Result<()>
     json.push('\n');
     write_atomically(&out.join("summary.json"), json.as_bytes())?;
     write_atomically(&out.join("summary.csv"), run.summary_csv()?.as_bytes())?;
+    write_atomically(
+        &out.join("timeseries.csv"),
+        run.timeseries_csv()?.as_bytes(),
+    )?;
     let svg = render_comparison_svg(&comparison_chart(&run))?;
     write_atomically(&out.join("comparison.svg"), svg.as_bytes())?;
 
     if !quiet {
         print!("{}", table::comparison(&run));
         println!(
-            "\nwrote {}/{{summary.json, summary.csv, comparison.svg}}",
+            "\nwrote {}/{{summary.json, summary.csv, timeseries.csv, comparison.svg}}",
             out.display()
         );
     }

@@ -127,7 +127,15 @@ fn run_writes_summary_files_and_a_chart() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     names.sort();
-    assert_eq!(names, ["comparison.svg", "summary.csv", "summary.json"]);
+    assert_eq!(
+        names,
+        [
+            "comparison.svg",
+            "summary.csv",
+            "summary.json",
+            "timeseries.csv"
+        ]
+    );
 }
 
 #[test]
@@ -171,7 +179,7 @@ fn committed_reference_outputs_regenerate_byte_identical() {
     let dir = tempfile::tempdir().unwrap();
     run_into(dir.path(), &[], &[]);
     let golden = root().join("outputs/deadline-chain");
-    for f in ["summary.csv", "comparison.svg"] {
+    for f in ["summary.csv", "timeseries.csv", "comparison.svg"] {
         assert!(
             read(&golden.join(f)) == read(&dir.path().join(f)),
             "outputs/deadline-chain/{f} is stale: run `cargo run --release -- run models/deadline-chain.json` and commit it"

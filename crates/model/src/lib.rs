@@ -29,6 +29,7 @@ pub use validate::validate;
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+use stormsim_engine::{SimDuration, SimTime};
 
 /// A model file, loaded and checked: its variants, each ready to run.
 #[derive(Clone, Debug)]
@@ -50,8 +51,10 @@ pub struct Variant {
     pub name: String,
     /// What it changes.
     pub description: String,
-    /// The checked model with the variant's overrides applied.
+    /// The checked model with the variant's overrides applied, as it starts.
     pub model: Model,
+    /// Its timeline: the model from each change on, in time order.
+    pub changes: Vec<Change>,
 }
 
 /// Parses JSON text, reporting a syntax error with its line and column.
@@ -164,19 +167,13 @@ pub fn load_model(
         return Err(problems.into());
     }
     let spec = parse_spec(&base)?;
-    let base_model = validate(&spec)?;
+    let base_variant = build_variant(&base, &spec, "base", "")?;
     let seed = seed.unwrap_or(spec.seed);
 
     let mut variants = Vec::new();
     let mut problems = Vec::new();
     if spec.variants.is_empty() {
-        let mut model = base_model;
-        model.seed = seed;
-        variants.push(Variant {
-            name: "base".into(),
-            description: String::new(),
-            model,
-        });
+        variants.push(base_variant);
     }
     for (i, v) in spec.variants.iter().enumerate() {
         let mut doc = base.clone();
@@ -189,17 +186,15 @@ pub fn load_model(
             problems.extend(set_problems);
             continue;
         }
-        let checked = parse_spec(&doc).and_then(|s| validate(&s));
-        match checked {
-            Ok(mut model) => {
-                model.seed = seed;
-                variants.push(Variant {
-                    name: v.name.clone(),
-                    description: v.description.clone(),
-                    model,
-                });
-            }
+        match parse_spec(&doc).and_then(|s| build_variant(&doc, &s, &v.name, &v.description)) {
+            Ok(variant) => variants.push(variant),
             Err(ps) => problems.extend(ps.into_iter().map(|p| p.within(&here))),
+        }
+    }
+    for v in &mut variants {
+        v.model.seed = seed;
+        for c in &mut v.changes {
+            c.model.seed = seed;
         }
     }
     if !problems.is_empty() {
@@ -211,4 +206,111 @@ pub fn load_model(
         seed,
         variants,
     })
+}
+
+/// Checks one variant's document and resolves its timeline: each change is the
+/// document with every earlier change applied, checked like any model.
+fn build_variant(
+    doc: &Value,
+    spec: &ModelSpec,
+    name: &str,
+    description: &str,
+) -> Result<Variant, Vec<Problem>> {
+    let model = validate(spec)?;
+    let mut order: Vec<usize> = (0..spec.timeline.len()).collect();
+    order.sort_by(|&a, &b| spec.timeline[a].at_s.total_cmp(&spec.timeline[b].at_s));
+    let mut problems = Vec::new();
+    let mut changes = Vec::new();
+    let mut current = doc.clone();
+    for i in order {
+        let entry = &spec.timeline[i];
+        let here = format!("timeline[{i}] ({:?})", entry.name);
+        for (at_s, sets) in timeline_steps(&current, entry).map_err(|p| vec![p.within(&here)])? {
+            let set_problems = apply_overrides(
+                &mut current,
+                sets.iter().map(|(p, v)| (p.as_str(), v)),
+                &|p| format!("timeline[{i}].set[{p:?}]"),
+            );
+            if !set_problems.is_empty() {
+                problems.extend(set_problems);
+                break;
+            }
+            match parse_spec(&current).and_then(|s| validate(&s)) {
+                Ok(changed) => {
+                    if let Err(message) = validate::same_shape(&model, &changed) {
+                        problems.push(Problem::new(here.clone(), message));
+                        break;
+                    }
+                    changes.push(Change {
+                        at: SimTime::ZERO + SimDuration::from_ms(at_s * 1000.0),
+                        name: entry.name.clone(),
+                        role: entry.role,
+                        model: changed,
+                    });
+                }
+                Err(ps) => {
+                    problems.extend(ps.into_iter().map(|p| p.within(&here)));
+                    break;
+                }
+            }
+        }
+    }
+    if !problems.is_empty() {
+        return Err(problems);
+    }
+    Ok(Variant {
+        name: name.to_string(),
+        description: description.to_string(),
+        model,
+        changes,
+    })
+}
+
+/// The step changes of one timeline entry: one step for a plain change; for a
+/// ramp, one per second (at least one) moving each numeric value linearly from
+/// its value before the ramp to its target, reaching it at `at_s + over_s`.
+#[allow(clippy::type_complexity)]
+fn timeline_steps(
+    doc: &Value,
+    entry: &spec::TimelineEntrySpec,
+) -> Result<Vec<(f64, Vec<(String, Value)>)>, Problem> {
+    let sets: Vec<(String, Value)> = entry
+        .set
+        .iter()
+        .map(|(p, v)| (p.clone(), v.clone()))
+        .collect();
+    let Some(over) = entry.over_s.filter(|o| *o > 0.0) else {
+        return Ok(vec![(entry.at_s, sets)]);
+    };
+    // Resolve `[*]` so each element ramps from its own value.
+    let mut ramps = Vec::new();
+    for (path, target) in &sets {
+        let parsed =
+            ParamPath::parse(path).map_err(|m| Problem::new(format!("set[{path:?}]"), m))?;
+        for concrete in parsed
+            .expand(doc)
+            .map_err(|m| Problem::new(format!("set[{path:?}]"), m))?
+        {
+            let from = concrete.get(doc).and_then(Value::as_f64);
+            let (Some(from), Some(to)) = (from, target.as_f64()) else {
+                return Err(Problem::new(
+                    format!("set[{path:?}]"),
+                    "a ramp (`over_s`) needs numbers: the current value and the target",
+                ));
+            };
+            ramps.push((concrete, from, to));
+        }
+    }
+    let n = over.round().max(1.0) as u32;
+    Ok((1..=n)
+        .map(|j| {
+            let f = f64::from(j) / f64::from(n);
+            let at = entry.at_s + over * f;
+            let step = ramps
+                .iter()
+                .map(|(p, from, to)| (p.to_string_concrete(), Value::from(from + (to - from) * f)))
+                .collect();
+            (at, step)
+        })
+        .collect())
 }

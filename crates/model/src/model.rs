@@ -2,8 +2,8 @@
 //! nanoseconds, every number known to be in range.
 
 use crate::dist::Dist;
-pub use crate::spec::{CallContext, OnCancel};
-use stormsim_engine::SimDuration;
+pub use crate::spec::{CallContext, OnCancel, TimelineRole};
+use stormsim_engine::{SimDuration, SimTime};
 
 /// Index of a service in [`Model::services`].
 pub type ServiceId = usize;
@@ -23,6 +23,42 @@ pub struct Model {
     pub services: Vec<Service>,
     /// Safety limits.
     pub limits: Limits,
+    /// Stop the run at this time.
+    pub horizon: Option<SimDuration>,
+    /// Width of a time-series bucket.
+    pub bucket: SimDuration,
+    /// Recovery analysis settings.
+    pub metastability: Option<Metastability>,
+    /// The service the headline load columns report.
+    pub focus: ServiceId,
+}
+
+/// A validated recovery analysis.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Metastability {
+    /// Baseline from here to the trigger's start.
+    pub baseline_from: SimDuration,
+    /// Goodput band, a fraction.
+    pub goodput_band: f64,
+    /// Latency factor over the baseline.
+    pub latency_factor: f64,
+    /// How long the band must hold.
+    pub hold: SimDuration,
+    /// Longest recovery that still counts as recovered.
+    pub max_recovery: SimDuration,
+}
+
+/// A timeline change: from `at` on, the run follows `model`.
+#[derive(Clone, Debug)]
+pub struct Change {
+    /// When.
+    pub at: SimTime,
+    /// The timeline entry's name.
+    pub name: String,
+    /// Its role in the recovery analysis.
+    pub role: Option<TimelineRole>,
+    /// The whole model from then on (all earlier changes included).
+    pub model: Model,
 }
 
 /// An open-loop source of logical requests.
@@ -74,6 +110,17 @@ pub struct Service {
     pub default_deadline: Option<SimDuration>,
     /// The handler.
     pub steps: Vec<Step>,
+    /// Admission control.
+    pub admission: Admission,
+}
+
+/// Validated admission control.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Admission {
+    /// Share of arrivals refused at random.
+    pub drop_fraction: f64,
+    /// At dequeue, drop requests with less than this left before their deadline.
+    pub drop_expired_margin: Option<SimDuration>,
 }
 
 /// One handler step.

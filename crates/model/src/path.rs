@@ -26,6 +26,8 @@ pub enum Segment {
     Index(usize),
     /// A list element by its `name` (or, for steps, its `call`).
     Named(String),
+    /// Every element of a list: `services[*].workers`.
+    All,
 }
 
 /// A parsed parameter path.
@@ -67,6 +69,7 @@ impl ParamPath {
                 }
                 segments.push(match selector.parse::<usize>() {
                     Ok(i) => Segment::Index(i),
+                    Err(_) if selector == "*" => Segment::All,
                     Err(_) => Segment::Named(selector.to_string()),
                 });
                 rest = &after[close + 1..];
@@ -84,15 +87,71 @@ impl ParamPath {
         })
     }
 
+    /// The path as text with every selector as written, except that a resolved
+    /// `[*]` shows its index: parses back to the same concrete path.
+    pub fn to_string_concrete(&self) -> String {
+        let mut out = String::new();
+        for s in &self.segments {
+            match s {
+                Segment::Key(k) => {
+                    if !out.is_empty() {
+                        out.push('.');
+                    }
+                    out.push_str(k);
+                }
+                Segment::Index(i) => out.push_str(&format!("[{i}]")),
+                Segment::Named(n) => out.push_str(&format!("[{n}]")),
+                Segment::All => out.push_str("[*]"),
+            }
+        }
+        out
+    }
+
     /// The segments.
     pub fn segments(&self) -> &[Segment] {
         &self.segments
     }
 
-    /// Sets the value at this path, creating the last key of an object if it is
-    /// absent (so an optional field can be set). Every list element and every
-    /// intermediate object must exist.
+    /// The concrete paths this one names in `doc`: `[*]` becomes every index of
+    /// its list (a path without `[*]` names itself).
+    pub fn expand(&self, doc: &Value) -> Result<Vec<ParamPath>, String> {
+        let Some(star) = self.segments.iter().position(|s| *s == Segment::All) else {
+            return Ok(vec![self.clone()]);
+        };
+        let prefix = ParamPath {
+            text: self.text.clone(),
+            segments: self.segments[..star].to_vec(),
+        };
+        let list = if prefix.segments.is_empty() {
+            Some(doc)
+        } else {
+            prefix.get(doc)
+        }
+        .and_then(Value::as_array)
+        .ok_or_else(|| format!("{}: [*] applied to a non-list", self.text))?;
+        let mut out = Vec::new();
+        for i in 0..list.len() {
+            let mut segments = self.segments.clone();
+            segments[star] = Segment::Index(i);
+            let concrete = ParamPath {
+                text: self.text.clone(),
+                segments,
+            };
+            out.extend(concrete.expand(doc)?);
+        }
+        Ok(out)
+    }
+
+    /// Sets the value at this path (at every element a `[*]` names), creating the
+    /// last key of an object if it is absent (so an optional field can be set).
+    /// Every list element and every intermediate object must exist.
     pub fn set(&self, doc: &mut Value, value: Value) -> Result<(), String> {
+        if self.segments.contains(&Segment::All) {
+            for path in self.expand(doc)? {
+                path.set(doc, value.clone())?;
+            }
+            return Ok(());
+        }
         let mut here = doc;
         let last = self.segments.len() - 1;
         for (i, segment) in self.segments.iter().enumerate() {
@@ -126,6 +185,7 @@ impl ParamPath {
                     }
                     slot
                 }
+                Segment::All => unreachable!("expanded above"),
                 Segment::Named(name) => {
                     let list = here
                         .as_array_mut()
@@ -154,6 +214,7 @@ impl ParamPath {
                     let list = here.as_array()?;
                     list.iter().find(|e| element_is_named(e, name))?
                 }
+                Segment::All => here.as_array()?.first()?,
             };
         }
         Some(here)
@@ -240,6 +301,32 @@ mod tests {
             .set(&mut doc, json!(1))
             .unwrap_err();
         assert!(err.contains("no field \"nope\""), "{err}");
+    }
+
+    #[test]
+    fn a_star_sets_every_element() {
+        let mut doc = json!({"services": [
+            {"name": "a", "steps": [{"call": "c"}]},
+            {"name": "b", "steps": [{"call": "c"}, {"work": 1}]}
+        ]});
+        ParamPath::parse("services[*].steps[c].retry")
+            .unwrap()
+            .set(&mut doc, json!({"max_attempts": 1}))
+            .unwrap();
+        assert_eq!(
+            doc["services"][0]["steps"][0]["retry"],
+            json!({"max_attempts": 1})
+        );
+        assert_eq!(
+            doc["services"][1]["steps"][0]["retry"],
+            json!({"max_attempts": 1})
+        );
+        assert!(doc["services"][1]["steps"][1].get("retry").is_none());
+        let paths = ParamPath::parse("services[*].name")
+            .unwrap()
+            .expand(&doc)
+            .unwrap();
+        assert_eq!(paths.len(), 2);
     }
 
     #[test]

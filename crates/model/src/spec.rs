@@ -40,6 +40,116 @@ pub struct ModelSpec {
     /// exhausting memory.
     #[serde(default)]
     pub limits: LimitsSpec,
+    /// Stop the run at this virtual time, whatever is still in flight (which is
+    /// then neither succeeded nor failed). Absent: run until every request has
+    /// its answer.
+    #[serde(default)]
+    pub horizon_s: Option<f64>,
+    /// Changes applied at virtual times: a bad deploy, a rollback, an operator's
+    /// intervention. Each entry's `set` uses the same parameter paths as variants.
+    #[serde(default)]
+    pub timeline: Vec<TimelineEntrySpec>,
+    /// Time series of the run, per bucket, written to `timeseries.csv`.
+    #[serde(default)]
+    pub timeseries: TimeSeriesSpec,
+    /// The service whose load the headline columns report (`peak_offered_rps`,
+    /// `storm_offered_rps`). Default: the first workload's target.
+    #[serde(default)]
+    pub focus: Option<String>,
+    /// How to tell whether the system recovered after its trigger: needs a
+    /// timeline entry with `role: trigger_start` and one with `role: trigger_end`.
+    #[serde(default)]
+    pub metastability: Option<MetastabilitySpec>,
+}
+
+/// A change at a virtual time.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TimelineEntrySpec {
+    /// Name, shown on charts (`timeline[rollback]` selects this entry in a path).
+    pub name: String,
+    /// When the change applies, seconds of virtual time.
+    pub at_s: f64,
+    /// Ramp: move numeric values linearly from what they were to the values in
+    /// `set` over this many seconds, in 1-second steps. Absent: a step change.
+    #[serde(default)]
+    pub over_s: Option<f64>,
+    /// What this change means for metastability detection.
+    #[serde(default)]
+    pub role: Option<TimelineRole>,
+    /// Overrides as `PATH: VALUE`, as in a variant.
+    #[serde(default)]
+    pub set: Map<String, Value>,
+}
+
+/// What a timeline change means for the recovery analysis.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TimelineRole {
+    /// The fault begins (a bad deploy).
+    TriggerStart,
+    /// The fault is removed (the rollback): from here the system should recover.
+    TriggerEnd,
+    /// An operator acts on the system (retries off, traffic dropped, capacity
+    /// added): a recovery after this is credited to the intervention.
+    Intervention,
+}
+
+/// Time-series settings.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TimeSeriesSpec {
+    /// Width of a bucket, seconds.
+    #[serde(default = "one")]
+    pub bucket_s: f64,
+}
+
+impl Default for TimeSeriesSpec {
+    fn default() -> Self {
+        TimeSeriesSpec { bucket_s: one() }
+    }
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+/// Recovery analysis after a trigger: compares each bucket after the trigger
+/// ended with the baseline before the trigger started.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MetastabilitySpec {
+    /// The baseline is measured from this time to the trigger's start (skips the
+    /// warm-up).
+    #[serde(default)]
+    pub baseline_from_s: f64,
+    /// Recovered means goodput within this fraction of the baseline goodput...
+    #[serde(default = "default_goodput_band")]
+    pub goodput_band: f64,
+    /// ...and mean latency of answered requests at most this multiple of the
+    /// baseline's...
+    #[serde(default = "default_latency_factor")]
+    pub latency_factor: f64,
+    /// ...held for this many seconds.
+    #[serde(default = "default_hold_s")]
+    pub hold_s: f64,
+    /// A system that needs longer than this after the trigger ended (or an
+    /// intervention) to recover is metastable.
+    #[serde(default = "default_max_recovery_s")]
+    pub max_recovery_s: f64,
+}
+
+fn default_goodput_band() -> f64 {
+    0.1
+}
+fn default_latency_factor() -> f64 {
+    2.0
+}
+fn default_hold_s() -> f64 {
+    30.0
+}
+fn default_max_recovery_s() -> f64 {
+    120.0
 }
 
 fn default_seed() -> u64 {
@@ -137,6 +247,38 @@ pub struct ServiceSpec {
     /// The handler, run in order for every request. Empty: answer at once.
     #[serde(default)]
     pub steps: Vec<StepSpec>,
+    /// Admission control and load shedding in front of the handler.
+    #[serde(default)]
+    pub admission: AdmissionSpec,
+}
+
+/// Admission control: which arriving or queued requests a service refuses.
+/// Refused requests are answered at once with 503 (`rejected`) and counted as
+/// `shed`.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AdmissionSpec {
+    /// Refuse this share of arriving requests at random, as a load balancer told
+    /// to drop traffic does.
+    #[serde(default)]
+    #[schemars(range(min = 0.0, max = 1.0))]
+    pub drop_fraction: f64,
+    /// At dequeue, drop requests that can no longer be answered in time.
+    #[serde(default)]
+    pub drop_expired: Option<DropExpiredSpec>,
+}
+
+/// Dropping requests at dequeue by their deadline: a server that knows the
+/// caller's deadline need not serve orphans.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DropExpiredSpec {
+    /// Drop when less than this remains before the request's deadline (about the
+    /// normal service time: a request that cannot finish in time is dropped).
+    /// 0: drop only requests already past their deadline.
+    #[serde(default)]
+    #[schemars(range(min = 0.0))]
+    pub margin_ms: f64,
 }
 
 /// One step of a handler: either local work (`work`) or a downstream call

@@ -37,6 +37,21 @@ impl Checker {
         value
     }
 
+    /// A probability in [0, 1].
+    fn probability(&mut self, path: &str, value: f64) -> f64 {
+        if !(value.is_finite() && (0.0..=1.0).contains(&value)) {
+            self.fail(
+                path,
+                format!("expected a probability in [0, 1], got {value}"),
+            );
+        }
+        value
+    }
+
+    fn seconds(&mut self, path: &str, s: f64) -> SimDuration {
+        SimDuration::from_ms(self.non_negative(path, s) * 1000.0)
+    }
+
     fn positive_ms(&mut self, path: &str, ms: f64) -> SimDuration {
         SimDuration::from_ms(self.positive(path, ms))
     }
@@ -238,10 +253,54 @@ pub fn validate(spec: &ModelSpec) -> Result<Model, Vec<Problem>> {
             default_deadline: ck
                 .optional_positive_ms(&format!("{at}.default_deadline_ms"), s.default_deadline_ms),
             steps,
+            admission: Admission {
+                drop_fraction: ck.probability(
+                    &format!("{at}.admission.drop_fraction"),
+                    s.admission.drop_fraction,
+                ),
+                drop_expired_margin: s.admission.drop_expired.as_ref().map(|d| {
+                    SimDuration::from_ms(ck.non_negative(
+                        &format!("{at}.admission.drop_expired.margin_ms"),
+                        d.margin_ms,
+                    ))
+                }),
+            },
         });
     }
     if ck.problems.is_empty() {
         find_call_cycles(&mut ck, &services);
+    }
+    let focus = match &spec.focus {
+        Some(name) => lookup(&mut ck, "focus".into(), name),
+        None => workloads.first().map_or(0, |w| w.target),
+    };
+    let horizon = spec
+        .horizon_s
+        .map(|h| SimDuration::from_ms(ck.positive("horizon_s", h) * 1000.0));
+    let bucket =
+        SimDuration::from_ms(ck.positive("timeseries.bucket_s", spec.timeseries.bucket_s) * 1000.0);
+    let metastability = spec.metastability.as_ref().map(|m| Metastability {
+        baseline_from: ck.seconds("metastability.baseline_from_s", m.baseline_from_s),
+        goodput_band: ck.probability("metastability.goodput_band", m.goodput_band),
+        latency_factor: ck.positive("metastability.latency_factor", m.latency_factor),
+        hold: ck.seconds("metastability.hold_s", m.hold_s),
+        max_recovery: ck.seconds("metastability.max_recovery_s", m.max_recovery_s),
+    });
+    if metastability.is_some() {
+        for role in [TimelineRole::TriggerStart, TimelineRole::TriggerEnd] {
+            if !spec.timeline.iter().any(|e| e.role == Some(role)) {
+                ck.fail(
+                    "metastability",
+                    format!("needs a timeline entry with role {:?}", role_name(role)),
+                );
+            }
+        }
+    }
+    for (i, e) in spec.timeline.iter().enumerate() {
+        ck.non_negative(&format!("timeline[{i}].at_s"), e.at_s);
+        if let Some(over) = e.over_s {
+            ck.positive(&format!("timeline[{i}].over_s"), over);
+        }
     }
 
     if ck.problems.is_empty() {
@@ -255,6 +314,10 @@ pub fn validate(spec: &ModelSpec) -> Result<Model, Vec<Problem>> {
                 max_events: spec.limits.max_events,
                 max_in_flight: spec.limits.max_in_flight,
             },
+            horizon,
+            bucket,
+            metastability,
+            focus,
         })
     } else {
         Err(ck.problems)
@@ -407,4 +470,54 @@ fn find_call_cycles(ck: &mut Checker, services: &[Service]) {
             visit(s, services, &mut marks, &mut Vec::new(), ck);
         }
     }
+}
+
+/// The name a role has in model files.
+pub fn role_name(role: TimelineRole) -> &'static str {
+    match role {
+        TimelineRole::TriggerStart => "trigger_start",
+        TimelineRole::TriggerEnd => "trigger_end",
+        TimelineRole::Intervention => "intervention",
+    }
+}
+
+/// A timeline may change parameters, not the shape of the system: in-flight
+/// requests hold indices of services and steps.
+pub fn same_shape(a: &Model, b: &Model) -> Result<(), String> {
+    let names = |m: &Model| {
+        m.services
+            .iter()
+            .map(|s| s.name.clone())
+            .collect::<Vec<_>>()
+    };
+    if names(a) != names(b) {
+        return Err("a timeline change cannot add, remove or rename services".into());
+    }
+    let workloads = |m: &Model| {
+        m.workloads
+            .iter()
+            .map(|w| w.name.clone())
+            .collect::<Vec<_>>()
+    };
+    if workloads(a) != workloads(b) {
+        return Err("a timeline change cannot add, remove or rename workloads".into());
+    }
+    for (sa, sb) in a.services.iter().zip(&b.services) {
+        let shape = |s: &Service| {
+            s.steps
+                .iter()
+                .map(|st| match st {
+                    Step::Work { .. } => usize::MAX,
+                    Step::Call(c) => c.to,
+                })
+                .collect::<Vec<_>>()
+        };
+        if shape(sa) != shape(sb) {
+            return Err(format!(
+                "a timeline change cannot change the steps of service {:?} (only their parameters)",
+                sa.name
+            ));
+        }
+    }
+    Ok(())
 }

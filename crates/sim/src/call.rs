@@ -71,6 +71,7 @@ impl Simulator<'_> {
             call: call_id,
             to,
             key,
+            attempt_no,
             timer: None,
             ends_at_deadline,
             budget,

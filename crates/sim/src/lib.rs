@@ -5,21 +5,23 @@
 //! hash-map iteration, and every random draw keyed by what it is about.
 #![warn(missing_docs)]
 
+pub mod analysis;
 mod call;
 pub mod metrics;
 pub mod policy;
 pub mod report;
 mod service;
 mod simulator;
+pub mod timeseries;
 mod world;
 
 pub use report::{RunReport, ServiceReport, VariantReport};
 pub use simulator::{Event, LimitHit, Simulator};
-use stormsim_model::{LoadedModel, Model};
+use stormsim_model::{LoadedModel, Variant};
 
-/// Runs one variant.
-pub fn run_variant(name: &str, model: &Model) -> VariantReport {
-    Simulator::new(model).run(name)
+/// Runs one variant, its timeline included.
+pub fn run_variant(variant: &Variant) -> VariantReport {
+    Simulator::new(&variant.model, &variant.changes).run(&variant.name)
 }
 
 /// Runs every variant of a model, in order.
@@ -28,10 +30,6 @@ pub fn run_model(model: &LoadedModel) -> RunReport {
         model: model.name.clone(),
         description: model.description.clone(),
         seed: model.seed,
-        variants: model
-            .variants
-            .iter()
-            .map(|v| run_variant(&v.name, &v.model))
-            .collect(),
+        variants: model.variants.iter().map(run_variant).collect(),
     }
 }

@@ -74,6 +74,8 @@ pub struct ServiceCounters {
     pub cancelled: u64,
     /// Refused at once by a full queue.
     pub rejected: u64,
+    /// Refused or dropped by admission control.
+    pub shed: u64,
     /// Longest queue seen.
     pub max_queue: u64,
 }

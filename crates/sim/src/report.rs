@@ -1,11 +1,16 @@
 //! Reports of a run, and their stable file formats.
 //!
-//! `summary.csv` is a contract that notebooks and scripts rely on: its columns
-//! are documented in the README and none is renamed without a note there.
+//! `summary.csv` and `timeseries.csv` are contracts that notebooks and scripts
+//! rely on: their columns are documented in the README and none is renamed
+//! without a note there.
 
+use crate::analysis::{classify, Recovery, Sample};
 use crate::metrics::{round_ms, FailureCounts, Quantiles, ServiceCounters};
 use crate::simulator::{LimitHit, Simulator};
+use crate::timeseries::TimeSeries;
 use serde::Serialize;
+use stormsim_engine::SimTime;
+use stormsim_model::TimelineRole;
 
 /// What one variant's run measured.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -20,6 +25,8 @@ pub struct VariantReport {
     pub failed: u64,
     /// Failures by reason.
     pub failed_by_reason: FailureCounts,
+    /// Still unanswered when the run stopped at its horizon.
+    pub unanswered: u64,
     /// `succeeded / requests`.
     pub success_rate: f64,
     /// Time until the caller got its answer, success or error, ms.
@@ -28,6 +35,17 @@ pub struct VariantReport {
     pub ok_latency_ms: Quantiles,
     /// Per service, in model order.
     pub services: Vec<ServiceReport>,
+    /// The service the load columns report (the model's `focus`).
+    pub focus: String,
+    /// Most attempts the focus service received in one second.
+    pub peak_offered_rps: f64,
+    /// Mean attempts per second at the focus service from the trigger's end to
+    /// the first intervention (or the end): the load that keeps a storm going.
+    pub storm_offered_rps: Option<f64>,
+    /// Recovery analysis, when the model asks for one.
+    pub recovery: Option<Recovery>,
+    /// When the last logical request got its answer, s.
+    pub completion_s: f64,
     /// Events simulated.
     pub events: u64,
     /// Virtual time at the end of the run, s.
@@ -37,6 +55,12 @@ pub struct VariantReport {
     /// Empirical CDF of latency over all requests, `(ms, fraction)`, for charts.
     #[serde(skip)]
     pub latency_cdf: Vec<(f64, f64)>,
+    /// Per-bucket time series, for `timeseries.csv` and charts.
+    #[serde(skip)]
+    pub series: TimeSeries,
+    /// Timeline changes `(time s, name, role)`, for charts.
+    #[serde(skip)]
+    pub timeline: Vec<(f64, String, Option<TimelineRole>)>,
 }
 
 /// What one service saw.
@@ -58,8 +82,12 @@ pub struct ServiceReport {
     pub cancelled: u64,
     /// Refused by a full queue.
     pub rejected: u64,
+    /// Refused or dropped by admission control.
+    pub shed: u64,
     /// Longest queue seen.
     pub max_queue: u64,
+    /// Most attempts received in one second.
+    pub peak_offered_rps: f64,
 }
 
 /// All variants of one model run.
@@ -75,6 +103,14 @@ pub struct RunReport {
     pub variants: Vec<VariantReport>,
 }
 
+/// Peak of a per-bucket count, per second.
+fn peak_rps(series: &TimeSeries, count: impl Fn(usize) -> u64) -> f64 {
+    let per_s = 1.0 / series.bucket_s();
+    (0..series.len())
+        .map(|b| count(b) as f64 * per_s)
+        .fold(0.0, f64::max)
+}
+
 pub(crate) fn variant_report(
     sim: &Simulator<'_>,
     variant: &str,
@@ -88,12 +124,14 @@ pub(crate) fn variant_report(
             round_ratio(x as f64 / requests as f64)
         }
     };
+    let series = &sim.series;
     let services = sim
         .model
         .services
         .iter()
         .zip(&sim.services)
-        .map(|(spec, state)| {
+        .enumerate()
+        .map(|(s, (spec, state))| {
             let ServiceCounters {
                 calls,
                 completed,
@@ -101,6 +139,7 @@ pub(crate) fn variant_report(
                 wasted,
                 cancelled,
                 rejected,
+                shed,
                 max_queue,
             } = state.counters;
             ServiceReport {
@@ -112,25 +151,86 @@ pub(crate) fn variant_report(
                 wasted,
                 cancelled,
                 rejected,
+                shed,
                 max_queue,
+                peak_offered_rps: round_ratio(peak_rps(series, |b| series.service(b, s).offered())),
             }
         })
         .collect();
+    let focus = sim.model.focus;
+    let changes = sim.changes;
+    let role_time = |role| changes.iter().find(|c| c.role == Some(role)).map(|c| c.at);
+    let storm_offered_rps = role_time(TimelineRole::TriggerEnd).map(|from| {
+        let until = changes
+            .iter()
+            .filter(|c| c.role == Some(TimelineRole::Intervention) && c.at >= from)
+            .map(|c| c.at)
+            .next()
+            .unwrap_or(sim.ended);
+        round_ratio(mean_rate(series, from, until, |b| {
+            series.service(b, focus).offered()
+        }))
+    });
+    let recovery = sim.model.metastability.as_ref().and_then(|policy| {
+        let samples: Vec<Sample> = series
+            .global
+            .iter()
+            .map(|g| Sample {
+                goodput: g.succeeded as f64,
+                latency_ms: g.mean_latency_ms(),
+            })
+            .collect();
+        classify(&samples, series.bucket, changes, policy)
+    });
+    let failed = sim.failures.total();
     VariantReport {
         variant: variant.to_string(),
         requests,
         succeeded: sim.succeeded,
-        failed: sim.failures.total(),
+        failed,
         failed_by_reason: sim.failures,
+        unanswered: requests - sim.succeeded - failed,
         success_rate: per_request(sim.succeeded),
         latency_ms: sim.latency.quantiles(),
         ok_latency_ms: sim.ok_latency.quantiles(),
         services,
+        focus: sim.model.services[focus].name.clone(),
+        peak_offered_rps: round_ratio(peak_rps(series, |b| series.service(b, focus).offered())),
+        storm_offered_rps,
+        recovery,
+        completion_s: seconds(sim.last_answer),
         events: sim.queue.delivered(),
-        sim_time_s: round_ms(sim.queue.now().as_secs() * 1000.0) / 1000.0,
+        sim_time_s: seconds(sim.ended),
         stopped_by_limit: stopped.map(|s| s.to_string()),
         latency_cdf: sim.latency.cdf(),
+        series: series.clone(),
+        timeline: changes
+            .iter()
+            .map(|c| (seconds(c.at), c.name.clone(), c.role))
+            .collect(),
     }
+}
+
+fn seconds(t: SimTime) -> f64 {
+    round_ms(t.as_secs() * 1000.0) / 1000.0
+}
+
+/// Mean per-second rate of a per-bucket count over the buckets wholly inside
+/// `[from, until)` (0 if there are none).
+fn mean_rate(
+    series: &TimeSeries,
+    from: SimTime,
+    until: SimTime,
+    count: impl Fn(usize) -> u64,
+) -> f64 {
+    let width = series.bucket.as_nanos().max(1);
+    let first = from.as_nanos().div_ceil(width) as usize;
+    let last = ((until.as_nanos() / width) as usize).min(series.len());
+    if last <= first {
+        return 0.0;
+    }
+    let total: u64 = (first..last).map(count).sum();
+    total as f64 / ((last - first) as f64 * series.bucket_s())
 }
 
 /// Ratios carry six decimals: more is noise, and fewer digits diff better.
@@ -149,6 +249,7 @@ pub const SUMMARY_COLUMNS: &[&str] = &[
     "failed_deadline_exceeded",
     "failed_rejected",
     "failed_error",
+    "unanswered",
     "latency_p50_ms",
     "latency_p90_ms",
     "latency_p99_ms",
@@ -157,6 +258,12 @@ pub const SUMMARY_COLUMNS: &[&str] = &[
     "latency_mean_ms",
     "ok_latency_p50_ms",
     "ok_latency_p99_ms",
+    "peak_offered_rps",
+    "storm_offered_rps",
+    "metastable",
+    "recovery_s",
+    "recovered_by",
+    "completion_s",
     "events",
     "sim_time_s",
 ];
@@ -170,21 +277,33 @@ pub const SERVICE_COLUMNS: &[&str] = &[
     "wasted",
     "cancelled",
     "rejected",
+    "shed",
     "max_queue",
+    "peak_offered_rps",
 ];
 
+fn opt<T: ToString>(x: &Option<T>) -> String {
+    x.as_ref().map_or(String::new(), T::to_string)
+}
+
 impl RunReport {
-    /// `summary.csv`: one row per variant; service columns for every service in
-    /// the order first seen (a cell is empty where a variant lacks the service).
-    pub fn summary_csv(&self) -> Result<String, csv::Error> {
-        let mut service_names: Vec<&str> = Vec::new();
+    fn service_names(&self) -> Vec<&str> {
+        let mut names: Vec<&str> = Vec::new();
         for v in &self.variants {
             for s in &v.services {
-                if !service_names.contains(&s.name.as_str()) {
-                    service_names.push(&s.name);
+                if !names.contains(&s.name.as_str()) {
+                    names.push(&s.name);
                 }
             }
         }
+        names
+    }
+
+    /// `summary.csv`: one row per variant; service columns for every service in
+    /// the order first seen (a cell is empty where a variant lacks the service,
+    /// or where a metric does not apply, e.g. `recovery_s` without a trigger).
+    pub fn summary_csv(&self) -> Result<String, csv::Error> {
+        let service_names = self.service_names();
         let mut out = csv::Writer::from_writer(Vec::new());
         let mut header: Vec<String> = SUMMARY_COLUMNS.iter().map(|c| c.to_string()).collect();
         for s in &service_names {
@@ -194,6 +313,7 @@ impl RunReport {
         for v in &self.variants {
             let f = &v.failed_by_reason;
             let l = &v.latency_ms;
+            let r = v.recovery.as_ref();
             let mut row: Vec<String> = vec![
                 v.variant.clone(),
                 v.requests.to_string(),
@@ -204,6 +324,7 @@ impl RunReport {
                 f.deadline_exceeded.to_string(),
                 f.rejected.to_string(),
                 f.error.to_string(),
+                v.unanswered.to_string(),
                 l.p50.to_string(),
                 l.p90.to_string(),
                 l.p99.to_string(),
@@ -212,6 +333,12 @@ impl RunReport {
                 l.mean.to_string(),
                 v.ok_latency_ms.p50.to_string(),
                 v.ok_latency_ms.p99.to_string(),
+                v.peak_offered_rps.to_string(),
+                opt(&v.storm_offered_rps),
+                opt(&r.map(|r| r.metastable)),
+                opt(&r.and_then(|r| r.recovery_s)),
+                opt(&r.and_then(|r| r.recovered_by.clone())),
+                v.completion_s.to_string(),
                 v.events.to_string(),
                 v.sim_time_s.to_string(),
             ];
@@ -225,14 +352,112 @@ impl RunReport {
                         s.wasted.to_string(),
                         s.cancelled.to_string(),
                         s.rejected.to_string(),
+                        s.shed.to_string(),
                         s.max_queue.to_string(),
+                        s.peak_offered_rps.to_string(),
                     ]),
                     None => row.extend(SERVICE_COLUMNS.iter().map(|_| String::new())),
                 }
             }
             out.write_record(&row)?;
         }
-        let bytes = out.into_inner().map_err(|e| e.into_error())?;
-        Ok(String::from_utf8(bytes).expect("CSV of UTF-8 strings is UTF-8"))
+        finish(out)
     }
+
+    /// `timeseries.csv`: one row per variant and bucket (wide). Rates are per
+    /// bucket, not per second.
+    pub fn timeseries_csv(&self) -> Result<String, csv::Error> {
+        let service_names = self.service_names();
+        let mut out = csv::Writer::from_writer(Vec::new());
+        let mut header: Vec<String> = TIMESERIES_COLUMNS.iter().map(|c| c.to_string()).collect();
+        for s in &service_names {
+            header.extend(
+                TIMESERIES_SERVICE_COLUMNS
+                    .iter()
+                    .map(|c| format!("{s}.{c}")),
+            );
+        }
+        out.write_record(&header)?;
+        for v in &self.variants {
+            let ts = &v.series;
+            let width_ns = ts.bucket.as_nanos() as f64;
+            for b in 0..ts.len() {
+                let g = &ts.global[b];
+                let mut row = vec![
+                    v.variant.clone(),
+                    ts.start_s(b).to_string(),
+                    g.requests.to_string(),
+                    g.succeeded.to_string(),
+                    g.failures.timeout.to_string(),
+                    g.failures.deadline_exceeded.to_string(),
+                    g.failures.rejected.to_string(),
+                    g.failures.error.to_string(),
+                    opt(&g.mean_latency_ms().map(|x| round_ms(x))),
+                ];
+                for name in &service_names {
+                    match v.services.iter().position(|s| s.name == *name) {
+                        Some(s) => {
+                            let x = ts.service(b, s);
+                            let busy = x.busy_ns as f64 / width_ns;
+                            let utilisation = (x.workers != u32::MAX)
+                                .then(|| round_ratio(busy / f64::from(x.workers.max(1))));
+                            row.extend([
+                                x.offered().to_string(),
+                                x.offered_first.to_string(),
+                                x.offered_retry.to_string(),
+                                x.completed.to_string(),
+                                x.wasted.to_string(),
+                                x.cancelled.to_string(),
+                                x.rejected.to_string(),
+                                x.shed.to_string(),
+                                x.queue.to_string(),
+                                x.in_flight.to_string(),
+                                round_ratio(busy).to_string(),
+                                opt(&utilisation),
+                            ]);
+                        }
+                        None => {
+                            row.extend(TIMESERIES_SERVICE_COLUMNS.iter().map(|_| String::new()))
+                        }
+                    }
+                }
+                out.write_record(&row)?;
+            }
+        }
+        finish(out)
+    }
+}
+
+/// The run-wide columns of `timeseries.csv`.
+pub const TIMESERIES_COLUMNS: &[&str] = &[
+    "variant",
+    "t_s",
+    "requests",
+    "succeeded",
+    "failed_timeout",
+    "failed_deadline_exceeded",
+    "failed_rejected",
+    "failed_error",
+    "mean_latency_ms",
+];
+
+/// The per-service columns of `timeseries.csv`, each prefixed by `<service>.`.
+pub const TIMESERIES_SERVICE_COLUMNS: &[&str] = &[
+    "offered",
+    "offered_first",
+    "offered_retry",
+    "completed",
+    "wasted",
+    "cancelled",
+    "rejected",
+    "shed",
+    "queue",
+    "in_flight",
+    "busy",
+    "utilisation",
+];
+
+fn finish(out: csv::Writer<Vec<u8>>) -> Result<String, csv::Error> {
+    let bytes = out.into_inner().map_err(|e| e.into_error())?;
+    Ok(String::from_utf8(bytes).expect("CSV of UTF-8 strings is UTF-8"))
 }

@@ -7,25 +7,38 @@ use crate::world::*;
 use stormsim_model::{CallContext, OnCancel, Step};
 
 impl Simulator<'_> {
-    /// An attempt reached its callee: admit it to a worker, queue it, or reject it.
+    /// An attempt reached its callee: admission control, then a worker, the
+    /// queue, or a rejection.
     pub(crate) fn on_attempt_arrives(&mut self, attempt: AttemptId) {
         // Gone: the caller gave up while the request was on the wire.
         let Some(a) = self.attempts.get(attempt) else {
             return;
         };
         let now = self.now();
-        let (service_id, key, budget) = (a.to, a.key, a.budget);
+        let (service_id, key, budget, attempt_no) = (a.to, a.key, a.budget, a.attempt_no);
         let service = self.service_of(service_id);
-        let state = &mut self.services[service_id];
-        state.counters.calls += 1;
+        self.services[service_id].counters.calls += 1;
+        let bucket = self.series.service_mut(service_id);
+        if attempt_no > 1 {
+            bucket.offered_retry += 1;
+        } else {
+            bucket.offered_first += 1;
+        }
+        let admission = service.admission;
+        if admission.drop_fraction > 0.0
+            && key.label("admission").rng().unit() < admission.drop_fraction
+        {
+            self.services[service_id].counters.shed += 1;
+            self.series.service_mut(service_id).shed += 1;
+            self.refuse(attempt, key, FailReason::Rejected);
+            return;
+        }
+        let state = &self.services[service_id];
         let admitted = state.busy < service.workers;
         if !admitted && state.queue.len() >= service.queue_capacity {
-            state.counters.rejected += 1;
-            let delay = self.network_delay(key, NET_UP);
-            self.queue.schedule(
-                now + delay,
-                Event::ResponseArrives(attempt, Outcome::Failed(FailReason::Rejected)),
-            );
+            self.services[service_id].counters.rejected += 1;
+            self.series.service_mut(service_id).rejected += 1;
+            self.refuse(attempt, key, FailReason::Rejected);
             return;
         }
         // A relative budget becomes a deadline on arrival (gRPC); a request
@@ -41,14 +54,24 @@ impl Simulator<'_> {
             caller_gone: false,
         });
         self.attempts[attempt].child = Some(task);
-        let state = &mut self.services[service_id];
         if admitted {
-            state.busy += 1;
+            let busy = self.services[service_id].busy + 1;
+            self.set_busy(service_id, busy);
             self.run_step(task);
         } else {
+            let state = &mut self.services[service_id];
             state.queue.push_back(task);
             state.counters.max_queue = state.counters.max_queue.max(state.queue.len() as u64);
         }
+    }
+
+    /// Answers an attempt at once with an error, before any handler ran.
+    fn refuse(&mut self, attempt: AttemptId, key: stormsim_engine::StreamKey, reason: FailReason) {
+        let delay = self.network_delay(key, NET_UP);
+        self.queue.schedule(
+            self.now() + delay,
+            Event::ResponseArrives(attempt, Outcome::Failed(reason)),
+        );
     }
 
     /// Runs the task's current step, or answers if the handler is done.
@@ -135,8 +158,11 @@ impl Simulator<'_> {
         if outcome != Outcome::Ok {
             counters.failed += 1;
         }
+        let bucket = self.series.service_mut(task.service);
+        bucket.completed += 1;
         if task.caller_gone {
-            counters.wasted += 1;
+            bucket.wasted += 1;
+            self.services[task.service].counters.wasted += 1;
         } else {
             let delay = self.network_delay(task.key, NET_UP);
             self.queue.schedule(
@@ -180,17 +206,39 @@ impl Simulator<'_> {
     fn stop_cancelled(&mut self, task_id: TaskId) {
         let task = self.tasks.remove(task_id).expect("a live task stops");
         self.services[task.service].counters.cancelled += 1;
+        self.series.service_mut(task.service).cancelled += 1;
         self.release_worker(task.service);
     }
 
-    /// A worker is free: give it the head of the queue.
+    /// A worker is free: give it the head of the queue, dropping on the way the
+    /// requests admission control says cannot be answered in time.
     fn release_worker(&mut self, service_id: usize) {
-        // The next task starts from the run loop, not from here: a chain of tasks
-        // that end at once would otherwise recurse as deep as the queue is long.
-        let state = &mut self.services[service_id];
-        match state.queue.pop_front() {
-            Some(next) => self.ready.push_back(next),
-            None => state.busy -= 1,
+        let now = self.now();
+        let service = self.service_of(service_id);
+        let margin = service.admission.drop_expired_margin;
+        // After a scale-down, a freed worker retires instead of taking more work.
+        let retiring = self.services[service_id].busy > service.workers;
+        while let Some(next) = (!retiring)
+            .then(|| self.services[service_id].queue.pop_front())
+            .flatten()
+        {
+            let task = &self.tasks[next];
+            let expired = margin.is_some_and(|m| task.deadline.is_some_and(|d| now + m >= d));
+            if !expired {
+                // The next task starts from the run loop, not from here: a chain of
+                // tasks that end at once would otherwise recurse as deep as the
+                // queue is long.
+                self.ready.push_back(next);
+                return;
+            }
+            let task = self.tasks.remove(next).expect("queued tasks are live");
+            self.services[service_id].counters.shed += 1;
+            self.series.service_mut(service_id).shed += 1;
+            if !task.caller_gone {
+                self.refuse(task.parent, task.key, FailReason::DeadlineExceeded);
+            }
         }
+        let busy = self.services[service_id].busy - 1;
+        self.set_busy(service_id, busy);
     }
 }

@@ -5,12 +5,13 @@
 
 use crate::metrics::{FailReason, FailureCounts, LatencyRecorder, Outcome, ServiceCounters};
 use crate::report::{self, VariantReport};
+use crate::timeseries::TimeSeries;
 use crate::world::*;
 use slotmap::SlotMap;
 use std::collections::VecDeque;
-use stormsim_engine::{EventQueue, SimDuration, SimTime, StreamKey, StreamRng};
+use stormsim_engine::{EventQueue, SimDuration, SimTime, StreamKey, StreamRng, TimerHandle};
 use stormsim_model::{
-    Arrival, CallContext, CallPolicy, DeadlinePolicy, Model, RetryPolicy, ServiceId, Step,
+    Arrival, CallContext, CallPolicy, Change, DeadlinePolicy, Model, RetryPolicy, ServiceId, Step,
 };
 
 /// Everything that can happen. Small and `Copy`: the queue moves them a lot.
@@ -31,6 +32,8 @@ pub enum Event {
     BackoffDone(CallId),
     /// Local work of a handler ends.
     WorkDone(TaskId),
+    /// The timeline's next change applies.
+    Change(u32),
 }
 
 /// Why a run stopped before its natural end.
@@ -48,17 +51,33 @@ pub(crate) struct WorkloadState {
     pub rng: StreamRng,
     pub key: StreamKey,
     pub generated: u64,
+    /// The pending arrival, cancelled when a timeline change alters the arrivals.
+    pub next: Option<TimerHandle>,
 }
 
 pub(crate) struct ServiceState {
     pub busy: u32,
     pub queue: VecDeque<TaskId>,
     pub counters: ServiceCounters,
+    /// Busy worker-nanoseconds up to `busy_since`.
+    pub busy_integral: u128,
+    pub busy_since: SimTime,
+    /// `busy_integral` at the start of the open time-series bucket.
+    pub busy_at_bucket_start: u128,
+}
+
+impl ServiceState {
+    /// Busy worker-nanoseconds up to `now`.
+    pub fn busy_integral_at(&self, now: SimTime) -> u128 {
+        self.busy_integral + u128::from(self.busy) * u128::from((now - self.busy_since).as_nanos())
+    }
 }
 
 /// One run of one variant.
 pub struct Simulator<'m> {
+    /// The model in force now (the timeline's latest change).
     pub(crate) model: &'m Model,
+    pub(crate) changes: &'m [Change],
     pub(crate) queue: EventQueue<Event>,
     pub(crate) roots: SlotMap<RootId, Root>,
     pub(crate) tasks: SlotMap<TaskId, Task>,
@@ -78,6 +97,11 @@ pub struct Simulator<'m> {
     pub(crate) failures: FailureCounts,
     pub(crate) latency: LatencyRecorder,
     pub(crate) ok_latency: LatencyRecorder,
+    pub(crate) series: TimeSeries,
+    /// When the last logical request got its answer.
+    pub(crate) last_answer: SimTime,
+    /// The time the run ended (the horizon, or the last event).
+    pub(crate) ended: SimTime,
 }
 
 /// Salt of the network latency draws of a request's trip down and back up.
@@ -85,9 +109,64 @@ pub(crate) const NET_DOWN: u64 = u64::MAX - 1;
 pub(crate) const NET_UP: u64 = u64::MAX - 2;
 
 impl<'m> Simulator<'m> {
-    /// Prepares a run of `model`.
-    pub fn new(model: &'m Model) -> Simulator<'m> {
+    /// Prepares a run of `model`, changed over time by `changes` (in time order).
+    pub fn new(model: &'m Model, changes: &'m [Change]) -> Simulator<'m> {
         let root = StreamKey::root(model.seed);
+        let (edges, step_edge) = edges_of(model);
+        let workloads = model
+            .workloads
+            .iter()
+            .map(|w| {
+                let key = root.label("workload").label(&w.name);
+                WorkloadState {
+                    rng: key.label("arrivals").rng(),
+                    key,
+                    generated: 0,
+                    next: None,
+                }
+            })
+            .collect();
+        let services = model
+            .services
+            .iter()
+            .map(|_| ServiceState {
+                busy: 0,
+                queue: VecDeque::new(),
+                counters: ServiceCounters::default(),
+                busy_integral: 0,
+                busy_since: SimTime::ZERO,
+                busy_at_bucket_start: 0,
+            })
+            .collect();
+        Simulator {
+            model,
+            changes,
+            queue: EventQueue::new(),
+            roots: SlotMap::with_key(),
+            tasks: SlotMap::with_key(),
+            calls: SlotMap::with_key(),
+            attempts: SlotMap::with_key(),
+            edges,
+            step_edge,
+            workloads,
+            ready: VecDeque::new(),
+            services,
+            requests: 0,
+            succeeded: 0,
+            failures: FailureCounts::default(),
+            latency: LatencyRecorder::default(),
+            ok_latency: LatencyRecorder::default(),
+            series: TimeSeries::new(model.bucket, model.services.len()),
+            last_answer: SimTime::ZERO,
+            ended: SimTime::ZERO,
+        }
+    }
+}
+
+/// Every call edge of a model: one per workload (the caller's own policy), then
+/// one per call step; and the edge of each call step.
+fn edges_of(model: &Model) -> (Vec<CallPolicy>, Vec<Vec<EdgeId>>) {
+    {
         let mut edges = Vec::new();
         for w in &model.workloads {
             edges.push(CallPolicy {
@@ -118,48 +197,12 @@ impl<'m> Simulator<'m> {
             }
             step_edge.push(per_step);
         }
-        let workloads = model
-            .workloads
-            .iter()
-            .map(|w| {
-                let key = root.label("workload").label(&w.name);
-                WorkloadState {
-                    rng: key.label("arrivals").rng(),
-                    key,
-                    generated: 0,
-                }
-            })
-            .collect();
-        let services = model
-            .services
-            .iter()
-            .map(|_| ServiceState {
-                busy: 0,
-                queue: VecDeque::new(),
-                counters: ServiceCounters::default(),
-            })
-            .collect();
-        Simulator {
-            model,
-            queue: EventQueue::new(),
-            roots: SlotMap::with_key(),
-            tasks: SlotMap::with_key(),
-            calls: SlotMap::with_key(),
-            attempts: SlotMap::with_key(),
-            edges,
-            step_edge,
-            workloads,
-            ready: VecDeque::new(),
-            services,
-            requests: 0,
-            succeeded: 0,
-            failures: FailureCounts::default(),
-            latency: LatencyRecorder::default(),
-            ok_latency: LatencyRecorder::default(),
-        }
+        (edges, step_edge)
     }
+}
 
-    /// Runs to the end (no event left) or to a limit, and reports.
+impl<'m> Simulator<'m> {
+    /// Runs to the end (no event left, or the horizon) or to a limit, and reports.
     pub fn run(mut self, variant: &str) -> VariantReport {
         for (i, w) in self.model.workloads.iter().enumerate() {
             let first = match w.arrival {
@@ -170,9 +213,18 @@ impl<'m> Simulator<'m> {
             };
             self.schedule_arrival(i, first);
         }
+        for (i, c) in self.changes.iter().enumerate() {
+            self.queue.schedule(c.at, Event::Change(i as u32));
+        }
+        let horizon = self.model.horizon.map(|h| SimTime::ZERO + h);
         let limits = self.model.limits;
         let mut stopped = None;
-        while let Some((_, event)) = self.queue.pop() {
+        self.open_buckets_until(SimTime::ZERO);
+        while let Some((t, event)) = self.queue.pop() {
+            if horizon.is_some_and(|h| t >= h) {
+                break;
+            }
+            self.open_buckets_until(t);
             self.dispatch(event);
             if self.queue.delivered() >= limits.max_events {
                 stopped = Some(LimitHit::Events(self.queue.delivered()));
@@ -183,7 +235,99 @@ impl<'m> Simulator<'m> {
                 break;
             }
         }
+        self.ended = match (horizon, stopped.is_some()) {
+            (Some(h), false) => h,
+            _ => self.queue.now(),
+        };
+        let end = self.ended;
+        self.open_buckets_until(end);
+        self.close_bucket(end);
         report::variant_report(&self, variant, stopped)
+    }
+
+    /// Opens every bucket up to the one holding `t`, closing the ones before.
+    /// Gauges of a bucket are the state at its start: no event happened between
+    /// the last one and the boundary.
+    fn open_buckets_until(&mut self, t: SimTime) {
+        let want = self.series.index(t);
+        while self.series.len() <= want {
+            let b = self.series.len();
+            let boundary = self.series.boundary(b);
+            if b > 0 {
+                self.close_bucket(boundary);
+            }
+            let model = self.model;
+            self.series
+                .open(self.services.iter().zip(&model.services).map(|(s, spec)| {
+                    let queued = s.queue.len() as u64;
+                    (queued, queued + u64::from(s.busy), spec.workers)
+                }));
+        }
+    }
+
+    /// Records the open bucket's busy time up to `at` (its end, or the run's).
+    fn close_bucket(&mut self, at: SimTime) {
+        let Some(b) = self.series.len().checked_sub(1) else {
+            return;
+        };
+        for s in 0..self.services.len() {
+            let state = &mut self.services[s];
+            let integral = state.busy_integral_at(at.max(state.busy_since));
+            let busy = integral - state.busy_at_bucket_start;
+            state.busy_at_bucket_start = integral;
+            self.series.set_busy(b, s, busy);
+        }
+    }
+
+    /// Changes a service's busy count, keeping the busy-time integral exact.
+    pub(crate) fn set_busy(&mut self, service: ServiceId, busy: u32) {
+        let now = self.now();
+        let state = &mut self.services[service];
+        state.busy_integral = state.busy_integral_at(now);
+        state.busy_since = now;
+        state.busy = busy;
+    }
+
+    /// The timeline's change `index` applies: from now on the run follows its
+    /// model. Work already under way keeps the durations it drew.
+    fn on_change(&mut self, index: usize) {
+        let before = self.model;
+        let model = &self.changes[index].model;
+        self.model = model;
+        let (edges, step_edge) = edges_of(model);
+        self.edges = edges;
+        self.step_edge = step_edge;
+        let now = self.now();
+        for (i, (old, new)) in before.workloads.iter().zip(&model.workloads).enumerate() {
+            let same = format!("{:?}{:?}{:?}", old.arrival, old.max_requests, old.duration)
+                == format!("{:?}{:?}{:?}", new.arrival, new.max_requests, new.duration);
+            if same {
+                continue;
+            }
+            if let Some(pending) = self.workloads[i].next.take() {
+                self.queue.cancel(pending);
+            }
+            let next = match new.arrival {
+                Arrival::Poisson { mean_gap_ns } => {
+                    now + gap(self.workloads[i].rng.exponential(mean_gap_ns))
+                }
+                Arrival::Constant { rate_per_s } => now + gap(1e9 / rate_per_s),
+                Arrival::AtOnce => now,
+            };
+            self.schedule_arrival(i, next);
+        }
+        // More workers: start queued requests now.
+        for s in 0..self.services.len() {
+            let workers = model.services[s].workers;
+            while self.services[s].busy < workers {
+                let Some(next) = self.services[s].queue.pop_front() else {
+                    break;
+                };
+                let busy = self.services[s].busy + 1;
+                self.set_busy(s, busy);
+                self.ready.push_back(next);
+            }
+        }
     }
 
     fn dispatch(&mut self, event: Event) {
@@ -194,6 +338,7 @@ impl<'m> Simulator<'m> {
             Event::AttemptTimeout(a) => self.on_attempt_timeout(a),
             Event::BackoffDone(c) => self.on_backoff_done(c),
             Event::WorkDone(t) => self.on_work_done(t),
+            Event::Change(i) => self.on_change(i as usize),
         }
         while let Some(task) = self.ready.pop_front() {
             if self.tasks.contains_key(task) {
@@ -213,12 +358,13 @@ impl<'m> Simulator<'m> {
         let count_left = w.max_requests.is_none_or(|max| state.generated < max);
         let in_time = w.duration.is_none_or(|d| at < SimTime::ZERO + d);
         if count_left && in_time {
-            self.queue.schedule(
+            let timer = self.queue.schedule_timer(
                 at,
                 Event::Arrival {
                     workload: workload as u32,
                 },
             );
+            self.workloads[workload].next = Some(timer);
         }
     }
 
@@ -226,22 +372,22 @@ impl<'m> Simulator<'m> {
         let now = self.now();
         let w = &self.model.workloads[workload];
         let state = &mut self.workloads[workload];
+        state.next = None;
         let index = state.generated;
         state.generated += 1;
         let key = state.key.index(index);
         let next = match w.arrival {
-            Arrival::Poisson { mean_gap_ns } => Some(now + gap(state.rng.exponential(mean_gap_ns))),
-            // Computed from the index, not summed, so that gaps do not drift.
-            Arrival::Constant { rate_per_s } => Some(gap_ns((index + 1) as f64 * 1e9 / rate_per_s)),
-            Arrival::AtOnce => Some(now),
+            Arrival::Poisson { mean_gap_ns } => now + gap(state.rng.exponential(mean_gap_ns)),
+            // Each gap rounds to whole ns: at most 0.5 ns of drift per arrival.
+            Arrival::Constant { rate_per_s } => now + gap(1e9 / rate_per_s),
+            Arrival::AtOnce => now,
         };
         let deadline = w.deadline.map(|d| now + d);
         self.requests += 1;
         let root = self.roots.insert(Root { arrived: now });
+        self.series.global_mut().requests += 1;
         self.start_call(Owner::Root(root), workload as EdgeId, key, deadline);
-        if let Some(next) = next {
-            self.schedule_arrival(workload, next);
-        }
+        self.schedule_arrival(workload, next);
     }
 
     /// A logical request got its answer.
@@ -250,13 +396,18 @@ impl<'m> Simulator<'m> {
             return;
         };
         let latency = self.now() - r.arrived;
+        self.last_answer = self.now();
         self.latency.record(latency);
         match outcome {
             Outcome::Ok => {
                 self.succeeded += 1;
                 self.ok_latency.record(latency);
+                self.series.answered(latency, None);
             }
-            Outcome::Failed(reason) => self.failures.add(reason),
+            Outcome::Failed(reason) => {
+                self.failures.add(reason);
+                self.series.answered(latency, Some(reason));
+            }
         }
     }
 

@@ -61,6 +61,8 @@ pub struct Attempt {
     pub to: ServiceId,
     /// Random stream of the attempt and of the handler it starts.
     pub key: StreamKey,
+    /// 1 for a first try, more for a retry.
+    pub attempt_no: u32,
     /// The per-attempt timer, if finite.
     pub timer: Option<TimerHandle>,
     /// Whether the timer is the deadline (reported as `deadline_exceeded`).

@@ -1,0 +1,164 @@
+//! Per-bucket time series of a run: what an operator's dashboard would show.
+//!
+//! Counters go to the bucket of the event's time; gauges (queue, in flight) are
+//! sampled at each bucket's start; busy time is integrated exactly, so
+//! utilisation is the true mean over the bucket. Memory grows with buckets, not
+//! with requests.
+
+use crate::metrics::{FailReason, FailureCounts};
+use stormsim_engine::{SimDuration, SimTime};
+
+/// Run-wide counters of one bucket.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct GlobalBucket {
+    /// Logical requests that arrived.
+    pub requests: u64,
+    /// Logical requests answered with success (goodput).
+    pub succeeded: u64,
+    /// Logical requests answered with an error, by reason.
+    pub failures: FailureCounts,
+    /// Sum of the latencies of the requests answered in the bucket, ns.
+    pub latency_sum_ns: u128,
+}
+
+impl GlobalBucket {
+    /// Requests answered in the bucket.
+    pub fn answered(&self) -> u64 {
+        self.succeeded + self.failures.total()
+    }
+
+    /// Mean latency of the requests answered in the bucket, ms (`None` if none).
+    pub fn mean_latency_ms(&self) -> Option<f64> {
+        let n = self.answered();
+        (n > 0).then(|| self.latency_sum_ns as f64 / n as f64 / 1e6)
+    }
+}
+
+/// One service's counters and gauges in one bucket.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ServiceBucket {
+    /// First attempts received.
+    pub offered_first: u64,
+    /// Retries received.
+    pub offered_retry: u64,
+    /// Handlers completed.
+    pub completed: u64,
+    /// Of those, after the caller had left.
+    pub wasted: u64,
+    /// Handlers stopped by cancellation.
+    pub cancelled: u64,
+    /// Refused by a full queue.
+    pub rejected: u64,
+    /// Refused or dropped by admission control.
+    pub shed: u64,
+    /// Waiting requests at the bucket's start.
+    pub queue: u64,
+    /// Requests holding a worker or waiting for one, at the bucket's start.
+    pub in_flight: u64,
+    /// Worker-nanoseconds busy during the bucket.
+    pub busy_ns: u128,
+    /// Workers at the bucket's start (`u32::MAX`: unbounded).
+    pub workers: u32,
+}
+
+impl ServiceBucket {
+    /// All attempts received.
+    pub fn offered(&self) -> u64 {
+        self.offered_first + self.offered_retry
+    }
+}
+
+/// The time series of one run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TimeSeries {
+    /// Bucket width.
+    pub bucket: SimDuration,
+    /// Services per bucket.
+    pub services: usize,
+    /// Run-wide rows, one per bucket.
+    pub global: Vec<GlobalBucket>,
+    /// Per-service rows: `per_service[b * services + s]`.
+    pub per_service: Vec<ServiceBucket>,
+}
+
+impl TimeSeries {
+    pub(crate) fn new(bucket: SimDuration, services: usize) -> TimeSeries {
+        TimeSeries {
+            bucket,
+            services,
+            global: Vec::new(),
+            per_service: Vec::new(),
+        }
+    }
+
+    /// Buckets recorded.
+    pub fn len(&self) -> usize {
+        self.global.len()
+    }
+
+    /// Whether no bucket was recorded.
+    pub fn is_empty(&self) -> bool {
+        self.global.is_empty()
+    }
+
+    /// Start of bucket `b`, seconds.
+    pub fn start_s(&self, b: usize) -> f64 {
+        (self.bucket.as_nanos() as f64 * b as f64) / 1e9
+    }
+
+    /// Bucket width, seconds.
+    pub fn bucket_s(&self) -> f64 {
+        self.bucket.as_nanos() as f64 / 1e9
+    }
+
+    /// Service `s` in bucket `b`.
+    pub fn service(&self, b: usize, s: usize) -> &ServiceBucket {
+        &self.per_service[b * self.services + s]
+    }
+
+    /// The bucket index of an instant.
+    pub(crate) fn index(&self, t: SimTime) -> usize {
+        (t.as_nanos() / self.bucket.as_nanos().max(1)) as usize
+    }
+
+    /// The start of bucket `b`.
+    pub(crate) fn boundary(&self, b: usize) -> SimTime {
+        SimTime(self.bucket.as_nanos().saturating_mul(b as u64))
+    }
+
+    /// Opens bucket `b`, with its gauges sampled now (its start).
+    pub(crate) fn open(&mut self, gauges: impl Iterator<Item = (u64, u64, u32)>) {
+        self.global.push(GlobalBucket::default());
+        for (queue, in_flight, workers) in gauges {
+            self.per_service.push(ServiceBucket {
+                queue,
+                in_flight,
+                workers,
+                ..ServiceBucket::default()
+            });
+        }
+    }
+
+    pub(crate) fn global_mut(&mut self) -> &mut GlobalBucket {
+        self.global.last_mut().expect("a bucket is open")
+    }
+
+    pub(crate) fn service_mut(&mut self, s: usize) -> &mut ServiceBucket {
+        let b = self.global.len() - 1;
+        &mut self.per_service[b * self.services + s]
+    }
+
+    /// Closes the open bucket's busy time for service `s`.
+    pub(crate) fn set_busy(&mut self, b: usize, s: usize, busy_ns: u128) {
+        self.per_service[b * self.services + s].busy_ns = busy_ns;
+    }
+
+    pub(crate) fn answered(&mut self, latency: SimDuration, failure: Option<FailReason>) {
+        let g = self.global_mut();
+        g.latency_sum_ns += u128::from(latency.as_nanos());
+        match failure {
+            None => g.succeeded += 1,
+            Some(reason) => g.failures.add(reason),
+        }
+    }
+}
