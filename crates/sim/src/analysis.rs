@@ -78,8 +78,8 @@ pub fn classify(
     let first_good_stretch = |from: usize, until: usize| -> Option<usize> {
         let until = until.min(samples.len());
         let mut run = 0;
-        for b in from..until {
-            if good(&samples[b]) {
+        for (b, sample) in samples.iter().enumerate().take(until).skip(from) {
+            if good(sample) {
                 run += 1;
                 if run == hold {
                     return Some(b + 1 - hold);

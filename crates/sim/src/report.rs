@@ -392,7 +392,7 @@ impl RunReport {
                     g.failures.deadline_exceeded.to_string(),
                     g.failures.rejected.to_string(),
                     g.failures.error.to_string(),
-                    opt(&g.mean_latency_ms().map(|x| round_ms(x))),
+                    opt(&g.mean_latency_ms().map(round_ms)),
                 ];
                 for name in &service_names {
                     match v.services.iter().position(|s| s.name == *name) {
