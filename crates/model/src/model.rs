@@ -2,7 +2,10 @@
 //! nanoseconds, every number known to be in range.
 
 use crate::dist::Dist;
-pub use crate::spec::{CallContext, OnCancel, TimelineRole};
+pub use crate::spec::{
+    BreakerSpec, BudgetSpec, CallContext, Jitter, OnCancel, RetryableOutcome, SlidingWindowType,
+    TimelineRole,
+};
 use stormsim_engine::{SimDuration, SimTime};
 
 /// Index of a service in [`Model::services`].
@@ -78,6 +81,10 @@ pub struct Workload {
     pub timeout: SimDuration,
     /// The caller's deadline budget, sent with the request.
     pub deadline: Option<SimDuration>,
+    /// The caller's retry loop.
+    pub retry: RetryPolicy,
+    /// The caller's circuit breaker.
+    pub breaker: Option<BreakerSpec>,
 }
 
 /// An arrival process.
@@ -150,15 +157,55 @@ pub struct CallPolicy {
     pub deadline: DeadlinePolicy,
     /// Tied to the request's lifetime or not.
     pub context: CallContext,
+    /// Circuit breaker, asked before each attempt.
+    pub breaker: Option<BreakerSpec>,
 }
 
 /// A validated retry policy.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct RetryPolicy {
     /// Attempts in all, the first included (≥ 1).
     pub max_attempts: u32,
-    /// Wait before each retry.
-    pub backoff: SimDuration,
+    /// Wait before each retry, before jitter.
+    pub backoff: Backoff,
+    /// How the wait is randomised.
+    pub jitter: Jitter,
+    /// For proportional jitter.
+    pub jitter_factor: f64,
+    /// Outcomes retried.
+    pub retry_on: Vec<RetryableOutcome>,
+    /// The edge's retry budget.
+    pub budget: Option<BudgetSpec>,
+}
+
+impl RetryPolicy {
+    /// One attempt, no retry.
+    pub fn none() -> RetryPolicy {
+        RetryPolicy {
+            max_attempts: 1,
+            backoff: Backoff::Fixed(SimDuration::ZERO),
+            jitter: Jitter::None,
+            jitter_factor: 0.0,
+            retry_on: Vec::new(),
+            budget: None,
+        }
+    }
+}
+
+/// A validated backoff.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Backoff {
+    /// The same wait every time.
+    Fixed(SimDuration),
+    /// `min(cap, base · multiplier^(n-1))` before retry `n`.
+    Exponential {
+        /// First wait.
+        base: SimDuration,
+        /// Growth per retry.
+        multiplier: f64,
+        /// Longest wait.
+        cap: SimDuration,
+    },
 }
 
 /// A validated deadline policy.

@@ -204,6 +204,13 @@ pub struct WorkloadSpec {
     /// (like gRPC's `grpc-timeout`), and the caller gives up when it expires.
     #[serde(default)]
     pub deadline_ms: Option<f64>,
+    /// The caller's own retry loop; `timeout_ms` is then per attempt. Absent:
+    /// one attempt.
+    #[serde(default)]
+    pub retry: Option<RetrySpec>,
+    /// The caller's circuit breaker, asked before each attempt.
+    #[serde(default)]
+    pub breaker: Option<BreakerSpec>,
 }
 
 /// An arrival process.
@@ -283,7 +290,7 @@ pub struct DropExpiredSpec {
 
 /// One step of a handler: either local work (`work`) or a downstream call
 /// (`call`, with its edge policies). Exactly one of `work` and `call`;
-/// `timeout_ms`, `retry`, `deadline` and `context` apply only to `call`,
+/// `timeout_ms`, `retry`, `breaker`, `deadline` and `context` apply only to `call`,
 /// `on_cancel` only to `work`; anything else is an error.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -306,6 +313,9 @@ pub struct StepSpec {
     /// For `call`: the retry loop around attempts. Absent: one attempt.
     #[serde(default)]
     pub retry: Option<RetrySpec>,
+    /// For `call`: a circuit breaker, asked before each attempt.
+    #[serde(default)]
+    pub breaker: Option<BreakerSpec>,
     /// For `call`: how the request's deadline shapes attempts and travels down.
     /// Absent: the deadline (if the request has one) only bounds attempts and is
     /// not sent to the callee; present, `propagate` defaults to `true`.
@@ -341,33 +351,265 @@ pub enum CallContext {
 
 /// The retry loop of a call. Counts tries as resilience4j's `maxAttempts` does:
 /// the first attempt included.
-#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RetrySpec {
     /// Attempts in all, the first included (3 = one try and two retries).
     #[schemars(range(min = 1))]
     pub max_attempts: u32,
-    /// The wait before each retry. Default: no wait.
+    /// The wait before each retry, before jitter. Default: no wait.
     #[serde(default)]
     pub backoff: BackoffSpec,
+    /// How the wait is randomised (the four modes of the AWS backoff-and-jitter
+    /// analysis, plus proportional jitter as resilience4j and gRPC use).
+    #[serde(default)]
+    pub jitter: Jitter,
+    /// For `jitter: proportional`: the wait is uniform in `[d(1-f), d(1+f)]`
+    /// (resilience4j's randomization factor 0.5; gRPC's ±20% is 0.2).
+    #[serde(default = "default_jitter_factor")]
+    #[schemars(range(min = 0.0, max = 1.0))]
+    pub jitter_factor: f64,
+    /// Outcomes that are retried; anything else fails the call at once. A
+    /// breaker's fast failure is never retried. Default: every transient failure
+    /// (`timeout`, `deadline_exceeded`, `rejected`, `error`).
+    #[serde(default = "default_retry_on")]
+    pub retry_on: Vec<RetryableOutcome>,
+    /// A budget shared by every call on this edge that limits retries collectively
+    /// (max attempts limits one request). Absent: no budget.
+    #[serde(default)]
+    pub budget: Option<BudgetSpec>,
 }
 
-/// The wait before a retry.
-#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+fn default_jitter_factor() -> f64 {
+    0.5
+}
+
+fn default_retry_on() -> Vec<RetryableOutcome> {
+    vec![
+        RetryableOutcome::Timeout,
+        RetryableOutcome::DeadlineExceeded,
+        RetryableOutcome::Rejected,
+        RetryableOutcome::Error,
+    ]
+}
+
+/// An outcome a retry policy may retry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RetryableOutcome {
+    /// The attempt's timeout expired.
+    Timeout,
+    /// The callee answered that the deadline expired (gRPC DEADLINE_EXCEEDED).
+    DeadlineExceeded,
+    /// The callee refused the request (HTTP 503, gRPC UNAVAILABLE).
+    Rejected,
+    /// Any other server error (HTTP 500).
+    Error,
+}
+
+/// The wait before a retry, before jitter.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum BackoffSpec {
-    /// The same wait before every retry (no jitter: retries of requests that
-    /// failed together arrive together).
+    /// The same wait before every retry (without jitter, retries of requests
+    /// that failed together arrive together).
     Fixed {
         /// The wait.
+        #[schemars(range(min = 0.0))]
         ms: f64,
     },
+    /// `min(cap, base · multiplier^(n-1))` before retry `n`.
+    Exponential {
+        /// Wait before the first retry.
+        #[schemars(range(min = 0.0))]
+        base_ms: f64,
+        /// Growth per retry.
+        #[serde(default = "two")]
+        multiplier: f64,
+        /// Longest wait.
+        #[serde(default)]
+        cap_ms: Option<f64>,
+    },
+}
+
+fn two() -> f64 {
+    2.0
 }
 
 impl Default for BackoffSpec {
     fn default() -> Self {
         BackoffSpec::Fixed { ms: 0.0 }
     }
+}
+
+/// Randomisation of the backoff `d` (AWS "Exponential Backoff and Jitter").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Jitter {
+    /// Exactly `d`.
+    #[default]
+    None,
+    /// Uniform in `[0, d]`.
+    Full,
+    /// `d/2` plus uniform in `[0, d/2]`.
+    Equal,
+    /// `min(cap, uniform(base, 3 × previous wait))`.
+    Decorrelated,
+    /// Uniform in `[d(1-f), d(1+f)]`, `f` = `jitter_factor`.
+    Proportional,
+}
+
+/// A retry budget: limits retries across all calls of an edge.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum BudgetSpec {
+    /// The S5 chapter's token bucket: each first attempt adds `ratio` tokens up to
+    /// `max_tokens`, each retry spends one; no token, no retry. Starts full.
+    TokenBucket {
+        /// Tokens per first attempt (0.1: retries ≈ 10% of traffic).
+        #[schemars(range(min = 0.0))]
+        ratio: f64,
+        /// Bucket size.
+        #[serde(default = "ten")]
+        max_tokens: f64,
+    },
+    /// gRPC retry throttling (A6): starts at `max_tokens`; a failed attempt takes
+    /// 1, a success gives `token_ratio`; retries only while tokens > max/2.
+    GrpcThrottling {
+        /// In (0, 1000].
+        max_tokens: f64,
+        /// Tokens per success.
+        token_ratio: f64,
+    },
+    /// Finagle's RetryBudget: retries up to `percent_can_retry` of requests over
+    /// a `ttl_s` window, plus a reserve of `min_retries_per_sec`.
+    Finagle {
+        /// Window, seconds (1-60).
+        #[serde(default = "ten")]
+        ttl_s: f64,
+        /// Reserve, retries per second.
+        #[serde(default = "ten_u32")]
+        min_retries_per_sec: u32,
+        /// Share of requests that may retry, in [0, 1].
+        #[serde(default = "point_two")]
+        percent_can_retry: f64,
+    },
+    /// Envoy's retry budget: concurrent retries at most `budget_percent` of
+    /// active requests, and at least `min_retry_concurrency`.
+    Envoy {
+        /// Percent of active requests.
+        #[serde(default = "twenty")]
+        budget_percent: f64,
+        /// Floor on concurrent retries.
+        #[serde(default = "three")]
+        min_retry_concurrency: u32,
+    },
+}
+
+fn ten() -> f64 {
+    10.0
+}
+fn ten_u32() -> u32 {
+    10
+}
+fn point_two() -> f64 {
+    0.2
+}
+fn twenty() -> f64 {
+    20.0
+}
+fn three() -> u32 {
+    3
+}
+
+/// A circuit breaker on a call edge, asked once per attempt: open, it fails
+/// attempts at once, without the network, with a non-retryable error.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum BreakerSpec {
+    /// resilience4j's CircuitBreaker, with its parameter names and defaults.
+    Resilience4j {
+        /// Open at this failure rate, percent.
+        #[serde(default = "fifty")]
+        failure_rate_threshold: f64,
+        /// Open at this slow-call rate, percent.
+        #[serde(default = "hundred")]
+        slow_call_rate_threshold: f64,
+        /// A call longer than this is slow.
+        #[serde(default = "sixty_thousand")]
+        slow_call_duration_threshold_ms: f64,
+        /// `count_based` (the last N calls) or `time_based` (the last N seconds).
+        #[serde(default)]
+        sliding_window_type: SlidingWindowType,
+        /// N.
+        #[serde(default = "hundred_u32")]
+        sliding_window_size: u32,
+        /// Rates count only once this many calls are recorded.
+        #[serde(default = "hundred_u32")]
+        minimum_number_of_calls: u32,
+        /// How long it stays open.
+        #[serde(default = "sixty_thousand")]
+        wait_duration_in_open_state_ms: f64,
+        /// Calls let through half-open, whose rates decide.
+        #[serde(default = "ten_u32")]
+        permitted_number_of_calls_in_half_open_state: u32,
+        /// Move to half-open when the wait ends, not at the next call.
+        #[serde(default)]
+        automatic_transition_from_open_to_half_open_enabled: bool,
+        /// Back to open after this long half-open (0: unbounded).
+        #[serde(default)]
+        max_wait_duration_in_half_open_state_ms: f64,
+    },
+    /// The S5 chapter's breaker: opens after `failure_threshold` consecutive
+    /// failures, stays open `cooldown_ms`, then lets `max_concurrent_probes`
+    /// through and closes after `successes_to_close` successes in a row.
+    Consecutive {
+        /// Consecutive failures that open it.
+        #[serde(default = "five_u32")]
+        failure_threshold: u32,
+        /// Time open.
+        #[serde(default = "ten_thousand")]
+        cooldown_ms: f64,
+        /// Probes at once when half-open.
+        #[serde(default = "one_u32")]
+        max_concurrent_probes: u32,
+        /// Successes in a row that close it.
+        #[serde(default = "three")]
+        successes_to_close: u32,
+    },
+}
+
+/// resilience4j's sliding window types.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SlidingWindowType {
+    /// The last N calls.
+    #[default]
+    CountBased,
+    /// The last N seconds.
+    TimeBased,
+}
+
+fn fifty() -> f64 {
+    50.0
+}
+fn hundred() -> f64 {
+    100.0
+}
+fn hundred_u32() -> u32 {
+    100
+}
+fn sixty_thousand() -> f64 {
+    60_000.0
+}
+fn five_u32() -> u32 {
+    5
+}
+fn one_u32() -> u32 {
+    1
+}
+fn ten_thousand() -> f64 {
+    10_000.0
 }
 
 /// Deadline handling on a call edge. A request's deadline, when it has one,

@@ -230,6 +230,11 @@ pub fn validate(spec: &ModelSpec) -> Result<Model, Vec<Problem>> {
                 .optional_positive_ms(&format!("{at}.timeout_ms"), w.timeout_ms)
                 .unwrap_or(SimDuration::INFINITE),
             deadline: ck.optional_positive_ms(&format!("{at}.deadline_ms"), w.deadline_ms),
+            retry: retry_policy(&mut ck, &format!("{at}.retry"), w.retry.as_ref()),
+            breaker: w
+                .breaker
+                .as_ref()
+                .map(|b| breaker_policy(&mut ck, &format!("{at}.breaker"), b)),
         });
     }
 
@@ -346,6 +351,7 @@ fn check_step(
             let call_only = [
                 ("timeout_ms", step.timeout_ms.is_some()),
                 ("retry", step.retry.is_some()),
+                ("breaker", step.breaker.is_some()),
                 ("deadline", step.deadline.is_some()),
                 ("context", step.context.is_some()),
             ];
@@ -371,55 +377,200 @@ fn check_step(
             }
             // A call to itself is reported as the cycle `A -> A`.
             let to = lookup(ck, format!("{at}.call"), callee);
-            let retry = match &step.retry {
-                None => RetryPolicy {
-                    max_attempts: 1,
-                    backoff: SimDuration::ZERO,
-                },
-                Some(r) => {
-                    if r.max_attempts == 0 {
-                        ck.fail(
-                            format!("{at}.retry.max_attempts"),
-                            "expected at least 1 attempt (the first one counts), got 0",
-                        );
-                    }
-                    let BackoffSpec::Fixed { ms } = r.backoff;
-                    RetryPolicy {
-                        max_attempts: r.max_attempts.max(1),
-                        backoff: SimDuration::from_ms(
-                            ck.non_negative(&format!("{at}.retry.backoff.ms"), ms),
-                        ),
-                    }
-                }
-            };
-            let deadline = match &step.deadline {
-                None => DeadlinePolicy::NONE,
-                Some(d) => DeadlinePolicy {
-                    propagate: d.propagate,
-                    margin: SimDuration::from_ms(
-                        ck.non_negative(&format!("{at}.deadline.margin_ms"), d.margin_ms),
-                    ),
-                    first_attempt_cap: ck
-                        .optional_positive_ms(
-                            &format!("{at}.deadline.first_attempt_cap_ms"),
-                            d.first_attempt_cap_ms,
-                        )
-                        .unwrap_or(SimDuration::INFINITE),
-                    min_budget: SimDuration::from_ms(
-                        ck.non_negative(&format!("{at}.deadline.min_budget_ms"), d.min_budget_ms),
-                    ),
-                },
-            };
             Some(Step::Call(CallPolicy {
                 to,
                 attempt_timeout: ck
                     .optional_positive_ms(&format!("{at}.timeout_ms"), step.timeout_ms)
                     .unwrap_or(SimDuration::INFINITE),
-                retry,
-                deadline,
+                retry: retry_policy(ck, &format!("{at}.retry"), step.retry.as_ref()),
+                deadline: deadline_policy(ck, &format!("{at}.deadline"), step.deadline.as_ref()),
                 context: step.context.unwrap_or(CallContext::Request),
+                breaker: step
+                    .breaker
+                    .as_ref()
+                    .map(|b| breaker_policy(ck, &format!("{at}.breaker"), b)),
             }))
         }
+    }
+}
+
+fn retry_policy(ck: &mut Checker, at: &str, retry: Option<&RetrySpec>) -> RetryPolicy {
+    let Some(r) = retry else {
+        return RetryPolicy::none();
+    };
+    if r.max_attempts == 0 {
+        ck.fail(
+            format!("{at}.max_attempts"),
+            "expected at least 1 attempt (the first one counts), got 0",
+        );
+    }
+    let backoff = match &r.backoff {
+        BackoffSpec::Fixed { ms } => Backoff::Fixed(SimDuration::from_ms(
+            ck.non_negative(&format!("{at}.backoff.ms"), *ms),
+        )),
+        BackoffSpec::Exponential {
+            base_ms,
+            multiplier,
+            cap_ms,
+        } => {
+            let base = ck.non_negative(&format!("{at}.backoff.base_ms"), *base_ms);
+            if !(multiplier.is_finite() && *multiplier >= 1.0) {
+                ck.fail(
+                    format!("{at}.backoff.multiplier"),
+                    format!("expected a number ≥ 1, got {multiplier}"),
+                );
+            }
+            Backoff::Exponential {
+                base: SimDuration::from_ms(base),
+                multiplier: *multiplier,
+                cap: ck
+                    .optional_positive_ms(&format!("{at}.backoff.cap_ms"), *cap_ms)
+                    .unwrap_or(SimDuration::INFINITE),
+            }
+        }
+    };
+    ck.probability(&format!("{at}.jitter_factor"), r.jitter_factor);
+    if let Some(budget) = &r.budget {
+        check_budget(ck, &format!("{at}.budget"), budget);
+    }
+    RetryPolicy {
+        max_attempts: r.max_attempts.max(1),
+        backoff,
+        jitter: r.jitter,
+        jitter_factor: r.jitter_factor,
+        retry_on: r.retry_on.clone(),
+        budget: r.budget.clone(),
+    }
+}
+
+fn check_budget(ck: &mut Checker, at: &str, budget: &BudgetSpec) {
+    match budget {
+        BudgetSpec::TokenBucket { ratio, max_tokens } => {
+            ck.non_negative(&format!("{at}.ratio"), *ratio);
+            ck.positive(&format!("{at}.max_tokens"), *max_tokens);
+        }
+        BudgetSpec::GrpcThrottling {
+            max_tokens,
+            token_ratio,
+        } => {
+            if !(max_tokens.is_finite() && *max_tokens > 0.0 && *max_tokens <= 1000.0) {
+                ck.fail(
+                    format!("{at}.max_tokens"),
+                    format!("expected a number in (0, 1000] (gRPC's range), got {max_tokens}"),
+                );
+            }
+            ck.positive(&format!("{at}.token_ratio"), *token_ratio);
+        }
+        BudgetSpec::Finagle {
+            ttl_s,
+            percent_can_retry,
+            ..
+        } => {
+            if !(ttl_s.is_finite() && (1.0..=60.0).contains(ttl_s)) {
+                ck.fail(
+                    format!("{at}.ttl_s"),
+                    format!("expected 1 to 60 seconds (Finagle's range), got {ttl_s}"),
+                );
+            }
+            ck.probability(&format!("{at}.percent_can_retry"), *percent_can_retry);
+        }
+        BudgetSpec::Envoy { budget_percent, .. } => {
+            if !(budget_percent.is_finite() && (0.0..=100.0).contains(budget_percent)) {
+                ck.fail(
+                    format!("{at}.budget_percent"),
+                    format!("expected a percentage in [0, 100], got {budget_percent}"),
+                );
+            }
+        }
+    }
+}
+
+fn breaker_policy(ck: &mut Checker, at: &str, breaker: &BreakerSpec) -> BreakerSpec {
+    match breaker {
+        BreakerSpec::Resilience4j {
+            failure_rate_threshold,
+            slow_call_rate_threshold,
+            slow_call_duration_threshold_ms,
+            sliding_window_size,
+            minimum_number_of_calls,
+            wait_duration_in_open_state_ms,
+            permitted_number_of_calls_in_half_open_state,
+            max_wait_duration_in_half_open_state_ms,
+            ..
+        } => {
+            for (field, pct) in [
+                ("failure_rate_threshold", failure_rate_threshold),
+                ("slow_call_rate_threshold", slow_call_rate_threshold),
+            ] {
+                if !(pct.is_finite() && *pct > 0.0 && *pct <= 100.0) {
+                    ck.fail(
+                        format!("{at}.{field}"),
+                        format!("expected a percentage in (0, 100], got {pct}"),
+                    );
+                }
+            }
+            ck.positive(
+                &format!("{at}.slow_call_duration_threshold_ms"),
+                *slow_call_duration_threshold_ms,
+            );
+            for (field, n) in [
+                ("sliding_window_size", sliding_window_size),
+                ("minimum_number_of_calls", minimum_number_of_calls),
+                (
+                    "permitted_number_of_calls_in_half_open_state",
+                    permitted_number_of_calls_in_half_open_state,
+                ),
+            ] {
+                if *n == 0 {
+                    ck.fail(format!("{at}.{field}"), "expected at least 1, got 0");
+                }
+            }
+            ck.positive(
+                &format!("{at}.wait_duration_in_open_state_ms"),
+                *wait_duration_in_open_state_ms,
+            );
+            ck.non_negative(
+                &format!("{at}.max_wait_duration_in_half_open_state_ms"),
+                *max_wait_duration_in_half_open_state_ms,
+            );
+        }
+        BreakerSpec::Consecutive {
+            failure_threshold,
+            cooldown_ms,
+            max_concurrent_probes,
+            successes_to_close,
+        } => {
+            for (field, n) in [
+                ("failure_threshold", failure_threshold),
+                ("max_concurrent_probes", max_concurrent_probes),
+                ("successes_to_close", successes_to_close),
+            ] {
+                if *n == 0 {
+                    ck.fail(format!("{at}.{field}"), "expected at least 1, got 0");
+                }
+            }
+            ck.positive(&format!("{at}.cooldown_ms"), *cooldown_ms);
+        }
+    }
+    breaker.clone()
+}
+
+fn deadline_policy(ck: &mut Checker, at: &str, deadline: Option<&DeadlineSpec>) -> DeadlinePolicy {
+    match deadline {
+        None => DeadlinePolicy::NONE,
+        Some(d) => DeadlinePolicy {
+            propagate: d.propagate,
+            margin: SimDuration::from_ms(ck.non_negative(&format!("{at}.margin_ms"), d.margin_ms)),
+            first_attempt_cap: ck
+                .optional_positive_ms(
+                    &format!("{at}.first_attempt_cap_ms"),
+                    d.first_attempt_cap_ms,
+                )
+                .unwrap_or(SimDuration::INFINITE),
+            min_budget: SimDuration::from_ms(
+                ck.non_negative(&format!("{at}.min_budget_ms"), d.min_budget_ms),
+            ),
+        },
     }
 }
 

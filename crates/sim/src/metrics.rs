@@ -17,6 +17,8 @@ pub enum FailReason {
     Rejected,
     /// Any other failure.
     Error,
+    /// A circuit breaker refused the attempt without sending it.
+    BreakerOpen,
 }
 
 /// How an attempt or a handler ended.
@@ -39,6 +41,8 @@ pub struct FailureCounts {
     pub rejected: u64,
     /// Other errors.
     pub error: u64,
+    /// Refused by an open circuit breaker.
+    pub breaker_open: u64,
 }
 
 impl FailureCounts {
@@ -49,12 +53,13 @@ impl FailureCounts {
             FailReason::DeadlineExceeded => self.deadline_exceeded += 1,
             FailReason::Rejected => self.rejected += 1,
             FailReason::Error => self.error += 1,
+            FailReason::BreakerOpen => self.breaker_open += 1,
         }
     }
 
     /// All failures.
     pub fn total(&self) -> u64 {
-        self.timeout + self.deadline_exceeded + self.rejected + self.error
+        self.timeout + self.deadline_exceeded + self.rejected + self.error + self.breaker_open
     }
 }
 
@@ -78,6 +83,12 @@ pub struct ServiceCounters {
     pub shed: u64,
     /// Longest queue seen.
     pub max_queue: u64,
+    /// Retries sent to this service (granted by policy and budget).
+    pub retries: u64,
+    /// Retries to this service a budget refused.
+    pub budget_denied: u64,
+    /// Attempts to this service an open breaker refused.
+    pub breaker_rejected: u64,
 }
 
 /// Latency of logical requests, from arrival to the answer (success or error).

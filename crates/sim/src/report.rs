@@ -86,6 +86,15 @@ pub struct ServiceReport {
     pub shed: u64,
     /// Longest queue seen.
     pub max_queue: u64,
+    /// Retries sent to this service.
+    pub retries: u64,
+    /// Retries to this service refused by a retry budget.
+    pub budget_denied: u64,
+    /// Attempts to this service refused by an open circuit breaker.
+    pub breaker_rejected: u64,
+    /// Seconds the breakers guarding calls to this service were open, summed
+    /// over breakers (one per caller).
+    pub breaker_open_s: f64,
     /// Most attempts received in one second.
     pub peak_offered_rps: f64,
 }
@@ -141,7 +150,18 @@ pub(crate) fn variant_report(
                 rejected,
                 shed,
                 max_queue,
+                retries,
+                budget_denied,
+                breaker_rejected,
             } = state.counters;
+            let breaker_open_s: f64 = sim
+                .edges
+                .iter()
+                .zip(&sim.edge_state)
+                .filter(|(edge, _)| edge.to == s)
+                .filter_map(|(_, st)| st.breaker.as_ref())
+                .map(|b| b.open_time(sim.ended).as_ms() / 1000.0)
+                .sum();
             ServiceReport {
                 name: spec.name.clone(),
                 calls,
@@ -153,6 +173,10 @@ pub(crate) fn variant_report(
                 rejected,
                 shed,
                 max_queue,
+                retries,
+                budget_denied,
+                breaker_rejected,
+                breaker_open_s: round_ratio(breaker_open_s),
                 peak_offered_rps: round_ratio(peak_rps(series, |b| series.service(b, s).offered())),
             }
         })
@@ -249,6 +273,7 @@ pub const SUMMARY_COLUMNS: &[&str] = &[
     "failed_deadline_exceeded",
     "failed_rejected",
     "failed_error",
+    "failed_breaker_open",
     "unanswered",
     "latency_p50_ms",
     "latency_p90_ms",
@@ -279,6 +304,10 @@ pub const SERVICE_COLUMNS: &[&str] = &[
     "rejected",
     "shed",
     "max_queue",
+    "retries",
+    "budget_denied",
+    "breaker_rejected",
+    "breaker_open_s",
     "peak_offered_rps",
 ];
 
@@ -324,6 +353,7 @@ impl RunReport {
                 f.deadline_exceeded.to_string(),
                 f.rejected.to_string(),
                 f.error.to_string(),
+                f.breaker_open.to_string(),
                 v.unanswered.to_string(),
                 l.p50.to_string(),
                 l.p90.to_string(),
@@ -354,6 +384,10 @@ impl RunReport {
                         s.rejected.to_string(),
                         s.shed.to_string(),
                         s.max_queue.to_string(),
+                        s.retries.to_string(),
+                        s.budget_denied.to_string(),
+                        s.breaker_rejected.to_string(),
+                        s.breaker_open_s.to_string(),
                         s.peak_offered_rps.to_string(),
                     ]),
                     None => row.extend(SERVICE_COLUMNS.iter().map(|_| String::new())),
@@ -412,6 +446,8 @@ impl RunReport {
                                 x.shed.to_string(),
                                 x.queue.to_string(),
                                 x.in_flight.to_string(),
+                                x.breakers_open.to_string(),
+                                opt(&x.budget_tokens.map(round_ratio)),
                                 round_ratio(busy).to_string(),
                                 opt(&utilisation),
                             ]);
@@ -453,6 +489,8 @@ pub const TIMESERIES_SERVICE_COLUMNS: &[&str] = &[
     "shed",
     "queue",
     "in_flight",
+    "breakers_open",
+    "budget_tokens",
     "busy",
     "utilisation",
 ];

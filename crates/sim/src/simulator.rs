@@ -4,14 +4,16 @@
 //! side in [`crate::service`]; this file owns the loop and the workloads.
 
 use crate::metrics::{FailReason, FailureCounts, LatencyRecorder, Outcome, ServiceCounters};
+use crate::policy::breaker::{BreakerState, CircuitBreaker};
+use crate::policy::{self, budget::RetryBudget};
 use crate::report::{self, VariantReport};
-use crate::timeseries::TimeSeries;
+use crate::timeseries::{Gauges, TimeSeries};
 use crate::world::*;
 use slotmap::SlotMap;
 use std::collections::VecDeque;
 use stormsim_engine::{EventQueue, SimDuration, SimTime, StreamKey, StreamRng, TimerHandle};
 use stormsim_model::{
-    Arrival, CallContext, CallPolicy, Change, DeadlinePolicy, Model, RetryPolicy, ServiceId, Step,
+    Arrival, CallContext, CallPolicy, Change, DeadlinePolicy, Model, ServiceId, Step,
 };
 
 /// Everything that can happen. Small and `Copy`: the queue moves them a lot.
@@ -45,6 +47,36 @@ pub enum LimitHit {
     /// Too many requests alive at once.
     #[error("stopped with {0} requests in flight (limits.max_in_flight): the model may be unstable; the report is partial")]
     InFlight(u64),
+}
+
+/// The live state of a call edge's stateful policies, per caller (each caller
+/// service or workload has its own breaker and budget, as each instance of a
+/// client library does).
+pub(crate) struct EdgeState {
+    pub budget: RetryBudget,
+    pub breaker: Option<CircuitBreaker>,
+    /// Attempts in flight on this edge.
+    pub in_flight: u64,
+}
+
+impl EdgeState {
+    fn new(policy: &CallPolicy) -> EdgeState {
+        EdgeState {
+            budget: RetryBudget::new(
+                &policy
+                    .retry
+                    .budget
+                    .as_ref()
+                    .map(policy::budget_config)
+                    .unwrap_or_default(),
+            ),
+            breaker: policy
+                .breaker
+                .as_ref()
+                .map(|b| CircuitBreaker::new(policy::breaker_config(b))),
+            in_flight: 0,
+        }
+    }
 }
 
 pub(crate) struct WorkloadState {
@@ -88,6 +120,8 @@ pub struct Simulator<'m> {
     pub(crate) edges: Vec<CallPolicy>,
     /// `step_edge[service][step]`: the edge of a call step.
     pub(crate) step_edge: Vec<Vec<EdgeId>>,
+    /// Live breaker and budget state of each edge.
+    pub(crate) edge_state: Vec<EdgeState>,
     pub(crate) workloads: Vec<WorkloadState>,
     /// Tasks given a worker during the current event, started before the next.
     pub(crate) ready: VecDeque<TaskId>,
@@ -138,9 +172,11 @@ impl<'m> Simulator<'m> {
                 busy_at_bucket_start: 0,
             })
             .collect();
+        let edge_state = edges.iter().map(EdgeState::new).collect();
         Simulator {
             model,
             changes,
+            edge_state,
             queue: EventQueue::new(),
             roots: SlotMap::with_key(),
             tasks: SlotMap::with_key(),
@@ -172,15 +208,13 @@ fn edges_of(model: &Model) -> (Vec<CallPolicy>, Vec<Vec<EdgeId>>) {
             edges.push(CallPolicy {
                 to: w.target,
                 attempt_timeout: w.timeout,
-                retry: RetryPolicy {
-                    max_attempts: 1,
-                    backoff: SimDuration::ZERO,
-                },
+                retry: w.retry.clone(),
                 deadline: DeadlinePolicy {
                     propagate: w.deadline.is_some(),
                     ..DeadlinePolicy::NONE
                 },
                 context: CallContext::Request,
+                breaker: w.breaker.clone(),
             });
         }
         let mut step_edge = Vec::new();
@@ -256,13 +290,39 @@ impl<'m> Simulator<'m> {
             if b > 0 {
                 self.close_bucket(boundary);
             }
-            let model = self.model;
-            self.series
-                .open(self.services.iter().zip(&model.services).map(|(s, spec)| {
-                    let queued = s.queue.len() as u64;
-                    (queued, queued + u64::from(s.busy), spec.workers)
-                }));
+            let gauges = self.gauges(boundary);
+            self.series.open(gauges.into_iter());
         }
+    }
+
+    /// Each service's state at `at`, for the time series.
+    fn gauges(&self, at: SimTime) -> Vec<Gauges> {
+        let mut gauges: Vec<Gauges> = self
+            .services
+            .iter()
+            .zip(&self.model.services)
+            .map(|(s, spec)| {
+                let queued = s.queue.len() as u64;
+                Gauges {
+                    queue: queued,
+                    in_flight: queued + u64::from(s.busy),
+                    workers: spec.workers,
+                    ..Gauges::default()
+                }
+            })
+            .collect();
+        for (edge, state) in self.edges.iter().zip(&self.edge_state) {
+            let g = &mut gauges[edge.to];
+            if let Some(b) = &state.breaker {
+                if b.state(at) == BreakerState::Open {
+                    g.breakers_open += 1;
+                }
+            }
+            if let Some(tokens) = state.budget.tokens(at, state.in_flight) {
+                *g.budget_tokens.get_or_insert(0.0) += tokens;
+            }
+        }
+        gauges
     }
 
     /// Records the open bucket's busy time up to `at` (its end, or the run's).
@@ -295,6 +355,16 @@ impl<'m> Simulator<'m> {
         let model = &self.changes[index].model;
         self.model = model;
         let (edges, step_edge) = edges_of(model);
+        // A policy whose configuration is unchanged keeps its state (a breaker
+        // stays open across an unrelated change); a changed one starts afresh.
+        for (i, edge) in edges.iter().enumerate() {
+            let old = &self.edges[i];
+            if old.retry.budget != edge.retry.budget || old.breaker != edge.breaker {
+                let in_flight = self.edge_state[i].in_flight;
+                self.edge_state[i] = EdgeState::new(edge);
+                self.edge_state[i].in_flight = in_flight;
+            }
+        }
         self.edges = edges;
         self.step_edge = step_edge;
         let now = self.now();

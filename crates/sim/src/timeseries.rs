@@ -59,6 +59,21 @@ pub struct ServiceBucket {
     pub busy_ns: u128,
     /// Workers at the bucket's start (`u32::MAX`: unbounded).
     pub workers: u32,
+    /// Breakers guarding calls to this service that are open at the bucket's start.
+    pub breakers_open: u32,
+    /// Retry-budget tokens on the edges to this service at the bucket's start,
+    /// summed (`None` without budgets).
+    pub budget_tokens: Option<f64>,
+}
+
+/// A service's state at a bucket's start.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Gauges {
+    pub queue: u64,
+    pub in_flight: u64,
+    pub workers: u32,
+    pub breakers_open: u32,
+    pub budget_tokens: Option<f64>,
 }
 
 impl ServiceBucket {
@@ -127,13 +142,15 @@ impl TimeSeries {
     }
 
     /// Opens bucket `b`, with its gauges sampled now (its start).
-    pub(crate) fn open(&mut self, gauges: impl Iterator<Item = (u64, u64, u32)>) {
+    pub(crate) fn open(&mut self, gauges: impl Iterator<Item = Gauges>) {
         self.global.push(GlobalBucket::default());
-        for (queue, in_flight, workers) in gauges {
+        for g in gauges {
             self.per_service.push(ServiceBucket {
-                queue,
-                in_flight,
-                workers,
+                queue: g.queue,
+                in_flight: g.in_flight,
+                workers: g.workers,
+                breakers_open: g.breakers_open,
+                budget_tokens: g.budget_tokens,
                 ..ServiceBucket::default()
             });
         }

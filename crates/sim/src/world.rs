@@ -50,6 +50,10 @@ pub struct Call {
     pub current: Option<AttemptId>,
     /// The backoff sleep before the next attempt, if sleeping.
     pub backoff: Option<TimerHandle>,
+    /// A retry granted by the budget but not sent yet (during the backoff).
+    pub holds_retry: bool,
+    /// The last backoff (decorrelated jitter grows from it).
+    pub last_delay: stormsim_engine::SimDuration,
 }
 
 /// An attempt the caller still waits for. Freed when it is answered or
@@ -57,6 +61,12 @@ pub struct Call {
 pub struct Attempt {
     /// The call it belongs to.
     pub call: CallId,
+    /// The call's edge (its breaker and budget).
+    pub edge: EdgeId,
+    /// When it was sent.
+    pub sent_at: SimTime,
+    /// The breaker's permit, if the edge has a breaker.
+    pub permit: Option<crate::policy::breaker::Permit>,
     /// The callee.
     pub to: ServiceId,
     /// Random stream of the attempt and of the handler it starts.

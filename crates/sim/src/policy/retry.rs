@@ -1,27 +1,40 @@
-//! The retry loop: after a failed attempt, try again (after how long) or give up.
+//! The retry loop's decision after a failed attempt: retry, or give up.
 //!
 //! Attempts are counted as resilience4j's `maxAttempts` counts them: the first
-//! attempt included, so `max_attempts: 3` is one try and two retries. Every
-//! failure is retryable for now (timeouts, 503 rejections, errors from below), as
-//! in the S1 article's loops; a deadline stops the loop, also while it sleeps (the
-//! sleep is cut at the deadline by the caller of [`decide`]).
+//! attempt included, so `max_attempts: 3` is one try and two retries. Only the
+//! outcomes on the policy's explicit whitelist are retried (S5: timeouts, 503,
+//! never other 4xx); an open breaker's fast failure never is, so the loop exits
+//! at once. The budget (collective) and the deadline (also while sleeping) are
+//! asked by the caller of [`decide`], which owns their state.
 
-use stormsim_engine::SimDuration;
-use stormsim_model::RetryPolicy;
+use crate::metrics::FailReason;
+use stormsim_model::{RetryPolicy, RetryableOutcome};
 
 /// What to do after a failed attempt.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RetryDecision {
-    /// Send the next attempt after this wait.
-    RetryAfter(SimDuration),
+    /// Retry (if the budget agrees), after the backoff.
+    Retry,
     /// Stop; the call fails with the last attempt's reason.
     GiveUp,
 }
 
-/// Decides after attempt number `attempts_made` (1-based) failed.
-pub fn decide(policy: &RetryPolicy, attempts_made: u32) -> RetryDecision {
-    if attempts_made < policy.max_attempts {
-        RetryDecision::RetryAfter(policy.backoff)
+/// Whether the policy retries this outcome at all.
+pub fn is_retryable(policy: &RetryPolicy, reason: FailReason) -> bool {
+    let outcome = match reason {
+        FailReason::Timeout => RetryableOutcome::Timeout,
+        FailReason::DeadlineExceeded => RetryableOutcome::DeadlineExceeded,
+        FailReason::Rejected => RetryableOutcome::Rejected,
+        FailReason::Error => RetryableOutcome::Error,
+        FailReason::BreakerOpen => return false,
+    };
+    policy.retry_on.contains(&outcome)
+}
+
+/// Decides after attempt number `attempts_made` (1-based) failed with `reason`.
+pub fn decide(policy: &RetryPolicy, attempts_made: u32, reason: FailReason) -> RetryDecision {
+    if attempts_made < policy.max_attempts && is_retryable(policy, reason) {
+        RetryDecision::Retry
     } else {
         RetryDecision::GiveUp
     }
@@ -30,30 +43,54 @@ pub fn decide(policy: &RetryPolicy, attempts_made: u32) -> RetryDecision {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use stormsim_engine::SimDuration;
+    use stormsim_model::Backoff;
 
-    #[test]
-    fn max_attempts_counts_the_first_attempt() {
-        let p = RetryPolicy {
-            max_attempts: 3,
-            backoff: SimDuration::from_ms(500.0),
-        };
-        assert_eq!(
-            decide(&p, 1),
-            RetryDecision::RetryAfter(SimDuration::from_ms(500.0))
-        );
-        assert_eq!(
-            decide(&p, 2),
-            RetryDecision::RetryAfter(SimDuration::from_ms(500.0))
-        );
-        assert_eq!(decide(&p, 3), RetryDecision::GiveUp);
+    fn policy(max_attempts: u32, retry_on: Vec<RetryableOutcome>) -> RetryPolicy {
+        RetryPolicy {
+            max_attempts,
+            backoff: Backoff::Fixed(SimDuration::from_ms(500.0)),
+            retry_on,
+            ..RetryPolicy::none()
+        }
     }
 
     #[test]
-    fn one_attempt_means_no_retry() {
-        let p = RetryPolicy {
-            max_attempts: 1,
-            backoff: SimDuration::ZERO,
-        };
-        assert_eq!(decide(&p, 1), RetryDecision::GiveUp);
+    fn max_attempts_counts_the_first_attempt() {
+        let p = policy(3, vec![RetryableOutcome::Timeout]);
+        assert_eq!(decide(&p, 1, FailReason::Timeout), RetryDecision::Retry);
+        assert_eq!(decide(&p, 2, FailReason::Timeout), RetryDecision::Retry);
+        assert_eq!(decide(&p, 3, FailReason::Timeout), RetryDecision::GiveUp);
+        assert_eq!(
+            decide(&RetryPolicy::none(), 1, FailReason::Timeout),
+            RetryDecision::GiveUp
+        );
+    }
+
+    #[test]
+    fn only_whitelisted_outcomes_are_retried_and_an_open_breaker_never() {
+        let p = policy(
+            3,
+            vec![RetryableOutcome::Timeout, RetryableOutcome::Rejected],
+        );
+        assert_eq!(decide(&p, 1, FailReason::Rejected), RetryDecision::Retry);
+        assert_eq!(decide(&p, 1, FailReason::Error), RetryDecision::GiveUp);
+        assert_eq!(
+            decide(&p, 1, FailReason::DeadlineExceeded),
+            RetryDecision::GiveUp
+        );
+        let everything = policy(
+            3,
+            vec![
+                RetryableOutcome::Timeout,
+                RetryableOutcome::DeadlineExceeded,
+                RetryableOutcome::Rejected,
+                RetryableOutcome::Error,
+            ],
+        );
+        assert_eq!(
+            decide(&everything, 1, FailReason::BreakerOpen),
+            RetryDecision::GiveUp
+        );
     }
 }
