@@ -28,6 +28,8 @@ pub enum Segment {
     Named(String),
     /// Every element of a list: `services[*].workers`.
     All,
+    /// A new element at the end of a list (last segment only): `timeline[+]`.
+    Append,
 }
 
 /// A parsed parameter path.
@@ -70,6 +72,7 @@ impl ParamPath {
                 segments.push(match selector.parse::<usize>() {
                     Ok(i) => Segment::Index(i),
                     Err(_) if selector == "*" => Segment::All,
+                    Err(_) if selector == "+" => Segment::Append,
                     Err(_) => Segment::Named(selector.to_string()),
                 });
                 rest = &after[close + 1..];
@@ -80,6 +83,9 @@ impl ParamPath {
             rest = rest.strip_prefix('.').ok_or_else(|| {
                 format!("parameter path {text:?}: expected '.' or '[' before {rest:?}")
             })?;
+        }
+        if segments[..segments.len() - 1].contains(&Segment::Append) {
+            return Err(format!("parameter path {text:?}: [+] can only end a path"));
         }
         Ok(ParamPath {
             text: text.to_string(),
@@ -102,6 +108,7 @@ impl ParamPath {
                 Segment::Index(i) => out.push_str(&format!("[{i}]")),
                 Segment::Named(n) => out.push_str(&format!("[{n}]")),
                 Segment::All => out.push_str("[*]"),
+                Segment::Append => out.push_str("[+]"),
             }
         }
         out
@@ -142,15 +149,29 @@ impl ParamPath {
         Ok(out)
     }
 
-    /// Sets the value at this path (at every element a `[*]` names), creating the
+    /// Sets the value at this path (at every element a `[*]` names that has the
+    /// rest of the path), creating the
     /// last key of an object if it is absent (so an optional field can be set).
     /// Every list element and every intermediate object must exist.
     pub fn set(&self, doc: &mut Value, value: Value) -> Result<(), String> {
         if self.segments.contains(&Segment::All) {
+            // `[*]` means "every element that has it": `services[*].steps[db]`
+            // skips the services that do not call `db`. None having it is an error.
+            let mut first_error = None;
+            let mut any = false;
             for path in self.expand(doc)? {
-                path.set(doc, value.clone())?;
+                match path.set(doc, value.clone()) {
+                    Ok(()) => any = true,
+                    Err(e) => {
+                        first_error.get_or_insert(e);
+                    }
+                }
             }
-            return Ok(());
+            return match (any, first_error) {
+                (false, Some(e)) => Err(e),
+                (false, None) => Err(format!("{}: [*] matched an empty list", self.text)),
+                (true, _) => Ok(()),
+            };
         }
         let mut here = doc;
         let last = self.segments.len() - 1;
@@ -164,6 +185,12 @@ impl ParamPath {
                     if is_last {
                         obj.insert(key.clone(), value);
                         return Ok(());
+                    }
+                    // An absent optional object on the way is created empty (its
+                    // other fields take their defaults); a list is never invented.
+                    let next_is_key = matches!(self.segments.get(i + 1), Some(Segment::Key(_)));
+                    if next_is_key && !obj.contains_key(key) {
+                        obj.insert(key.clone(), Value::Object(Default::default()));
                     }
                     obj.get_mut(key)
                         .ok_or_else(|| format!("{}: no field {key:?}", self.text))?
@@ -186,6 +213,13 @@ impl ParamPath {
                     slot
                 }
                 Segment::All => unreachable!("expanded above"),
+                Segment::Append => {
+                    let list = here
+                        .as_array_mut()
+                        .ok_or_else(|| format!("{}: [+] applied to a non-list", self.text))?;
+                    list.push(value);
+                    return Ok(());
+                }
                 Segment::Named(name) => {
                     let list = here
                         .as_array_mut()
@@ -215,6 +249,7 @@ impl ParamPath {
                     list.iter().find(|e| element_is_named(e, name))?
                 }
                 Segment::All => here.as_array()?.first()?,
+                Segment::Append => return None,
             };
         }
         Some(here)
@@ -296,11 +331,17 @@ mod tests {
             .set(&mut doc, json!(1))
             .unwrap_err();
         assert!(err.contains("out of range"), "{err}");
-        let err = ParamPath::parse("nope.x")
+        let err = ParamPath::parse("nope[0].x")
             .unwrap()
             .set(&mut doc, json!(1))
             .unwrap_err();
         assert!(err.contains("no field \"nope\""), "{err}");
+        // An absent object on the way is created.
+        ParamPath::parse("services[A].admission.drop_fraction")
+            .unwrap()
+            .set(&mut doc, json!(0.3))
+            .unwrap();
+        assert_eq!(doc["services"][0]["admission"]["drop_fraction"], json!(0.3));
     }
 
     #[test]
@@ -327,6 +368,17 @@ mod tests {
             .expand(&doc)
             .unwrap();
         assert_eq!(paths.len(), 2);
+    }
+
+    #[test]
+    fn a_plus_appends_to_a_list() {
+        let mut doc = json!({"timeline": [{"name": "a"}]});
+        ParamPath::parse("timeline[+]")
+            .unwrap()
+            .set(&mut doc, json!({"name": "b"}))
+            .unwrap();
+        assert_eq!(doc["timeline"][1]["name"], "b");
+        assert!(ParamPath::parse("timeline[+].name").is_err());
     }
 
     #[test]

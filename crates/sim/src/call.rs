@@ -22,6 +22,7 @@ use crate::policy::retry::{decide, is_retryable, RetryDecision};
 use crate::simulator::{Event, Simulator, NET_DOWN};
 use crate::world::*;
 use stormsim_engine::{SimDuration, SimTime, StreamKey};
+use stormsim_model::{Backoff, Jitter};
 
 /// Salt of the backoff jitter draws of a call.
 const BACKOFF: u64 = u64::MAX - 3;
@@ -112,15 +113,18 @@ impl Simulator<'_> {
             child: None,
         });
         if !timeout.is_infinite() {
-            let timer = self
-                .queue
-                .schedule_timer(now + timeout, Event::AttemptTimeout(attempt));
+            // The edge's own timeout recurs: a FIFO lane. A timeout cut by the
+            // deadline or capped varies: the heap.
+            let event = Event::AttemptTimeout(attempt);
+            let timer = if timeout == self.edges[edge as usize].attempt_timeout {
+                self.queue.schedule_constant_timer(timeout, event)
+            } else {
+                self.queue.schedule_timer(now + timeout, event)
+            };
             self.attempts[attempt].timer = Some(timer);
         }
         self.calls[call_id].current = Some(attempt);
-        let delay = self.network_delay(key, NET_DOWN);
-        self.queue
-            .schedule(now + delay, Event::AttemptArrives(attempt));
+        self.send_over_network(key, NET_DOWN, Event::AttemptArrives(attempt));
     }
 
     /// An attempt ended: settle its breaker permit, its budget accounting and
@@ -198,6 +202,7 @@ impl Simulator<'_> {
         }
         let to = policy.to;
         let state = &mut self.edge_state[edge];
+        let policy = &self.edges[edge];
         if !state.budget.try_retry(now, state.in_flight) {
             self.services[to].counters.budget_denied += 1;
             self.finish_call(call_id, outcome);
@@ -217,8 +222,17 @@ impl Simulator<'_> {
         if delay == SimDuration::ZERO {
             self.send_attempt(call_id);
         } else {
-            let wake = (now + delay).min(deadline);
-            let timer = self.queue.schedule_timer(wake, Event::BackoffDone(call_id));
+            let wake = now + delay;
+            let fixed = matches!(policy.retry.jitter, Jitter::None)
+                && matches!(policy.retry.backoff, Backoff::Fixed(_));
+            let event = Event::BackoffDone(call_id);
+            let timer = if wake > deadline {
+                self.queue.schedule_timer(deadline, event)
+            } else if fixed {
+                self.queue.schedule_constant_timer(delay, event)
+            } else {
+                self.queue.schedule_timer(wake, event)
+            };
             self.calls[call_id].backoff = Some(timer);
         }
     }

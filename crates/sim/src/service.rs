@@ -67,9 +67,9 @@ impl Simulator<'_> {
 
     /// Answers an attempt at once with an error, before any handler ran.
     fn refuse(&mut self, attempt: AttemptId, key: stormsim_engine::StreamKey, reason: FailReason) {
-        let delay = self.network_delay(key, NET_UP);
-        self.queue.schedule(
-            self.now() + delay,
+        self.send_over_network(
+            key,
+            NET_UP,
             Event::ResponseArrives(attempt, Outcome::Failed(reason)),
         );
     }
@@ -96,13 +96,21 @@ impl Simulator<'_> {
         match step {
             Step::Work { dist, on_cancel } => {
                 let duration = dist.sample(&mut step_key.rng());
-                let at = now + duration;
-                self.tasks[task_id].state = match on_cancel {
-                    OnCancel::Stop => TaskState::WorkingCancellable(
-                        self.queue.schedule_timer(at, Event::WorkDone(task_id)),
+                let event = Event::WorkDone(task_id);
+                let constant = dist.is_constant();
+                self.tasks[task_id].state = match (on_cancel, constant) {
+                    (OnCancel::Stop, true) => TaskState::WorkingCancellable(
+                        self.queue.schedule_constant_timer(duration, event),
                     ),
-                    OnCancel::Finish => {
-                        self.queue.schedule(at, Event::WorkDone(task_id));
+                    (OnCancel::Stop, false) => TaskState::WorkingCancellable(
+                        self.queue.schedule_timer(now + duration, event),
+                    ),
+                    (OnCancel::Finish, true) => {
+                        self.queue.schedule_constant(duration, event);
+                        TaskState::Working
+                    }
+                    (OnCancel::Finish, false) => {
+                        self.queue.schedule(now + duration, event);
                         TaskState::Working
                     }
                 };
@@ -164,9 +172,9 @@ impl Simulator<'_> {
             bucket.wasted += 1;
             self.services[task.service].counters.wasted += 1;
         } else {
-            let delay = self.network_delay(task.key, NET_UP);
-            self.queue.schedule(
-                self.now() + delay,
+            self.send_over_network(
+                task.key,
+                NET_UP,
                 Event::ResponseArrives(task.parent, outcome),
             );
         }

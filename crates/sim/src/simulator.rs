@@ -491,6 +491,17 @@ impl<'m> Simulator<'m> {
         }
     }
 
+    /// Sends `event` across the network: one hop's latency, keyed by the
+    /// request and the direction. A constant latency rides a FIFO lane.
+    pub(crate) fn send_over_network(&mut self, key: StreamKey, direction: u64, event: Event) {
+        let delay = self.network_delay(key, direction);
+        if self.model.network.is_constant() {
+            self.queue.schedule_constant(delay, event);
+        } else {
+            self.queue.schedule_in(delay, event);
+        }
+    }
+
     pub(crate) fn service_of(&self, id: ServiceId) -> &'m stormsim_model::Service {
         &self.model.services[id]
     }
