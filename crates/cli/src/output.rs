@@ -105,8 +105,10 @@ pub fn run_and_write(model: &LoadedModel, out: &Path, quiet: bool) -> Result<()>
         &out.join("timeseries.csv"),
         run.timeseries_csv()?.as_bytes(),
     )?;
-    let svg = render_comparison_svg(&comparison_chart(&run))?;
-    write_atomically(&out.join("comparison.svg"), svg.as_bytes())?;
+    match render_comparison_svg(&comparison_chart(&run)) {
+        Ok(svg) => write_atomically(&out.join("comparison.svg"), svg.as_bytes())?,
+        Err(e) => eprintln!("warning: no comparison chart: {e}"),
+    }
 
     if !quiet {
         print!("{}", table::comparison(&run));

@@ -81,6 +81,8 @@ pub struct Workload {
     pub timeout: SimDuration,
     /// The caller's deadline budget, sent with the request.
     pub deadline: Option<SimDuration>,
+    /// How attempts carry deadlines.
+    pub deadline_policy: DeadlinePolicy,
     /// The caller's retry loop.
     pub retry: RetryPolicy,
     /// The caller's circuit breaker.

@@ -204,6 +204,11 @@ pub struct WorkloadSpec {
     /// (like gRPC's `grpc-timeout`), and the caller gives up when it expires.
     #[serde(default)]
     pub deadline_ms: Option<f64>,
+    /// How the caller's attempts carry deadlines, as on a call step: with
+    /// `{"propagate": true}` each attempt sends its timeout (minus `margin_ms`) as
+    /// the callee's deadline. Absent: only `deadline_ms`, if set, is sent.
+    #[serde(default)]
+    pub deadline: Option<DeadlineSpec>,
     /// The caller's own retry loop; `timeout_ms` is then per attempt. Absent:
     /// one attempt.
     #[serde(default)]

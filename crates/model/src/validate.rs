@@ -230,6 +230,13 @@ pub fn validate(spec: &ModelSpec) -> Result<Model, Vec<Problem>> {
                 .optional_positive_ms(&format!("{at}.timeout_ms"), w.timeout_ms)
                 .unwrap_or(SimDuration::INFINITE),
             deadline: ck.optional_positive_ms(&format!("{at}.deadline_ms"), w.deadline_ms),
+            deadline_policy: match &w.deadline {
+                Some(d) => deadline_policy(&mut ck, &format!("{at}.deadline"), Some(d)),
+                None => DeadlinePolicy {
+                    propagate: w.deadline_ms.is_some(),
+                    ..DeadlinePolicy::NONE
+                },
+            },
             retry: retry_policy(&mut ck, &format!("{at}.retry"), w.retry.as_ref()),
             breaker: w
                 .breaker

@@ -7,10 +7,10 @@
 //! never overlap and never get clipped, whatever the names and values are.
 
 use plotters::coord::Shift;
-use plotters::element::{PathElement, Rectangle, Text};
+use plotters::element::{PathElement, Polygon, Rectangle, Text};
 use plotters::prelude::{DrawingArea, SVGBackend};
 use plotters::style::text_anchor::{HPos, Pos, VPos};
-use plotters::style::{Color, FontTransform, RGBColor};
+use plotters::style::{Color, FontTransform, RGBAColor, RGBColor};
 
 use crate::error::drawing;
 use crate::style::{font, Weight};
@@ -252,6 +252,95 @@ pub(crate) fn dashed_hline(
         x = end + gap;
     }
     Ok(())
+}
+
+/// Fills a polygon (closed implicitly) with a possibly translucent colour.
+/// Fewer than three points draw nothing.
+pub(crate) fn fill_polygon(
+    canvas: &Canvas<'_>,
+    points: Vec<(i32, i32)>,
+    color: RGBAColor,
+) -> Result<(), PlotError> {
+    if points.len() < 3 {
+        return Ok(());
+    }
+    canvas
+        .draw(&Polygon::new(points, color.filled()))
+        .map_err(drawing)
+}
+
+/// A dashed polyline of `width` pixels: `dash` pixels drawn, `gap` pixels
+/// skipped, measured along the path (so corners and vertical steps are
+/// dashed too). Each dash is its own short polyline, because plotters has no
+/// `stroke-dasharray`.
+///
+/// A path much longer than it is wide (a noisy series zig-zagging up and
+/// down every pixel) would need thousands of dashes that no one can read as
+/// dashes; past 6× its width such a path is drawn solid and 1 px wide
+/// instead, which keeps the SVG small and still shows the values.
+pub(crate) fn dashed_polyline(
+    canvas: &Canvas<'_>,
+    points: &[(i32, i32)],
+    color: RGBColor,
+    width: u32,
+    dash: i32,
+    gap: i32,
+) -> Result<(), PlotError> {
+    if points.len() < 2 {
+        return Ok(());
+    }
+    let seg_len = |a: (i32, i32), b: (i32, i32)| {
+        f64::from(b.0 - a.0).hypot(f64::from(b.1 - a.1))
+    };
+    let total: f64 = points.windows(2).map(|w| seg_len(w[0], w[1])).sum();
+    let (min_x, max_x) = points
+        .iter()
+        .fold((i32::MAX, i32::MIN), |(lo, hi), p| (lo.min(p.0), hi.max(p.0)));
+    if total > 6.0 * f64::from((max_x - min_x).max(1)) + 50.0 {
+        return polyline(canvas, points.to_vec(), color, 1);
+    }
+    let (dash, gap) = (f64::from(dash.max(1)), f64::from(gap.max(0)));
+    let period = dash + gap;
+    let lerp = |a: (i32, i32), b: (i32, i32), t: f64| {
+        (
+            (f64::from(a.0) + t * f64::from(b.0 - a.0)).round() as i32,
+            (f64::from(a.1) + t * f64::from(b.1 - a.1)).round() as i32,
+        )
+    };
+    // Distance along the path where the current segment starts; the dash
+    // being built, if the pen is down.
+    let mut walked = 0.0;
+    let mut current: Vec<(i32, i32)> = Vec::new();
+    for w in points.windows(2) {
+        let (a, b) = (w[0], w[1]);
+        let len = seg_len(a, b);
+        if len == 0.0 {
+            continue;
+        }
+        let mut s = 0.0; // position within this segment
+        while s < len {
+            let phase = (walked + s) % period;
+            let down = phase < dash;
+            let to_switch = if down { dash - phase } else { period - phase };
+            let e = (s + to_switch).min(len);
+            if down {
+                if current.is_empty() {
+                    current.push(lerp(a, b, s / len));
+                }
+                let p = lerp(a, b, e / len);
+                if current.last() != Some(&p) {
+                    current.push(p);
+                }
+                if s + to_switch <= len {
+                    // The dash ends here: lift the pen.
+                    polyline(canvas, std::mem::take(&mut current), color, width)?;
+                }
+            }
+            s = e;
+        }
+        walked += len;
+    }
+    polyline(canvas, current, color, width)
 }
 
 fn ordered(a: (i32, i32), b: (i32, i32)) -> ((i32, i32), (i32, i32)) {

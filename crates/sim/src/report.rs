@@ -235,8 +235,9 @@ pub(crate) fn variant_report(
     }
 }
 
+/// Seconds with microsecond resolution, as the nearest double (one rounding).
 fn seconds(t: SimTime) -> f64 {
-    round_ms(t.as_secs() * 1000.0) / 1000.0
+    (t.as_nanos() as f64 / 1e3).round() / 1e6
 }
 
 /// Mean per-second rate of a per-bucket count over the buckets wholly inside

@@ -13,7 +13,7 @@ use slotmap::SlotMap;
 use std::collections::VecDeque;
 use stormsim_engine::{EventQueue, SimDuration, SimTime, StreamKey, StreamRng, TimerHandle};
 use stormsim_model::{
-    Arrival, CallContext, CallPolicy, Change, DeadlinePolicy, Model, ServiceId, Step,
+    Arrival, CallContext, CallPolicy, Change, Model, ServiceId, Step,
 };
 
 /// Everything that can happen. Small and `Copy`: the queue moves them a lot.
@@ -209,10 +209,7 @@ fn edges_of(model: &Model) -> (Vec<CallPolicy>, Vec<Vec<EdgeId>>) {
                 to: w.target,
                 attempt_timeout: w.timeout,
                 retry: w.retry.clone(),
-                deadline: DeadlinePolicy {
-                    propagate: w.deadline.is_some(),
-                    ..DeadlinePolicy::NONE
-                },
+                deadline: w.deadline_policy,
                 context: CallContext::Request,
                 breaker: w.breaker.clone(),
             });
