@@ -9,6 +9,10 @@
 //!
 //! - [`render_comparison_svg`]: compare variants of one model (latency CDF,
 //!   success rate, p50/p99, per-service amplification and wasted work).
+//! - [`render_timeline_svg`]: an incident over time, one panel per variant
+//!   (offered load split into first tries and retries, goodput, capacity,
+//!   queue length), with fault and intervention windows marked.
+//! - [`render_load_lines_svg`]: offered load over time, one line per series.
 //! - [`style`]: the palette, fonts and number formats every chart shares.
 #![warn(missing_docs)]
 
@@ -17,11 +21,18 @@ mod canvas;
 mod comparison;
 mod error;
 pub mod style;
+mod timeline;
 
 pub use comparison::{
     render_comparison_svg, ComparisonChart, VariantSeries, COMPARISON_HEIGHT, COMPARISON_WIDTH,
 };
 pub use error::PlotError;
+pub use timeline::{
+    render_load_lines_svg, render_timeline_svg, TimelineChart, TimelineMark, TimelinePanel,
+    MAX_TIMELINE_PANELS, TIMELINE_WIDTH,
+};
 
 #[cfg(test)]
 mod comparison_tests;
+#[cfg(test)]
+mod timeline_tests;

@@ -12,9 +12,7 @@ use crate::world::*;
 use slotmap::SlotMap;
 use std::collections::VecDeque;
 use stormsim_engine::{EventQueue, SimDuration, SimTime, StreamKey, StreamRng, TimerHandle};
-use stormsim_model::{
-    Arrival, CallContext, CallPolicy, Change, Model, ServiceId, Step,
-};
+use stormsim_model::{Arrival, CallContext, CallPolicy, Change, Model, ServiceId, Step};
 
 /// Everything that can happen. Small and `Copy`: the queue moves them a lot.
 #[derive(Clone, Copy, Debug)]
