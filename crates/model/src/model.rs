@@ -3,8 +3,8 @@
 
 use crate::dist::Dist;
 pub use crate::spec::{
-    BreakerSpec, BudgetSpec, CallContext, Jitter, OnCancel, RetryableOutcome, SlidingWindowType,
-    TimelineRole,
+    BreakerSpec, BudgetSpec, BulkheadSpec, CallContext, CodelSpec, ConcurrencyLimitSpec, Jitter,
+    OnCancel, RateLimitSpec, RetryableOutcome, SlidingWindowType, ThrottleSpec, TimelineRole,
 };
 use stormsim_engine::{SimDuration, SimTime};
 
@@ -34,6 +34,8 @@ pub struct Model {
     pub metastability: Option<Metastability>,
     /// The service the headline load columns report.
     pub focus: ServiceId,
+    /// Priority class names, in order of first appearance among workloads.
+    pub classes: Vec<String>,
 }
 
 /// A validated recovery analysis.
@@ -87,6 +89,14 @@ pub struct Workload {
     pub retry: RetryPolicy,
     /// The caller's circuit breaker.
     pub breaker: Option<BreakerSpec>,
+    /// The caller's bulkhead.
+    pub bulkhead: Option<BulkheadSpec>,
+    /// The caller's rate limiter.
+    pub rate_limit: Option<RateLimitSpec>,
+    /// The caller's adaptive throttle.
+    pub throttle: Option<ThrottleSpec>,
+    /// Index into [`Model::classes`], if the workload has a class.
+    pub class: Option<u8>,
 }
 
 /// An arrival process.
@@ -124,12 +134,20 @@ pub struct Service {
 }
 
 /// Validated admission control.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Admission {
     /// Share of arrivals refused at random.
     pub drop_fraction: f64,
     /// At dequeue, drop requests with less than this left before their deadline.
     pub drop_expired_margin: Option<SimDuration>,
+    /// Server-side rate limit (429).
+    pub rate_limit: Option<RateLimitSpec>,
+    /// In-flight threshold per class index (`u32::MAX`: none).
+    pub shed_classes: Vec<u32>,
+    /// Adaptive concurrency limit.
+    pub concurrency_limit: Option<ConcurrencyLimitSpec>,
+    /// CoDel at dequeue.
+    pub codel: Option<CodelSpec>,
 }
 
 /// One handler step.
@@ -143,7 +161,7 @@ pub enum Step {
         on_cancel: OnCancel,
     },
     /// A downstream call and its policies.
-    Call(CallPolicy),
+    Call(Box<CallPolicy>),
 }
 
 /// The policy stack of one call edge.
@@ -161,6 +179,12 @@ pub struct CallPolicy {
     pub context: CallContext,
     /// Circuit breaker, asked before each attempt.
     pub breaker: Option<BreakerSpec>,
+    /// Bulkhead around the whole call.
+    pub bulkhead: Option<BulkheadSpec>,
+    /// Client-side rate limiter, asked before each attempt.
+    pub rate_limit: Option<RateLimitSpec>,
+    /// Client-side adaptive throttle, asked before each attempt.
+    pub throttle: Option<ThrottleSpec>,
 }
 
 /// A validated retry policy.

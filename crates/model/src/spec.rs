@@ -11,6 +11,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use std::collections::BTreeMap;
 
 /// A model file: a system of workloads and services, and named variants of it.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
@@ -216,6 +217,19 @@ pub struct WorkloadSpec {
     /// The caller's circuit breaker, asked before each attempt.
     #[serde(default)]
     pub breaker: Option<BreakerSpec>,
+    /// The caller's bulkhead: calls it makes at once.
+    #[serde(default)]
+    pub bulkhead: Option<BulkheadSpec>,
+    /// The caller's own rate limiter (respecting a downstream's quota).
+    #[serde(default)]
+    pub rate_limit: Option<RateLimitSpec>,
+    /// Client-side adaptive throttling: reject locally when the callee rejects.
+    #[serde(default)]
+    pub throttle: Option<ThrottleSpec>,
+    /// Priority class of this workload's requests, carried down the chain
+    /// (services may shed classes at different loads).
+    #[serde(default)]
+    pub class: Option<String>,
 }
 
 /// An arrival process.
@@ -265,6 +279,9 @@ pub struct ServiceSpec {
 }
 
 /// Admission control: which arriving or queued requests a service refuses.
+/// Order at arrival: `drop_fraction`, `rate_limit` (429), `shed_classes`,
+/// `concurrency_limit`, then workers and queue; at dequeue: `drop_expired`,
+/// then `codel`.
 /// Refused requests are answered at once with 503 (`rejected`) and counted as
 /// `shed`.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
@@ -278,6 +295,222 @@ pub struct AdmissionSpec {
     /// At dequeue, drop requests that can no longer be answered in time.
     #[serde(default)]
     pub drop_expired: Option<DropExpiredSpec>,
+    /// A server-side rate limit: requests over it are refused with 429 and a
+    /// Retry-After.
+    #[serde(default)]
+    pub rate_limit: Option<RateLimitSpec>,
+    /// Priority shedding: a request of class `C` is refused when the requests in
+    /// flight (working or queued) reach `shed_classes[C]`. Classes not listed
+    /// are only bounded by workers and queue.
+    #[serde(default)]
+    pub shed_classes: BTreeMap<String, u32>,
+    /// An adaptive concurrency limit on requests in flight (Netflix
+    /// concurrency-limits): arrivals over the limit are refused.
+    #[serde(default)]
+    pub concurrency_limit: Option<ConcurrencyLimitSpec>,
+    /// CoDel on the queue: at dequeue, drop requests that waited too long while
+    /// the queue stayed above its target delay.
+    #[serde(default)]
+    pub codel: Option<CodelSpec>,
+}
+
+/// resilience4j's Bulkhead (semaphore): at most `max_concurrent_calls` calls at
+/// once; a call that finds it full waits up to `max_wait_ms` (never past its
+/// deadline) for a slot, then fails without being sent.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BulkheadSpec {
+    /// Calls at once.
+    #[serde(default = "twenty_five")]
+    #[schemars(range(min = 1))]
+    pub max_concurrent_calls: u32,
+    /// Longest wait for a slot; 0 fails fast.
+    #[serde(default)]
+    #[schemars(range(min = 0.0))]
+    pub max_wait_ms: f64,
+}
+
+fn twenty_five() -> u32 {
+    25
+}
+
+/// A rate limiter. On a service it answers 429 with a Retry-After; on a call edge
+/// it fails the attempt locally (or, resilience4j, makes it wait).
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum RateLimitSpec {
+    /// Refills continuously at `rate_per_s`, holds at most `burst`; starts full.
+    TokenBucket {
+        /// Tokens per second.
+        rate_per_s: f64,
+        /// Bucket size.
+        #[schemars(range(min = 1))]
+        burst: u32,
+    },
+    /// At most `limit` per window, windows aligned to time 0: a burst at the end
+    /// of one window and another at the start of the next pass (the boundary flaw).
+    FixedWindow {
+        /// Requests per window.
+        #[schemars(range(min = 1))]
+        limit: u32,
+        /// Window length.
+        window_ms: f64,
+    },
+    /// At most `limit` in any window of `window_ms` ending now (a sliding log).
+    SlidingWindow {
+        /// Requests per window.
+        #[schemars(range(min = 1))]
+        limit: u32,
+        /// Window length.
+        window_ms: f64,
+    },
+    /// resilience4j's RateLimiter: `limit_for_period` permits per
+    /// `limit_refresh_period_ms`; a caller waits up to `timeout_ms` for one.
+    Resilience4j {
+        /// Permits per period.
+        #[serde(default = "fifty_u32")]
+        limit_for_period: u32,
+        /// Period.
+        #[serde(default = "half_microsecond")]
+        limit_refresh_period_ms: f64,
+        /// Longest wait for a permit.
+        #[serde(default = "five_thousand")]
+        timeout_ms: f64,
+    },
+}
+
+fn fifty_u32() -> u32 {
+    50
+}
+fn half_microsecond() -> f64 {
+    0.0005
+}
+fn five_thousand() -> f64 {
+    5000.0
+}
+
+/// Client-side adaptive throttling.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum ThrottleSpec {
+    /// Google SRE (ch. 21): reject locally with probability
+    /// max(0, (requests − k·accepts) / (requests + 1)) over a trailing window.
+    Sre {
+        /// Multiplier of accepts.
+        #[serde(default = "two")]
+        k: f64,
+        /// Trailing window, seconds.
+        #[serde(default = "one_twenty")]
+        window_s: f64,
+    },
+    /// Envoy's admission control: reject with probability
+    /// ((n − s/sr_threshold)/(n + 1))^(1/aggression), at most
+    /// `max_rejection_probability`, over `sampling_window_s`.
+    EnvoyAdmissionControl {
+        /// Window, seconds.
+        #[serde(default = "thirty")]
+        sampling_window_s: f64,
+        /// Success-rate threshold in (0, 1].
+        #[serde(default = "point_nine_five")]
+        sr_threshold: f64,
+        /// Aggression ≥ 1.
+        #[serde(default = "one")]
+        aggression: f64,
+        /// Cap on the rejection probability.
+        #[serde(default = "point_eight")]
+        max_rejection_probability: f64,
+    },
+}
+
+fn one_twenty() -> f64 {
+    120.0
+}
+fn thirty() -> f64 {
+    30.0
+}
+fn point_nine_five() -> f64 {
+    0.95
+}
+fn point_eight() -> f64 {
+    0.8
+}
+
+/// An adaptive concurrency limit (Netflix concurrency-limits).
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum ConcurrencyLimitSpec {
+    /// A fixed limit.
+    Fixed {
+        /// Requests in flight.
+        #[schemars(range(min = 1))]
+        limit: u32,
+    },
+    /// AIMDLimit: +1 while busy and fast; × `backoff_ratio` on a drop or a
+    /// latency over `timeout_ms`.
+    Aimd {
+        /// Starting limit.
+        #[serde(default = "twenty_u32")]
+        initial_limit: u32,
+        /// Floor.
+        #[serde(default = "twenty_u32")]
+        min_limit: u32,
+        /// Ceiling.
+        #[serde(default = "two_hundred_u32")]
+        max_limit: u32,
+        /// Multiplier on a drop.
+        #[serde(default = "point_nine")]
+        backoff_ratio: f64,
+        /// Latency above which a sample counts as a drop.
+        #[serde(default = "five_thousand")]
+        timeout_ms: f64,
+    },
+    /// Gradient2Limit: follows the ratio of long-term to current latency.
+    Gradient2 {
+        /// Starting limit.
+        #[serde(default = "twenty_u32")]
+        initial_limit: u32,
+        /// Floor.
+        #[serde(default = "twenty_u32")]
+        min_limit: u32,
+        /// Ceiling.
+        #[serde(default = "two_hundred_u32")]
+        max_concurrency: u32,
+        /// Smoothing of limit changes.
+        #[serde(default = "point_two")]
+        smoothing: f64,
+        /// Latency growth tolerated before backing off.
+        #[serde(default = "one_point_five")]
+        rtt_tolerance: f64,
+    },
+}
+
+fn twenty_u32() -> u32 {
+    20
+}
+fn two_hundred_u32() -> u32 {
+    200
+}
+fn point_nine() -> f64 {
+    0.9
+}
+fn one_point_five() -> f64 {
+    1.5
+}
+
+/// CoDel (Nichols & Jacobson), applied at dequeue.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CodelSpec {
+    /// Acceptable queueing delay.
+    #[serde(default = "five")]
+    pub target_ms: f64,
+    /// Window over which the delay must stay above target before dropping.
+    #[serde(default = "hundred")]
+    pub interval_ms: f64,
+}
+
+fn five() -> f64 {
+    5.0
 }
 
 /// Dropping requests at dequeue by their deadline: a server that knows the
@@ -295,7 +528,8 @@ pub struct DropExpiredSpec {
 
 /// One step of a handler: either local work (`work`) or a downstream call
 /// (`call`, with its edge policies). Exactly one of `work` and `call`;
-/// `timeout_ms`, `retry`, `breaker`, `deadline` and `context` apply only to `call`,
+/// `timeout_ms`, `retry`, `breaker`, `bulkhead`, `rate_limit`, `throttle`,
+/// `deadline` and `context` apply only to `call`,
 /// `on_cancel` only to `work`; anything else is an error.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -321,6 +555,15 @@ pub struct StepSpec {
     /// For `call`: a circuit breaker, asked before each attempt.
     #[serde(default)]
     pub breaker: Option<BreakerSpec>,
+    /// For `call`: a bulkhead, the calls this service makes on this edge at once.
+    #[serde(default)]
+    pub bulkhead: Option<BulkheadSpec>,
+    /// For `call`: a client-side rate limiter, asked before each attempt.
+    #[serde(default)]
+    pub rate_limit: Option<RateLimitSpec>,
+    /// For `call`: client-side adaptive throttling, asked before each attempt.
+    #[serde(default)]
+    pub throttle: Option<ThrottleSpec>,
     /// For `call`: how the request's deadline shapes attempts and travels down.
     /// Absent: the deadline (if the request has one) only bounds attempts and is
     /// not sent to the callee; present, `propagate` defaults to `true`.
@@ -410,6 +653,9 @@ pub enum RetryableOutcome {
     Rejected,
     /// Any other server error (HTTP 500).
     Error,
+    /// The callee's rate limit refused it (HTTP 429); the Retry-After is obeyed
+    /// over the client's own backoff.
+    RateLimited,
 }
 
 /// The wait before a retry, before jitter.

@@ -187,6 +187,17 @@ pub fn validate(spec: &ModelSpec) -> Result<Model, Vec<Problem>> {
 
     let network = ck.dist("network.one_way", &spec.network.one_way);
 
+    let mut classes: Vec<String> = Vec::new();
+    for w in &spec.workloads {
+        if let Some(c) = &w.class {
+            if !classes.contains(c) {
+                classes.push(c.clone());
+            }
+        }
+    }
+    if classes.len() > 255 {
+        ck.fail("workloads", "at most 255 priority classes");
+    }
     let mut workloads = Vec::new();
     for (i, w) in spec.workloads.iter().enumerate() {
         let at = format!("workloads[{i}]");
@@ -242,6 +253,23 @@ pub fn validate(spec: &ModelSpec) -> Result<Model, Vec<Problem>> {
                 .breaker
                 .as_ref()
                 .map(|b| breaker_policy(&mut ck, &format!("{at}.breaker"), b)),
+            bulkhead: w
+                .bulkhead
+                .as_ref()
+                .map(|b| check_bulkhead(&mut ck, &format!("{at}.bulkhead"), b)),
+            rate_limit: w.rate_limit.as_ref().map(|r| {
+                check_rate_limit(&mut ck, &format!("{at}.rate_limit"), r);
+                r.clone()
+            }),
+            throttle: w
+                .throttle
+                .as_ref()
+                .map(|t| check_throttle(&mut ck, &format!("{at}.throttle"), t)),
+            class: w
+                .class
+                .as_ref()
+                .and_then(|c| classes.iter().position(|x| x == c))
+                .map(|i| i as u8),
         });
     }
 
@@ -275,6 +303,29 @@ pub fn validate(spec: &ModelSpec) -> Result<Model, Vec<Problem>> {
                         &format!("{at}.admission.drop_expired.margin_ms"),
                         d.margin_ms,
                     ))
+                }),
+                rate_limit: s.admission.rate_limit.as_ref().map(|r| {
+                    check_rate_limit(&mut ck, &format!("{at}.admission.rate_limit"), r);
+                    r.clone()
+                }),
+                shed_classes: {
+                    let mut thresholds = vec![u32::MAX; classes.len()];
+                    for (name, limit) in &s.admission.shed_classes {
+                        match classes.iter().position(|c| c == name) {
+                            Some(i) => thresholds[i] = *limit,
+                            None => ck.fail(
+                                format!("{at}.admission.shed_classes.{name}"),
+                                format!("unknown class {name:?}: no workload has it"),
+                            ),
+                        }
+                    }
+                    thresholds
+                },
+                concurrency_limit: s.admission.concurrency_limit.clone(),
+                codel: s.admission.codel.as_ref().map(|c| {
+                    ck.positive(&format!("{at}.admission.codel.target_ms"), c.target_ms);
+                    ck.positive(&format!("{at}.admission.codel.interval_ms"), c.interval_ms);
+                    c.clone()
                 }),
             },
         });
@@ -330,6 +381,7 @@ pub fn validate(spec: &ModelSpec) -> Result<Model, Vec<Problem>> {
             bucket,
             metastability,
             focus,
+            classes,
         })
     } else {
         Err(ck.problems)
@@ -359,6 +411,9 @@ fn check_step(
                 ("timeout_ms", step.timeout_ms.is_some()),
                 ("retry", step.retry.is_some()),
                 ("breaker", step.breaker.is_some()),
+                ("bulkhead", step.bulkhead.is_some()),
+                ("rate_limit", step.rate_limit.is_some()),
+                ("throttle", step.throttle.is_some()),
                 ("deadline", step.deadline.is_some()),
                 ("context", step.context.is_some()),
             ];
@@ -384,7 +439,7 @@ fn check_step(
             }
             // A call to itself is reported as the cycle `A -> A`.
             let to = lookup(ck, format!("{at}.call"), callee);
-            Some(Step::Call(CallPolicy {
+            Some(Step::Call(Box::new(CallPolicy {
                 to,
                 attempt_timeout: ck
                     .optional_positive_ms(&format!("{at}.timeout_ms"), step.timeout_ms)
@@ -396,7 +451,19 @@ fn check_step(
                     .breaker
                     .as_ref()
                     .map(|b| breaker_policy(ck, &format!("{at}.breaker"), b)),
-            }))
+                bulkhead: step
+                    .bulkhead
+                    .as_ref()
+                    .map(|b| check_bulkhead(ck, &format!("{at}.bulkhead"), b)),
+                rate_limit: step.rate_limit.as_ref().map(|r| {
+                    check_rate_limit(ck, &format!("{at}.rate_limit"), r);
+                    r.clone()
+                }),
+                throttle: step
+                    .throttle
+                    .as_ref()
+                    .map(|t| check_throttle(ck, &format!("{at}.throttle"), t)),
+            })))
         }
     }
 }
@@ -560,6 +627,81 @@ fn breaker_policy(ck: &mut Checker, at: &str, breaker: &BreakerSpec) -> BreakerS
         }
     }
     breaker.clone()
+}
+
+fn check_bulkhead(ck: &mut Checker, at: &str, b: &BulkheadSpec) -> BulkheadSpec {
+    if b.max_concurrent_calls == 0 {
+        ck.fail(
+            format!("{at}.max_concurrent_calls"),
+            "expected at least 1, got 0",
+        );
+    }
+    ck.non_negative(&format!("{at}.max_wait_ms"), b.max_wait_ms);
+    b.clone()
+}
+
+fn check_rate_limit(ck: &mut Checker, at: &str, r: &RateLimitSpec) {
+    match r {
+        RateLimitSpec::TokenBucket { rate_per_s, burst } => {
+            ck.positive(&format!("{at}.rate_per_s"), *rate_per_s);
+            if *burst == 0 {
+                ck.fail(format!("{at}.burst"), "expected at least 1, got 0");
+            }
+        }
+        RateLimitSpec::FixedWindow { limit, window_ms }
+        | RateLimitSpec::SlidingWindow { limit, window_ms } => {
+            if *limit == 0 {
+                ck.fail(format!("{at}.limit"), "expected at least 1, got 0");
+            }
+            ck.positive(&format!("{at}.window_ms"), *window_ms);
+        }
+        RateLimitSpec::Resilience4j {
+            limit_for_period,
+            limit_refresh_period_ms,
+            timeout_ms,
+        } => {
+            if *limit_for_period == 0 {
+                ck.fail(
+                    format!("{at}.limit_for_period"),
+                    "expected at least 1, got 0",
+                );
+            }
+            ck.positive(
+                &format!("{at}.limit_refresh_period_ms"),
+                *limit_refresh_period_ms,
+            );
+            ck.non_negative(&format!("{at}.timeout_ms"), *timeout_ms);
+        }
+    }
+}
+
+fn check_throttle(ck: &mut Checker, at: &str, t: &ThrottleSpec) -> ThrottleSpec {
+    match t {
+        ThrottleSpec::Sre { k, window_s } => {
+            ck.positive(&format!("{at}.k"), *k);
+            ck.positive(&format!("{at}.window_s"), *window_s);
+        }
+        ThrottleSpec::EnvoyAdmissionControl {
+            sampling_window_s,
+            sr_threshold,
+            aggression,
+            max_rejection_probability,
+        } => {
+            ck.positive(&format!("{at}.sampling_window_s"), *sampling_window_s);
+            ck.probability(&format!("{at}.sr_threshold"), *sr_threshold);
+            if !(aggression.is_finite() && *aggression >= 1.0) {
+                ck.fail(
+                    format!("{at}.aggression"),
+                    format!("expected a number ≥ 1, got {aggression}"),
+                );
+            }
+            ck.probability(
+                &format!("{at}.max_rejection_probability"),
+                *max_rejection_probability,
+            );
+        }
+    }
+    t.clone()
 }
 
 fn deadline_policy(ck: &mut Checker, at: &str, deadline: Option<&DeadlineSpec>) -> DeadlinePolicy {

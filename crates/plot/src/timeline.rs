@@ -1,52 +1,9 @@
 //! Time-series charts: what happened, second by second, during an incident.
 //!
-//! [`render_timeline_svg`] stacks one panel per variant, all on one time
-//! axis and one requests/s scale, so that a reader sees at a glance where
-//! the load rose, whether it came down again, and what brought it down:
-//!
-//! ```text
-//!            ┌bad deploy┐ │rollback                    ┌retries off┐
-//! baseline   metastable — recovered by: retries off, 30% dropped
-//! requests/s ░░▓▓▓▓▓▓▓▓▓▓▓▓▓▓▓▓▓▓▓▓▓▓▓▓▓▓▓▓▓▓▓▓▓▓▓▓▓▓▓▓▓░░░░░░░░░░
-//!            ░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░
-//! queue      ▁▁███████████████████████████████████████████▁▁▁▁▁▁▁▁▁
-//! retry-budget  recovered 4 s after rollback
-//! …
-//!            0    5    10    15    20    25    30    35    40    45
-//!                              time (min)
-//! ```
-//!
-//! In each panel the offered load is a stacked area (first tries, then
-//! retries on top), goodput a solid dark line and capacity a dashed line;
-//! the queue length has its own thin strip under the panel, so its very
-//! different scale never competes with the rates. Fault and intervention
-//! windows are shaded across every panel and labelled once, above the first.
-//!
-//! [`render_load_lines_svg`] is the one-panel variant for comparing offered
-//! load over time, one line per series (e.g. per jitter mode of a
-//! thundering herd).
-//!
-//! # Long series
-//!
-//! A series is drawn as steps (each bucket holds its value until the next
-//! one starts) in whole pixels, and every run of points that falls into the
-//! same pixel column is reduced to at most four: the first, the lowest, the
-//! highest and the last, in time order (the "M4" reduction of Jugel et al.,
-//! VLDB 2014). This is lossless at the drawn resolution: the reduced line
-//! covers exactly the pixels the full one would, so one-bucket spikes (a
-//! retry wave, a synchronised herd) stay fully visible instead of being
-//! averaged away. Points that would not change the drawn path (the middle of
-//! a horizontal or vertical run) are dropped as well, so a flat series costs
-//! a handful of points. A 1,300 px wide plot thus never holds more than
-//! about 5,200 points per line, whatever the number of buckets; ten panels
-//! of 3,000 noisy buckets stay well under 2 MB.
-//!
-//! # Odd data
-//!
-//! Nothing here panics or fails on odd numbers: non-finite times or values
-//! are gaps in the lines and areas, negative values are drawn at 0, series
-//! of different lengths are each drawn as far as they go together with
-//! `t_s`, and a panel without any value says "no data".
+//! [`render_timeline_svg`] stacks one panel per variant on one time axis;
+//! [`render_load_lines_svg`] draws one line per series in a single panel.
+//! Both reduce long series per pixel column (see [`pixel_runs`]) so that
+//! spikes survive and the SVG stays small.
 
 use plotters::prelude::{IntoDrawingArea, SVGBackend};
 use plotters::style::text_anchor::{HPos, VPos};
@@ -55,13 +12,12 @@ use plotters::style::{Color, RGBColor};
 use crate::axes::{draw_x_axis, draw_y_axis, nice_step, x_axis_height, y_axis_width};
 use crate::axes::{zero_based_ticks, Scale};
 use crate::canvas::{
-    dashed_polyline, fill_polygon, fill_rect, line, line_height, polyline, Canvas, Rect,
-    TextSpec,
+    dashed_polyline, fill_polygon, fill_rect, line, line_height, polyline, Canvas, Rect, TextSpec,
 };
 use crate::error::drawing;
 use crate::style::{
-    darken, ensure_fonts, format_number, series_color, size, AXIS, BACKGROUND, GRID, INK,
-    MAX_SERIES, MUTED_INK, OKABE_ITO,
+    darken, ensure_fonts, format_compact, format_number, series_color, size, AXIS, BACKGROUND,
+    GRID, INK, MAX_SERIES, MUTED_INK, OKABE_ITO,
 };
 use crate::PlotError;
 
@@ -157,7 +113,7 @@ const MARGIN: i32 = 24;
 const PLOT_H: i32 = 168;
 /// Height of a panel's queue strip, and the gap above it.
 const QUEUE_H: i32 = 50;
-const QUEUE_GAP: i32 = 8;
+const QUEUE_GAP: i32 = 14;
 /// Space between one panel's queue strip and the next panel's title.
 const PANEL_GAP: i32 = 20;
 
@@ -182,11 +138,63 @@ const WINDOW_BRACKET: RGBColor = RGBColor(0x9A, 0x9A, 0x9A);
 const INSTANT_COLOR: RGBColor = RGBColor(0x4A, 0x4A, 0x4A);
 
 /// Renders the timeline chart as an SVG document, [`TIMELINE_WIDTH`] wide
-/// and as tall as its panels need.
+/// and as tall as its panels need (about 270 px each).
 ///
-/// The output depends only on `chart`, so the same input gives a
-/// byte-identical file. See the [module documentation](self) for how long
-/// series are reduced and how odd values are drawn.
+/// Panels are stacked on one time axis and share one requests/s scale (and
+/// one queue scale), so a reader sees at a glance where the load rose,
+/// whether it came down again, and what brought it down:
+///
+/// ```text
+///            bad deploy  ▼ rollback                  retries off, 30% dropped
+///            ├────────┤  ┆                                          ├──┤
+/// baseline   metastable — recovered by: retries off, 30% dropped
+///        30k ┤   ▒▒▒▒▒▒▒▒▒▒▒▒▒▒▒▒▒▒▒▒▒▒▒▒▒▒▒▒▒▒▒▒▒▒▒▒▒▒▒▒▒▒▒▒      retries
+/// requests/s ┤   ░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░ ░░░ first tries
+///          0 ┼━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━ goodput
+///        20k ┤   ██████████████████████████████████████████████
+///    queue 0 ┼──────────────────────────────────────────────────────
+/// retry-budget  recovered 5 s after rollback
+/// …
+///            0     5     10     15     20     25     30     35     40     45
+///                                 time (min)
+/// ```
+///
+/// In each panel the offered load is a stacked area (first tries in sky
+/// blue, retries in orange on top, both translucent), goodput a solid
+/// near-black line and capacity a dashed vermillion line; the queue length
+/// has its own thin strip (reddish purple) under the panel, so its very
+/// different scale never competes with the rates. Windows are light grey
+/// bands through every panel, instants dashed vertical lines, and each is
+/// labelled once, above the first panel. A capacity far above the load (over
+/// 1.6× its peak) is left out of the scale, with a note in the panel.
+///
+/// # Long series
+///
+/// Rates are per bucket, so a series is drawn as steps (each bucket holds
+/// its value until the next one starts) while buckets are at least 2 px
+/// wide; narrower buckets, whose steps could not be seen, are drawn as one
+/// point in the middle of each bucket. Coordinates are whole pixels, and
+/// every run of points that falls into the same pixel column is then reduced
+/// to at most four: the first, the lowest, the highest and the last, in time
+/// order (the "M4" reduction of Jugel et al., VLDB 2014). Unlike averaging
+/// or keeping one value per column, this is lossless at the drawn
+/// resolution: the reduced line covers the same pixels as the full one, so
+/// one-bucket spikes (a retry wave, a synchronised herd) stay fully visible.
+/// Points that do not change the drawn path (inside a horizontal or vertical
+/// stretch) are dropped too, so a flat series costs a handful of points. A
+/// line in a 1,300 px wide plot thus never holds more than about 5,200
+/// points however many buckets it has, and ten panels of 3,000 noisy
+/// buckets stay under 2 MB (about 1.8 MB when every series is noisy; a
+/// typical incident is a tenth of that).
+///
+/// # Odd data
+///
+/// Nothing here panics or fails on odd numbers: non-finite times or values
+/// are gaps in the lines and areas, negative values are drawn at 0, series
+/// of different lengths are each drawn as far as they go together with
+/// `t_s` (a missing retry series counts as no retries), and a panel without
+/// any value says "no data". The output depends only on `chart`, so the
+/// same input gives a byte-identical file.
 ///
 /// # Errors
 ///
@@ -210,7 +218,11 @@ pub fn render_timeline_svg(chart: &TimelineChart) -> Result<String, PlotError> {
     let width = TIMELINE_WIDTH as i32;
     let dts: Vec<f64> = chart.panels.iter().map(|p| bucket_width(&p.t_s)).collect();
     let time = TimeAxis::from_data(
-        chart.panels.iter().zip(&dts).map(|(p, dt)| (&p.t_s[..], *dt)),
+        chart
+            .panels
+            .iter()
+            .zip(&dts)
+            .map(|(p, dt)| (&p.t_s[..], *dt)),
         &chart.marks,
     );
     let scales = ValueScales::new(chart);
@@ -229,7 +241,7 @@ pub fn render_timeline_svg(chart: &TimelineChart) -> Result<String, PlotError> {
 
     // Vertical layout.
     let legend = legend_entries(chart);
-    let header = Header::layout(&chart.subtitle, &legend, width)?;
+    let header = Header::layout(&chart.title, &chart.subtitle, &legend, width)?;
     let marks = MarkLayout::new(&chart.marks, &time, &xs, width)?;
     let marks_top = header.bottom;
     let panels_top = marks_top + marks.height();
@@ -240,11 +252,11 @@ pub fn render_timeline_svg(chart: &TimelineChart) -> Result<String, PlotError> {
 
     let mut svg = String::new();
     {
-        let canvas = SVGBackend::with_string(&mut svg, (TIMELINE_WIDTH, height as u32))
-            .into_drawing_area();
+        let canvas =
+            SVGBackend::with_string(&mut svg, (TIMELINE_WIDTH, height as u32)).into_drawing_area();
         canvas.fill(&BACKGROUND).map_err(drawing)?;
         header.draw(&canvas, &chart.title, &chart.subtitle, &legend)?;
-        marks.draw(&canvas, marks_top, panels_top)?;
+        marks.draw(&canvas, marks_top, panels_top, panels_bottom)?;
 
         let mut top = panels_top;
         for (i, (panel, dt)) in chart.panels.iter().zip(&dts).enumerate() {
@@ -268,9 +280,10 @@ pub fn render_timeline_svg(chart: &TimelineChart) -> Result<String, PlotError> {
 /// bucket start times in seconds, offered requests per second)`; the legend
 /// gives each one's peak, since peaks are what such a chart compares.
 ///
-/// Same conventions as [`render_timeline_svg`]: [`TIMELINE_WIDTH`] wide,
-/// deterministic, long series reduced without losing spikes, odd values
-/// drawn as gaps. Series `i` has colour [`series_color`]`(i)`, and earlier
+/// Same conventions as [`render_timeline_svg`]: [`TIMELINE_WIDTH`] wide
+/// (and about 550 px high), deterministic, time labelled in s, min or h
+/// depending on the span, long series reduced without losing spikes, odd
+/// values drawn as gaps. Series `i` has colour [`series_color`]`(i)`, and earlier
 /// series are drawn with wider lines underneath later ones, so coinciding
 /// lines still show every colour.
 ///
@@ -324,7 +337,7 @@ pub fn render_load_lines_svg(
             }
         })
         .collect();
-    let header = Header::layout(subtitle, &legend, width)?;
+    let header = Header::layout(title, subtitle, &legend, width)?;
     let plot_h = 400;
     let plot = Rect::new(
         plot_left,
@@ -336,8 +349,8 @@ pub fn render_load_lines_svg(
 
     let mut svg = String::new();
     {
-        let canvas = SVGBackend::with_string(&mut svg, (TIMELINE_WIDTH, height as u32))
-            .into_drawing_area();
+        let canvas =
+            SVGBackend::with_string(&mut svg, (TIMELINE_WIDTH, height as u32)).into_drawing_area();
         canvas.fill(&BACKGROUND).map_err(drawing)?;
         header.draw(&canvas, title, subtitle, &legend)?;
         let ys = Scale::linear(0.0, end, plot.bottom, plot.top);
@@ -389,17 +402,13 @@ fn line_width(i: usize, n: usize) -> u32 {
 
 /// A requests/s number for axis ticks and legends: `0`, `800`, `2.5k`,
 /// `25k`, `1.25M`.
-fn format_rate(v: f64) -> String {
-    if !v.is_finite() {
-        return "n/a".to_string();
-    }
+pub(crate) fn format_rate(v: f64) -> String {
     let a = v.abs();
-    if a >= 999_500.0 {
-        format!("{}M", format_number(v / 1e6))
-    } else if a >= 999.5 {
+    if (999.5..10_000.0).contains(&a) {
         format!("{}k", format_number(v / 1e3))
     } else {
-        format_number(v)
+        // `n/a`, plain below 1,000, and k / M / G… from 10,000 up.
+        format_compact(v)
     }
 }
 
@@ -592,10 +601,12 @@ impl ValueScales {
 
 /// A series in pixels: one polyline per run of consecutive buckets that
 /// have a finite time and value (`value(i)` is `None` for a missing value),
-/// each reduced per pixel column as described in the module documentation.
+/// each reduced per pixel column as described under "Long series" in
+/// [`render_timeline_svg`].
 ///
 /// With `steps`, bucket `i` holds its value from `t[i]` to the next bucket
-/// start (at most `dt` later); otherwise points are joined by straight
+/// start (at most `dt` later), or is one point in the middle of that if
+/// buckets are narrower than 2 px; otherwise points are joined by straight
 /// lines (for samples taken at an instant, such as a queue length).
 fn pixel_runs(
     t: &[f64],
@@ -605,6 +616,8 @@ fn pixel_runs(
     xs: &Scale,
     ys: &Scale,
 ) -> Vec<Vec<(i32, i32)>> {
+    let bucket_px = dt / (xs.hi - xs.lo) * f64::from(xs.p1 - xs.p0);
+    let midpoints = steps && bucket_px.abs() < 2.0;
     let mut runs = Vec::new();
     let mut raw: Vec<(i32, i32)> = Vec::new();
     for (i, &t0) in t.iter().enumerate() {
@@ -621,15 +634,26 @@ fn pixel_runs(
             continue;
         };
         let y = ys.map(v.max(0.0));
-        raw.push((xs.map(t0), y));
-        if steps {
-            let next = t.get(i + 1).copied().filter(|n| n.is_finite() && *n > t0);
-            let end = next.map_or(t0 + dt, |n| n.min(t0 + dt));
-            raw.push((xs.map(end), y));
+        let next = t.get(i + 1).copied().filter(|n| n.is_finite() && *n > t0);
+        let end = next.map_or(t0 + dt, |n| n.min(t0 + dt));
+        if midpoints {
+            raw.push((xs.map((t0 + end) / 2.0), y));
+        } else {
+            raw.push((xs.map(t0), y));
+            if steps {
+                raw.push((xs.map(end), y));
+            }
         }
     }
     if !raw.is_empty() {
         runs.push(reduce_columns(&raw));
+    }
+    // A lone point (one sample between gaps) would draw nothing: make it a
+    // short dash so it stays visible.
+    for run in &mut runs {
+        if let [(x, y)] = run[..] {
+            *run = vec![(x - 1, y), (x + 1, y)];
+        }
     }
     runs
 }
@@ -638,7 +662,7 @@ fn pixel_runs(
 /// the highest and the last (in their original order), and drops points
 /// that lie inside a straight horizontal or vertical stretch. The drawn
 /// path covers the same pixels as the full one.
-fn reduce_columns(points: &[(i32, i32)]) -> Vec<(i32, i32)> {
+pub(crate) fn reduce_columns(points: &[(i32, i32)]) -> Vec<(i32, i32)> {
     let mut out: Vec<(i32, i32)> = Vec::new();
     let mut start = 0;
     while start < points.len() {
@@ -765,8 +789,16 @@ struct Header {
 }
 
 impl Header {
-    fn layout(subtitle: &str, legend: &[LegendEntry], width: i32) -> Result<Header, PlotError> {
-        let mut y = 16 + line_height(size::TITLE);
+    fn layout(
+        title: &str,
+        subtitle: &str,
+        legend: &[LegendEntry],
+        width: i32,
+    ) -> Result<Header, PlotError> {
+        let mut y = 16;
+        if !title.is_empty() {
+            y += line_height(size::TITLE);
+        }
         if !subtitle.is_empty() {
             y += line_height(size::SUBTITLE) + 2;
         }
@@ -801,9 +833,11 @@ impl Header {
     ) -> Result<(), PlotError> {
         let max_w = TIMELINE_WIDTH as i32 - 2 * MARGIN;
         let mut y = 16;
-        let spec = TextSpec::new(size::TITLE, INK).bold();
-        spec.draw(canvas, &spec.fit(title, max_w)?, (MARGIN, y))?;
-        y += line_height(size::TITLE);
+        if !title.is_empty() {
+            let spec = TextSpec::new(size::TITLE, INK).bold();
+            spec.draw(canvas, &spec.fit(title, max_w)?, (MARGIN, y))?;
+            y += line_height(size::TITLE);
+        }
         if !subtitle.is_empty() {
             let sub = TextSpec::new(size::SUBTITLE, MUTED_INK);
             sub.draw(canvas, &sub.fit(subtitle, max_w)?, (MARGIN, y + 2))?;
@@ -928,19 +962,20 @@ impl MarkLayout {
                     same_row_ok && my_line_ok && their_line_ok
                 })
             };
-            let row = (0..MAX_MARK_ROWS).find(|r| fits(*r)).unwrap_or_else(|| {
-                // Crowded: fall back to the first row without a label
-                // overlap, accepting a line through text.
-                (0..MAX_MARK_ROWS)
-                    .find(|row| {
-                        placed.iter().all(|p| {
-                            p.row != *row
-                                || p.label_left + p.label_w + 12 <= l
-                                || r + 12 <= p.label_left
-                        })
-                    })
-                    .unwrap_or(MAX_MARK_ROWS - 1)
-            });
+            let relaxed = |row: usize| {
+                placed.iter().all(|p| {
+                    p.row != row || p.label_left + p.label_w + 12 <= l || r + 12 <= p.label_left
+                })
+            };
+            // Crowded: accept a line through a label rather than text over
+            // text; failing that, leave the label out (the mark stays).
+            let row = (0..MAX_MARK_ROWS)
+                .find(|r| fits(*r))
+                .or_else(|| (0..MAX_MARK_ROWS).find(|r| relaxed(*r)));
+            let (row, label, label_w) = match row {
+                Some(row) => (row, label, label_w),
+                None => (0, String::new(), 0),
+            };
             placed.push(PlacedMark {
                 x0,
                 x1,
@@ -966,9 +1001,18 @@ impl MarkLayout {
         }
     }
 
-    /// Labels, brackets and ticks, and the shading from each bracket down
-    /// to `bottom` (the first panel's top) so label and window connect.
-    fn draw(&self, canvas: &Canvas<'_>, top: i32, bottom: i32) -> Result<(), PlotError> {
+    /// Labels, brackets and ticks; each window's shading from its bracket
+    /// down to `bottom` (the bottom of the last panel), one continuous band
+    /// so label and window connect; and each instant's line down to
+    /// `panels_top` (panels draw it in their plots, over their data, but not
+    /// through their title lines).
+    fn draw(
+        &self,
+        canvas: &Canvas<'_>,
+        top: i32,
+        panels_top: i32,
+        bottom: i32,
+    ) -> Result<(), PlotError> {
         let spec = mark_spec();
         let row_top = |row: usize| top + (self.rows - 1 - row) as i32 * MARK_ROW_H;
         // Shading first, under every label.
@@ -984,9 +1028,19 @@ impl MarkLayout {
             spec.draw(canvas, &m.label, (m.label_left, y))?;
             match m.x1 {
                 Some(x1) => {
-                    fill_rect(canvas, (m.x0, bracket_y), (x1, bracket_y + 3), WINDOW_BRACKET)?;
+                    fill_rect(
+                        canvas,
+                        (m.x0, bracket_y),
+                        (x1, bracket_y + 3),
+                        WINDOW_BRACKET,
+                    )?;
                     for x in [m.x0, x1 - 1] {
-                        line(canvas, (x, bracket_y - 3), (x, bracket_y + 3), WINDOW_BRACKET)?;
+                        line(
+                            canvas,
+                            (x, bracket_y - 3),
+                            (x, bracket_y + 3),
+                            WINDOW_BRACKET,
+                        )?;
                     }
                 }
                 None => {
@@ -999,19 +1053,29 @@ impl MarkLayout {
                         ],
                         INSTANT_COLOR.mix(1.0),
                     )?;
-                    dashed_polyline(
-                        canvas,
-                        &[(m.x0, bracket_y + 4), (m.x0, bottom)],
-                        INSTANT_COLOR,
-                        1,
-                        4,
-                        3,
-                    )?;
+                    instant_line(canvas, m.x0, bracket_y + 4, panels_top)?;
                 }
             }
         }
         Ok(())
     }
+}
+
+/// The dashed vertical line of an instant from `y0` to `y1`. Dashes are
+/// aligned to absolute pixel rows, so the pieces drawn in each plot line up
+/// like one line.
+fn instant_line(canvas: &Canvas<'_>, x: i32, y0: i32, y1: i32) -> Result<(), PlotError> {
+    const DASH: i32 = 4;
+    const PERIOD: i32 = 7;
+    let mut k = y0.div_euclid(PERIOD);
+    while k * PERIOD < y1 {
+        let (a, b) = ((k * PERIOD).max(y0), (k * PERIOD + DASH).min(y1));
+        if b > a {
+            line(canvas, (x, a), (x, b), INSTANT_COLOR)?;
+        }
+        k += 1;
+    }
+    Ok(())
 }
 
 fn mark_spec() -> TextSpec {
@@ -1065,14 +1129,7 @@ fn draw_panel(
     let ys = Scale::linear(0.0, scales.rate_end, plot.bottom, plot.top);
     let qs = Scale::linear(0.0, scales.queue_end, strip.bottom, strip.top);
 
-    // Background: windows, then grid and axes.
-    for m in &ctx.marks.marks {
-        if let Some(x1) = m.x1 {
-            for r in [plot, strip] {
-                fill_rect(canvas, (m.x0, r.top), (x1, r.bottom), WINDOW_SHADE)?;
-            }
-        }
-    }
+    // Background (the windows are already shaded): grid and axes.
     let ticks = ctx.time.ticks(plot.width());
     for t in &ticks {
         let x = xs.map(*t);
@@ -1160,14 +1217,7 @@ fn draw_panel(
     // Instants over the areas, under the lines.
     for m in ctx.marks.marks.iter().filter(|m| m.x1.is_none()) {
         for r in [plot, strip] {
-            dashed_polyline(
-                canvas,
-                &[(m.x0, r.top), (m.x0, r.bottom)],
-                INSTANT_COLOR,
-                1,
-                4,
-                3,
-            )?;
+            instant_line(canvas, m.x0, r.top, r.bottom)?;
         }
     }
 

@@ -2,11 +2,15 @@
 //! composed, in the documented order, outside in:
 //!
 //! ```text
-//! deadline        plan the attempt: cap, budget sent down, too late to try?
-//!  └ retry loop   after a failure: whitelist, max attempts, budget, backoff + jitter
-//!     └ breaker   asked once per attempt; open = fail fast, never retried
-//!        └ timeout    a timer per attempt
-//!           └ network → the callee
+//! deadline          plan each attempt: cap, budget sent down, too late to try?
+//!  └ bulkhead       a slot for the whole call (fail fast, or wait within the deadline)
+//!     └ retry loop  after a failure: whitelist, max attempts, budget, backoff +
+//!        │          jitter, or the callee's Retry-After
+//!        └ breaker  asked once per attempt; open = fail fast, never retried
+//!           └ throttle      adaptive client-side throttling (SRE / Envoy)
+//!              └ rate limit the caller's own limiter (may delay the attempt)
+//!                 └ timeout   a timer per attempt
+//!                    └ network → the callee
 //! ```
 //!
 //! Giving up on an attempt (timeout, or the call is cancelled) always tells the
@@ -18,6 +22,7 @@ use crate::policy::backoff::next_delay;
 use crate::policy::breaker::CallOutcome;
 use crate::policy::budget::AttemptOutcome;
 use crate::policy::deadline::{plan_attempt, AttemptPlan};
+use crate::policy::rate_limit::RateDecision;
 use crate::policy::retry::{decide, is_retryable, RetryDecision};
 use crate::simulator::{Event, Simulator, NET_DOWN};
 use crate::world::*;
@@ -26,6 +31,8 @@ use stormsim_model::{Backoff, Jitter};
 
 /// Salt of the backoff jitter draws of a call.
 const BACKOFF: u64 = u64::MAX - 3;
+/// Salt of an adaptive throttle's draw for an attempt.
+const THROTTLE: u64 = u64::MAX - 4;
 
 impl Simulator<'_> {
     /// Starts a call on `edge` for `owner` and sends its first attempt.
@@ -35,6 +42,7 @@ impl Simulator<'_> {
         edge: EdgeId,
         key: StreamKey,
         deadline: Option<SimTime>,
+        class: Option<u8>,
     ) -> CallId {
         let call = self.calls.insert(Call {
             owner,
@@ -46,14 +54,81 @@ impl Simulator<'_> {
             backoff: None,
             holds_retry: false,
             last_delay: SimDuration::ZERO,
+            bulkhead: BulkheadHold::None,
+            class,
         });
-        self.send_attempt(call);
+        let Some(bulkhead) = self.edges[edge as usize].bulkhead.clone() else {
+            self.send_attempt(call);
+            return call;
+        };
+        // Bulkhead layer (resilience4j semantics): a slot for the whole call.
+        let now = self.now();
+        let state = &mut self.edge_state[edge as usize];
+        if state.bulkhead_in_use < bulkhead.max_concurrent_calls {
+            state.bulkhead_in_use += 1;
+            self.calls[call].bulkhead = BulkheadHold::Holding;
+            self.send_attempt(call);
+            return call;
+        }
+        let give_up = (now + SimDuration::from_ms(bulkhead.max_wait_ms))
+            .min(deadline.unwrap_or(SimTime::NEVER));
+        if give_up > now {
+            state.bulkhead_waiters.push_back(call);
+            let timer = self
+                .queue
+                .schedule_timer(give_up, Event::BulkheadTimeout(call));
+            self.calls[call].bulkhead = BulkheadHold::Waiting(timer);
+        } else {
+            let to = self.edges[edge as usize].to;
+            self.services[to].counters.bulkhead_full += 1;
+            self.finish_call(call, Outcome::Failed(FailReason::BulkheadFull));
+        }
         call
+    }
+
+    /// A call waited for a bulkhead slot as long as it could.
+    pub(crate) fn on_bulkhead_timeout(&mut self, call_id: CallId) {
+        let Some(call) = self.calls.get_mut(call_id) else {
+            return;
+        };
+        if !matches!(call.bulkhead, BulkheadHold::Waiting(_)) {
+            return;
+        }
+        call.bulkhead = BulkheadHold::None;
+        let to = self.edges[call.edge as usize].to;
+        self.services[to].counters.bulkhead_full += 1;
+        self.finish_call(call_id, Outcome::Failed(FailReason::BulkheadFull));
+    }
+
+    /// The call leaves its bulkhead: its slot goes to the longest waiter, which
+    /// is sent from the run loop.
+    fn leave_bulkhead(&mut self, edge: EdgeId, hold: BulkheadHold) {
+        match hold {
+            BulkheadHold::None => {}
+            BulkheadHold::Waiting(timer) => self.queue.cancel(timer),
+            BulkheadHold::Holding => {
+                let state = &mut self.edge_state[edge as usize];
+                state.bulkhead_in_use -= 1;
+                while let Some(next) = state.bulkhead_waiters.pop_front() {
+                    let Some(call) = self.calls.get_mut(next) else {
+                        continue;
+                    };
+                    let BulkheadHold::Waiting(timer) = call.bulkhead else {
+                        continue;
+                    };
+                    self.queue.cancel(timer);
+                    call.bulkhead = BulkheadHold::Holding;
+                    state.bulkhead_in_use += 1;
+                    self.ready_calls.push_back(next);
+                    break;
+                }
+            }
+        }
     }
 
     /// Deadline layer, then the breaker, then the per-attempt timeout and the
     /// network.
-    fn send_attempt(&mut self, call_id: CallId) {
+    pub(crate) fn send_attempt(&mut self, call_id: CallId) {
         let now = self.now();
         let call = &mut self.calls[call_id];
         call.attempts += 1;
@@ -81,6 +156,7 @@ impl Simulator<'_> {
             self.finish_call(call_id, Outcome::Failed(FailReason::DeadlineExceeded));
             return;
         };
+        let class = self.calls[call_id].class;
         let state = &mut self.edge_state[edge as usize];
         let permit = match state.breaker.as_mut().map(|b| b.try_acquire(now)) {
             None => None,
@@ -90,10 +166,42 @@ impl Simulator<'_> {
                     state.budget.on_retry_finished();
                 }
                 self.services[to].counters.breaker_rejected += 1;
-                self.after_attempt(call_id, Outcome::Failed(FailReason::BreakerOpen));
+                self.after_attempt(call_id, Outcome::Failed(FailReason::BreakerOpen), None);
                 return;
             }
         };
+        // Local refusals after the breaker: its permit goes back unused.
+        let mut local_refusal = None;
+        if let Some(throttle) = state.throttle.as_mut() {
+            let mut rng = key.index(u64::from(attempt_no)).index(THROTTLE).rng();
+            if throttle.should_reject(now, &mut rng) {
+                self.services[to].counters.throttled += 1;
+                local_refusal = Some((FailReason::Throttled, None));
+            }
+        }
+        let mut send_at = now;
+        if local_refusal.is_none() {
+            if let Some(limiter) = state.limiter.as_mut() {
+                match limiter.try_acquire(now) {
+                    RateDecision::Admit => {}
+                    RateDecision::WaitUntil(t) => send_at = t,
+                    RateDecision::Reject { retry_after } => {
+                        self.services[to].counters.rate_limited += 1;
+                        local_refusal = Some((FailReason::RateLimited, Some(retry_after)));
+                    }
+                }
+            }
+        }
+        if let Some((reason, retry_after)) = local_refusal {
+            if let (Some(breaker), Some(permit)) = (state.breaker.as_mut(), permit) {
+                breaker.record(now, permit, CallOutcome::Ignored, SimDuration::ZERO);
+            }
+            if is_retry {
+                state.budget.on_retry_finished();
+            }
+            self.after_attempt(call_id, Outcome::Failed(reason), retry_after);
+            return;
+        }
         if attempt_no == 1 {
             state.budget.on_request(now);
         }
@@ -111,7 +219,24 @@ impl Simulator<'_> {
             ends_at_deadline,
             budget,
             child: None,
+            retry_after: None,
+            class,
         });
+        if send_at > now {
+            // The limiter made the attempt wait for a permit (resilience4j):
+            // its timeout runs from when it is sent.
+            if !timeout.is_infinite() {
+                let timer = self
+                    .queue
+                    .schedule_timer(send_at + timeout, Event::AttemptTimeout(attempt));
+                self.attempts[attempt].timer = Some(timer);
+            }
+            self.calls[call_id].current = Some(attempt);
+            let delay = self.network_delay(key, NET_DOWN);
+            self.queue
+                .schedule(send_at + delay, Event::AttemptArrives(attempt));
+            return;
+        }
         if !timeout.is_infinite() {
             // The edge's own timeout recurs: a FIFO lane. A timeout cut by the
             // deadline or capped varies: the heap.
@@ -153,6 +278,15 @@ impl Simulator<'_> {
         if let Some(o) = budget_outcome {
             state.budget.on_attempt_result(now, o);
         }
+        if let (Some(throttle), Some(o)) = (state.throttle.as_mut(), outcome) {
+            let refused = matches!(
+                o,
+                Outcome::Failed(
+                    FailReason::Rejected | FailReason::RateLimited | FailReason::Timeout
+                )
+            );
+            throttle.record(now, !refused, o == Outcome::Ok);
+        }
         if a.attempt_no > 1 {
             state.budget.on_retry_finished();
         }
@@ -168,7 +302,7 @@ impl Simulator<'_> {
         }
         self.end_attempt(&a, Some(outcome));
         self.calls[a.call].current = None;
-        self.after_attempt(a.call, outcome);
+        self.after_attempt(a.call, outcome, a.retry_after);
     }
 
     /// The per-attempt timer expired: give up on the attempt, then retry or fail.
@@ -182,12 +316,17 @@ impl Simulator<'_> {
             self.caller_gone(child);
         }
         self.calls[a.call].current = None;
-        self.after_attempt(a.call, outcome);
+        self.after_attempt(a.call, outcome, None);
     }
 
     /// Retry layer: after a failure, give up, or ask the budget and sleep. A
     /// deadline cuts the sleep short; the next attempt then finds no time left.
-    fn after_attempt(&mut self, call_id: CallId, outcome: Outcome) {
+    fn after_attempt(
+        &mut self,
+        call_id: CallId,
+        outcome: Outcome,
+        retry_after: Option<SimDuration>,
+    ) {
         let Outcome::Failed(reason) = outcome else {
             self.finish_call(call_id, Outcome::Ok);
             return;
@@ -215,6 +354,12 @@ impl Simulator<'_> {
             .index(u64::from(call.attempts))
             .rng();
         let delay = next_delay(&policy.retry, call.attempts, call.last_delay, &mut rng);
+        // A Retry-After from a 429 overrides the client's own backoff (gRPC's
+        // pushback does the same).
+        let delay = match (reason, retry_after) {
+            (FailReason::RateLimited, Some(after)) => after,
+            _ => delay,
+        };
         let deadline = call.deadline.unwrap_or(SimTime::NEVER);
         let call = &mut self.calls[call_id];
         call.holds_retry = true;
@@ -224,7 +369,8 @@ impl Simulator<'_> {
         } else {
             let wake = now + delay;
             let fixed = matches!(policy.retry.jitter, Jitter::None)
-                && matches!(policy.retry.backoff, Backoff::Fixed(_));
+                && matches!(policy.retry.backoff, Backoff::Fixed(_))
+                && retry_after.is_none();
             let event = Event::BackoffDone(call_id);
             let timer = if wake > deadline {
                 self.queue.schedule_timer(deadline, event)
@@ -248,6 +394,7 @@ impl Simulator<'_> {
         let Some(call) = self.calls.remove(call_id) else {
             return;
         };
+        self.leave_bulkhead(call.edge, call.bulkhead);
         match call.owner {
             Owner::Root(root) => self.finish_root(root, outcome),
             Owner::Task(task) => self.call_finished(task, outcome),

@@ -19,6 +19,12 @@ pub enum FailReason {
     Error,
     /// A circuit breaker refused the attempt without sending it.
     BreakerOpen,
+    /// A rate limit refused it (HTTP 429, or the caller's own limiter).
+    RateLimited,
+    /// The caller's bulkhead was full (and stayed full for its wait).
+    BulkheadFull,
+    /// The caller's adaptive throttle rejected it locally.
+    Throttled,
 }
 
 /// How an attempt or a handler ended.
@@ -43,6 +49,12 @@ pub struct FailureCounts {
     pub error: u64,
     /// Refused by an open circuit breaker.
     pub breaker_open: u64,
+    /// Refused by a rate limit.
+    pub rate_limited: u64,
+    /// Refused by a full bulkhead.
+    pub bulkhead_full: u64,
+    /// Refused by an adaptive throttle.
+    pub throttled: u64,
 }
 
 impl FailureCounts {
@@ -54,12 +66,22 @@ impl FailureCounts {
             FailReason::Rejected => self.rejected += 1,
             FailReason::Error => self.error += 1,
             FailReason::BreakerOpen => self.breaker_open += 1,
+            FailReason::RateLimited => self.rate_limited += 1,
+            FailReason::BulkheadFull => self.bulkhead_full += 1,
+            FailReason::Throttled => self.throttled += 1,
         }
     }
 
     /// All failures.
     pub fn total(&self) -> u64 {
-        self.timeout + self.deadline_exceeded + self.rejected + self.error + self.breaker_open
+        self.timeout
+            + self.deadline_exceeded
+            + self.rejected
+            + self.error
+            + self.breaker_open
+            + self.rate_limited
+            + self.bulkhead_full
+            + self.throttled
     }
 }
 
@@ -89,6 +111,23 @@ pub struct ServiceCounters {
     pub budget_denied: u64,
     /// Attempts to this service an open breaker refused.
     pub breaker_rejected: u64,
+    /// Requests refused with 429 by this service, or by a caller's own limiter.
+    pub rate_limited: u64,
+    /// Calls to this service refused by a caller's full bulkhead.
+    pub bulkhead_full: u64,
+    /// Attempts to this service refused by a caller's adaptive throttle.
+    pub throttled: u64,
+}
+
+/// What one workload's callers saw.
+#[derive(Default)]
+pub struct WorkloadCounters {
+    /// Logical requests.
+    pub requests: u64,
+    /// Of those, succeeded.
+    pub succeeded: u64,
+    /// Latency of all of its requests.
+    pub latency: LatencyRecorder,
 }
 
 /// Latency of logical requests, from arrival to the answer (success or error).

@@ -35,6 +35,8 @@ pub struct VariantReport {
     pub ok_latency_ms: Quantiles,
     /// Per service, in model order.
     pub services: Vec<ServiceReport>,
+    /// Per workload, in model order.
+    pub workloads: Vec<WorkloadReport>,
     /// The service the load columns report (the model's `focus`).
     pub focus: String,
     /// Most attempts the focus service received in one second.
@@ -92,11 +94,32 @@ pub struct ServiceReport {
     pub budget_denied: u64,
     /// Attempts to this service refused by an open circuit breaker.
     pub breaker_rejected: u64,
+    /// Requests refused with 429 by this service, or by a caller's own limiter.
+    pub rate_limited: u64,
+    /// Calls to this service refused by a caller's full bulkhead.
+    pub bulkhead_full: u64,
+    /// Attempts to this service refused by a caller's adaptive throttle.
+    pub throttled: u64,
     /// Seconds the breakers guarding calls to this service were open, summed
     /// over breakers (one per caller).
     pub breaker_open_s: f64,
     /// Most attempts received in one second.
     pub peak_offered_rps: f64,
+}
+
+/// What one workload's callers saw.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct WorkloadReport {
+    /// Workload name.
+    pub name: String,
+    /// Logical requests.
+    pub requests: u64,
+    /// Of those, succeeded.
+    pub succeeded: u64,
+    /// `succeeded / requests`.
+    pub success_rate: f64,
+    /// Latency of all its requests, ms.
+    pub latency_ms: Quantiles,
 }
 
 /// All variants of one model run.
@@ -153,6 +176,9 @@ pub(crate) fn variant_report(
                 retries,
                 budget_denied,
                 breaker_rejected,
+                rate_limited,
+                bulkhead_full,
+                throttled,
             } = state.counters;
             let breaker_open_s: f64 = sim
                 .edges
@@ -176,6 +202,9 @@ pub(crate) fn variant_report(
                 retries,
                 budget_denied,
                 breaker_rejected,
+                rate_limited,
+                bulkhead_full,
+                throttled,
                 breaker_open_s: round_ratio(breaker_open_s),
                 peak_offered_rps: round_ratio(peak_rps(series, |b| series.service(b, s).offered())),
             }
@@ -207,7 +236,25 @@ pub(crate) fn variant_report(
         classify(&samples, series.bucket, changes, policy)
     });
     let failed = sim.failures.total();
+    let workloads = sim
+        .model
+        .workloads
+        .iter()
+        .zip(&sim.per_workload)
+        .map(|(w, c)| WorkloadReport {
+            name: w.name.clone(),
+            requests: c.requests,
+            succeeded: c.succeeded,
+            success_rate: if c.requests == 0 {
+                0.0
+            } else {
+                round_ratio(c.succeeded as f64 / c.requests as f64)
+            },
+            latency_ms: c.latency.quantiles(),
+        })
+        .collect();
     VariantReport {
+        workloads,
         variant: variant.to_string(),
         requests,
         succeeded: sim.succeeded,
@@ -275,6 +322,9 @@ pub const SUMMARY_COLUMNS: &[&str] = &[
     "failed_rejected",
     "failed_error",
     "failed_breaker_open",
+    "failed_rate_limited",
+    "failed_bulkhead_full",
+    "failed_throttled",
     "unanswered",
     "latency_p50_ms",
     "latency_p90_ms",
@@ -309,8 +359,14 @@ pub const SERVICE_COLUMNS: &[&str] = &[
     "budget_denied",
     "breaker_rejected",
     "breaker_open_s",
+    "rate_limited",
+    "bulkhead_full",
+    "throttled",
     "peak_offered_rps",
 ];
+
+/// The per-workload columns, each prefixed by `<workload>.`.
+pub const WORKLOAD_COLUMNS: &[&str] = &["requests", "succeeded", "success_rate", "latency_p99_ms"];
 
 fn opt<T: ToString>(x: &Option<T>) -> String {
     x.as_ref().map_or(String::new(), T::to_string)
@@ -334,10 +390,21 @@ impl RunReport {
     /// or where a metric does not apply, e.g. `recovery_s` without a trigger).
     pub fn summary_csv(&self) -> Result<String, csv::Error> {
         let service_names = self.service_names();
+        let mut workload_names: Vec<&str> = Vec::new();
+        for v in &self.variants {
+            for w in &v.workloads {
+                if !workload_names.contains(&w.name.as_str()) {
+                    workload_names.push(&w.name);
+                }
+            }
+        }
         let mut out = csv::Writer::from_writer(Vec::new());
         let mut header: Vec<String> = SUMMARY_COLUMNS.iter().map(|c| c.to_string()).collect();
         for s in &service_names {
             header.extend(SERVICE_COLUMNS.iter().map(|c| format!("{s}.{c}")));
+        }
+        for w in &workload_names {
+            header.extend(WORKLOAD_COLUMNS.iter().map(|c| format!("{w}.{c}")));
         }
         out.write_record(&header)?;
         for v in &self.variants {
@@ -355,6 +422,9 @@ impl RunReport {
                 f.rejected.to_string(),
                 f.error.to_string(),
                 f.breaker_open.to_string(),
+                f.rate_limited.to_string(),
+                f.bulkhead_full.to_string(),
+                f.throttled.to_string(),
                 v.unanswered.to_string(),
                 l.p50.to_string(),
                 l.p90.to_string(),
@@ -389,9 +459,23 @@ impl RunReport {
                         s.budget_denied.to_string(),
                         s.breaker_rejected.to_string(),
                         s.breaker_open_s.to_string(),
+                        s.rate_limited.to_string(),
+                        s.bulkhead_full.to_string(),
+                        s.throttled.to_string(),
                         s.peak_offered_rps.to_string(),
                     ]),
                     None => row.extend(SERVICE_COLUMNS.iter().map(|_| String::new())),
+                }
+            }
+            for name in &workload_names {
+                match v.workloads.iter().find(|w| w.name == *name) {
+                    Some(w) => row.extend([
+                        w.requests.to_string(),
+                        w.succeeded.to_string(),
+                        w.success_rate.to_string(),
+                        w.latency_ms.p99.to_string(),
+                    ]),
+                    None => row.extend(WORKLOAD_COLUMNS.iter().map(|_| String::new())),
                 }
             }
             out.write_record(&row)?;

@@ -2,8 +2,10 @@
 //! and what a handler does when its caller gives up.
 
 use crate::metrics::{FailReason, Outcome};
+use crate::policy::rate_limit::RateDecision;
 use crate::simulator::{Event, Simulator, NET_UP};
 use crate::world::*;
+use stormsim_engine::StreamKey;
 use stormsim_model::{CallContext, OnCancel, Step};
 
 impl Simulator<'_> {
@@ -24,13 +26,45 @@ impl Simulator<'_> {
         } else {
             bucket.offered_first += 1;
         }
-        let admission = service.admission;
+        let admission = &service.admission;
         if admission.drop_fraction > 0.0
             && key.label("admission").rng().unit() < admission.drop_fraction
         {
-            self.services[service_id].counters.shed += 1;
-            self.series.service_mut(service_id).shed += 1;
-            self.refuse(attempt, key, FailReason::Rejected);
+            self.shed(service_id, attempt, key, FailReason::Rejected);
+            return;
+        }
+        let state = &mut self.services[service_id];
+        if let Some(limiter) = state.limiter.as_mut() {
+            let retry_after = match limiter.try_acquire(now) {
+                RateDecision::Admit => None,
+                // A server does not hold a request for a permit: it refuses it,
+                // naming when to come back.
+                RateDecision::WaitUntil(t) => Some(t - now),
+                RateDecision::Reject { retry_after } => Some(retry_after),
+            };
+            if let Some(after) = retry_after {
+                state.counters.rate_limited += 1;
+                self.series.service_mut(service_id).rejected += 1;
+                self.attempts[attempt].retry_after = Some(after);
+                self.refuse(attempt, key, FailReason::RateLimited);
+                return;
+            }
+        }
+        let in_flight = state.busy + state.queue.len() as u32;
+        let class = self.attempts[attempt].class;
+        let class_limit = class.map_or(u32::MAX, |c| {
+            admission
+                .shed_classes
+                .get(c as usize)
+                .copied()
+                .unwrap_or(u32::MAX)
+        });
+        let over_limit = state
+            .concurrency
+            .as_ref()
+            .is_some_and(|limit| !limit.try_acquire(in_flight));
+        if in_flight >= class_limit || over_limit {
+            self.shed(service_id, attempt, key, FailReason::Rejected);
             return;
         }
         let state = &self.services[service_id];
@@ -52,6 +86,9 @@ impl Simulator<'_> {
             key,
             deadline,
             caller_gone: false,
+            class,
+            arrived: now,
+            in_flight_at_arrival: in_flight + 1,
         });
         self.attempts[attempt].child = Some(task);
         if admitted {
@@ -65,8 +102,15 @@ impl Simulator<'_> {
         }
     }
 
+    /// Admission control refuses an arriving attempt: 503, counted as shed.
+    fn shed(&mut self, service: usize, attempt: AttemptId, key: StreamKey, reason: FailReason) {
+        self.services[service].counters.shed += 1;
+        self.series.service_mut(service).shed += 1;
+        self.refuse(attempt, key, reason);
+    }
+
     /// Answers an attempt at once with an error, before any handler ran.
-    fn refuse(&mut self, attempt: AttemptId, key: stormsim_engine::StreamKey, reason: FailReason) {
+    fn refuse(&mut self, attempt: AttemptId, key: StreamKey, reason: FailReason) {
         self.send_over_network(
             key,
             NET_UP,
@@ -118,7 +162,8 @@ impl Simulator<'_> {
             Step::Call(_) => {
                 let edge = self.step_edge[task.service][task.step];
                 let deadline = task.deadline;
-                let call = self.start_call(Owner::Task(task_id), edge, step_key, deadline);
+                let class = task.class;
+                let call = self.start_call(Owner::Task(task_id), edge, step_key, deadline, class);
                 // The call may already have ended (no time left to try), and the
                 // handler moved on; generational keys tell.
                 if self.calls.contains_key(call) {
@@ -161,6 +206,11 @@ impl Simulator<'_> {
     /// The handler ended: answer the caller, or count wasted work if it left.
     fn complete_task(&mut self, task_id: TaskId, outcome: Outcome) {
         let task = self.tasks.remove(task_id).expect("a live task completes");
+        let now = self.now();
+        if let Some(limit) = self.services[task.service].concurrency.as_mut() {
+            let dropped = outcome != Outcome::Ok;
+            limit.on_sample(now, now - task.arrived, task.in_flight_at_arrival, dropped);
+        }
         let counters = &mut self.services[task.service].counters;
         counters.completed += 1;
         if outcome != Outcome::Ok {
@@ -232,7 +282,14 @@ impl Simulator<'_> {
         {
             let task = &self.tasks[next];
             let expired = margin.is_some_and(|m| task.deadline.is_some_and(|d| now + m >= d));
-            if !expired {
+            let queue_empty_after = self.services[service_id].queue.is_empty();
+            let arrived = task.arrived;
+            let codel_drop = !expired
+                && self.services[service_id]
+                    .codel
+                    .as_mut()
+                    .is_some_and(|c| c.on_dequeue(now, arrived, queue_empty_after));
+            if !expired && !codel_drop {
                 // The next task starts from the run loop, not from here: a chain of
                 // tasks that end at once would otherwise recurse as deep as the
                 // queue is long.
@@ -243,7 +300,12 @@ impl Simulator<'_> {
             self.services[service_id].counters.shed += 1;
             self.series.service_mut(service_id).shed += 1;
             if !task.caller_gone {
-                self.refuse(task.parent, task.key, FailReason::DeadlineExceeded);
+                let reason = if expired {
+                    FailReason::DeadlineExceeded
+                } else {
+                    FailReason::Rejected
+                };
+                self.refuse(task.parent, task.key, reason);
             }
         }
         let busy = self.services[service_id].busy - 1;

@@ -3,9 +3,13 @@
 //! The handlers of the call side live in [`crate::call`], those of the service
 //! side in [`crate::service`]; this file owns the loop and the workloads.
 
-use crate::metrics::{FailReason, FailureCounts, LatencyRecorder, Outcome, ServiceCounters};
+use crate::metrics::{
+    FailReason, FailureCounts, LatencyRecorder, Outcome, ServiceCounters, WorkloadCounters,
+};
 use crate::policy::breaker::{BreakerState, CircuitBreaker};
-use crate::policy::{self, budget::RetryBudget};
+use crate::policy::concurrency::{CoDel, ConcurrencyLimit};
+use crate::policy::rate_limit::RateLimiter;
+use crate::policy::{self, budget::RetryBudget, Throttle};
 use crate::report::{self, VariantReport};
 use crate::timeseries::{Gauges, TimeSeries};
 use crate::world::*;
@@ -34,6 +38,8 @@ pub enum Event {
     WorkDone(TaskId),
     /// The timeline's next change applies.
     Change(u32),
+    /// A call waiting for a bulkhead slot gives up.
+    BulkheadTimeout(CallId),
 }
 
 /// Why a run stopped before its natural end.
@@ -53,6 +59,12 @@ pub enum LimitHit {
 pub(crate) struct EdgeState {
     pub budget: RetryBudget,
     pub breaker: Option<CircuitBreaker>,
+    pub limiter: Option<RateLimiter>,
+    pub throttle: Option<Throttle>,
+    /// Bulkhead slots in use, and the calls waiting for one (FIFO; entries of
+    /// calls that stopped waiting are skipped).
+    pub bulkhead_in_use: u32,
+    pub bulkhead_waiters: VecDeque<CallId>,
     /// Attempts in flight on this edge.
     pub in_flight: u64,
 }
@@ -72,6 +84,10 @@ impl EdgeState {
                 .breaker
                 .as_ref()
                 .map(|b| CircuitBreaker::new(policy::breaker_config(b))),
+            limiter: policy.rate_limit.as_ref().map(policy::rate_limiter),
+            throttle: policy.throttle.as_ref().map(Throttle::new),
+            bulkhead_in_use: 0,
+            bulkhead_waiters: VecDeque::new(),
             in_flight: 0,
         }
     }
@@ -86,6 +102,9 @@ pub(crate) struct WorkloadState {
 }
 
 pub(crate) struct ServiceState {
+    pub limiter: Option<RateLimiter>,
+    pub concurrency: Option<ConcurrencyLimit>,
+    pub codel: Option<CoDel>,
     pub busy: u32,
     pub queue: VecDeque<TaskId>,
     pub counters: ServiceCounters,
@@ -123,12 +142,15 @@ pub struct Simulator<'m> {
     pub(crate) workloads: Vec<WorkloadState>,
     /// Tasks given a worker during the current event, started before the next.
     pub(crate) ready: VecDeque<TaskId>,
+    /// Calls given a bulkhead slot during the current event, sent before the next.
+    pub(crate) ready_calls: VecDeque<CallId>,
     pub(crate) services: Vec<ServiceState>,
     pub(crate) requests: u64,
     pub(crate) succeeded: u64,
     pub(crate) failures: FailureCounts,
     pub(crate) latency: LatencyRecorder,
     pub(crate) ok_latency: LatencyRecorder,
+    pub(crate) per_workload: Vec<WorkloadCounters>,
     pub(crate) series: TimeSeries,
     /// When the last logical request got its answer.
     pub(crate) last_answer: SimTime,
@@ -161,7 +183,14 @@ impl<'m> Simulator<'m> {
         let services = model
             .services
             .iter()
-            .map(|_| ServiceState {
+            .map(|s| ServiceState {
+                limiter: s.admission.rate_limit.as_ref().map(policy::rate_limiter),
+                concurrency: s
+                    .admission
+                    .concurrency_limit
+                    .as_ref()
+                    .map(policy::concurrency_limit),
+                codel: s.admission.codel.as_ref().map(policy::codel),
                 busy: 0,
                 queue: VecDeque::new(),
                 counters: ServiceCounters::default(),
@@ -184,12 +213,18 @@ impl<'m> Simulator<'m> {
             step_edge,
             workloads,
             ready: VecDeque::new(),
+            ready_calls: VecDeque::new(),
             services,
             requests: 0,
             succeeded: 0,
             failures: FailureCounts::default(),
             latency: LatencyRecorder::default(),
             ok_latency: LatencyRecorder::default(),
+            per_workload: model
+                .workloads
+                .iter()
+                .map(|_| WorkloadCounters::default())
+                .collect(),
             series: TimeSeries::new(model.bucket, model.services.len()),
             last_answer: SimTime::ZERO,
             ended: SimTime::ZERO,
@@ -210,6 +245,9 @@ fn edges_of(model: &Model) -> (Vec<CallPolicy>, Vec<Vec<EdgeId>>) {
                 deadline: w.deadline_policy,
                 context: CallContext::Request,
                 breaker: w.breaker.clone(),
+                bulkhead: w.bulkhead.clone(),
+                rate_limit: w.rate_limit.clone(),
+                throttle: w.throttle.clone(),
             });
         }
         let mut step_edge = Vec::new();
@@ -219,7 +257,7 @@ fn edges_of(model: &Model) -> (Vec<CallPolicy>, Vec<Vec<EdgeId>>) {
                 match step {
                     Step::Call(policy) => {
                         per_step.push(edges.len() as EdgeId);
-                        edges.push(policy.clone());
+                        edges.push(policy.as_ref().clone());
                     }
                     Step::Work { .. } => per_step.push(EdgeId::MAX),
                 }
@@ -354,10 +392,19 @@ impl<'m> Simulator<'m> {
         // stays open across an unrelated change); a changed one starts afresh.
         for (i, edge) in edges.iter().enumerate() {
             let old = &self.edges[i];
-            if old.retry.budget != edge.retry.budget || old.breaker != edge.breaker {
-                let in_flight = self.edge_state[i].in_flight;
-                self.edge_state[i] = EdgeState::new(edge);
-                self.edge_state[i].in_flight = in_flight;
+            let state = &mut self.edge_state[i];
+            let fresh = EdgeState::new(edge);
+            if old.retry.budget != edge.retry.budget {
+                state.budget = fresh.budget;
+            }
+            if old.breaker != edge.breaker {
+                state.breaker = fresh.breaker;
+            }
+            if old.rate_limit != edge.rate_limit {
+                state.limiter = fresh.limiter;
+            }
+            if old.throttle != edge.throttle {
+                state.throttle = fresh.throttle;
             }
         }
         self.edges = edges;
@@ -380,6 +427,22 @@ impl<'m> Simulator<'m> {
                 Arrival::AtOnce => now,
             };
             self.schedule_arrival(i, next);
+        }
+        for (s, (old, new)) in before.services.iter().zip(&model.services).enumerate() {
+            let state = &mut self.services[s];
+            if old.admission.rate_limit != new.admission.rate_limit {
+                state.limiter = new.admission.rate_limit.as_ref().map(policy::rate_limiter);
+            }
+            if old.admission.concurrency_limit != new.admission.concurrency_limit {
+                state.concurrency = new
+                    .admission
+                    .concurrency_limit
+                    .as_ref()
+                    .map(policy::concurrency_limit);
+            }
+            if old.admission.codel != new.admission.codel {
+                state.codel = new.admission.codel.as_ref().map(policy::codel);
+            }
         }
         // More workers: start queued requests now.
         for s in 0..self.services.len() {
@@ -404,10 +467,19 @@ impl<'m> Simulator<'m> {
             Event::BackoffDone(c) => self.on_backoff_done(c),
             Event::WorkDone(t) => self.on_work_done(t),
             Event::Change(i) => self.on_change(i as usize),
+            Event::BulkheadTimeout(c) => self.on_bulkhead_timeout(c),
         }
-        while let Some(task) = self.ready.pop_front() {
-            if self.tasks.contains_key(task) {
-                self.run_step(task);
+        loop {
+            if let Some(task) = self.ready.pop_front() {
+                if self.tasks.contains_key(task) {
+                    self.run_step(task);
+                }
+            } else if let Some(call) = self.ready_calls.pop_front() {
+                if self.calls.contains_key(call) {
+                    self.send_attempt(call);
+                }
+            } else {
+                break;
             }
         }
     }
@@ -449,9 +521,14 @@ impl<'m> Simulator<'m> {
         };
         let deadline = w.deadline.map(|d| now + d);
         self.requests += 1;
-        let root = self.roots.insert(Root { arrived: now });
+        let root = self.roots.insert(Root {
+            arrived: now,
+            workload: workload as u32,
+        });
+        self.per_workload[workload].requests += 1;
         self.series.global_mut().requests += 1;
-        self.start_call(Owner::Root(root), workload as EdgeId, key, deadline);
+        let class = self.model.workloads[workload].class;
+        self.start_call(Owner::Root(root), workload as EdgeId, key, deadline, class);
         self.schedule_arrival(workload, next);
     }
 
@@ -463,8 +540,11 @@ impl<'m> Simulator<'m> {
         let latency = self.now() - r.arrived;
         self.last_answer = self.now();
         self.latency.record(latency);
+        let per_workload = &mut self.per_workload[r.workload as usize];
+        per_workload.latency.record(latency);
         match outcome {
             Outcome::Ok => {
+                per_workload.succeeded += 1;
                 self.succeeded += 1;
                 self.ok_latency.record(latency);
                 self.series.answered(latency, None);

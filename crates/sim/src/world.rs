@@ -23,6 +23,8 @@ pub type EdgeId = u32;
 pub struct Root {
     /// When it arrived.
     pub arrived: SimTime,
+    /// Its workload.
+    pub workload: u32,
 }
 
 /// Who is waiting for a call.
@@ -54,6 +56,21 @@ pub struct Call {
     pub holds_retry: bool,
     /// The last backoff (decorrelated jitter grows from it).
     pub last_delay: stormsim_engine::SimDuration,
+    /// Where the call stands with its edge's bulkhead.
+    pub bulkhead: BulkheadHold,
+    /// Priority class of the request that makes it.
+    pub class: Option<u8>,
+}
+
+/// A call's relation to its edge's bulkhead.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BulkheadHold {
+    /// The edge has no bulkhead, or the call left it.
+    None,
+    /// Waiting for a slot until the timer fires.
+    Waiting(TimerHandle),
+    /// Holding a slot until the call ends.
+    Holding,
 }
 
 /// An attempt the caller still waits for. Freed when it is answered or
@@ -81,6 +98,10 @@ pub struct Attempt {
     pub budget: Option<stormsim_engine::SimDuration>,
     /// The handler it started at the callee, once arrived and admitted.
     pub child: Option<TaskId>,
+    /// A refusal's Retry-After, set by the callee (429).
+    pub retry_after: Option<stormsim_engine::SimDuration>,
+    /// Priority class of the request.
+    pub class: Option<u8>,
 }
 
 /// Where a handler is.
@@ -112,4 +133,11 @@ pub struct Task {
     pub deadline: Option<SimTime>,
     /// The caller gave up: whatever completes now is wasted.
     pub caller_gone: bool,
+    /// Priority class, inherited from the logical request.
+    pub class: Option<u8>,
+    /// When it arrived (queueing delay, latency samples).
+    pub arrived: SimTime,
+    /// Requests in flight at the service when it was admitted, itself included
+    /// (for the adaptive concurrency limit's samples).
+    pub in_flight_at_arrival: u32,
 }

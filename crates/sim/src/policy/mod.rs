@@ -102,3 +102,139 @@ pub fn breaker_config(spec: &BreakerSpec) -> breaker::BreakerConfig {
         }
     }
 }
+
+/// The rate limiter a model asks for.
+pub fn rate_limiter(spec: &stormsim_model::RateLimitSpec) -> rate_limit::RateLimiter {
+    use rate_limit::RateLimiterConfig as C;
+    use stormsim_model::RateLimitSpec as S;
+    rate_limit::RateLimiter::new(match *spec {
+        S::TokenBucket { rate_per_s, burst } => C::TokenBucket { rate_per_s, burst },
+        S::FixedWindow { limit, window_ms } => C::FixedWindow {
+            limit,
+            window: SimDuration::from_ms(window_ms),
+        },
+        S::SlidingWindow { limit, window_ms } => C::SlidingWindow {
+            limit,
+            window: SimDuration::from_ms(window_ms),
+        },
+        S::Resilience4j {
+            limit_for_period,
+            limit_refresh_period_ms,
+            timeout_ms,
+        } => C::Resilience4j {
+            limit_for_period,
+            limit_refresh_period: SimDuration::from_ms(limit_refresh_period_ms),
+            timeout: SimDuration::from_ms(timeout_ms),
+        },
+    })
+}
+
+/// A client-side adaptive throttle: Google SRE's or Envoy's admission control.
+pub enum Throttle {
+    /// SRE client-side throttling.
+    Sre(rate_limit::AdaptiveThrottle),
+    /// Envoy admission control.
+    Envoy(rate_limit::AdmissionControl),
+}
+
+impl Throttle {
+    /// The throttle a model asks for.
+    pub fn new(spec: &stormsim_model::ThrottleSpec) -> Throttle {
+        use stormsim_model::ThrottleSpec as S;
+        match *spec {
+            S::Sre { k, window_s } => {
+                let window = SimDuration::from_ms(window_s * 1000.0);
+                // One bucket per second of window, at least one.
+                let buckets = (window_s.round() as u32).max(1);
+                Throttle::Sre(rate_limit::AdaptiveThrottle::new(
+                    rate_limit::AdaptiveThrottleConfig { window, buckets, k },
+                ))
+            }
+            S::EnvoyAdmissionControl {
+                sampling_window_s,
+                sr_threshold,
+                aggression,
+                max_rejection_probability,
+            } => Throttle::Envoy(rate_limit::AdmissionControl::new(
+                rate_limit::AdmissionControlConfig {
+                    sampling_window: SimDuration::from_ms(sampling_window_s * 1000.0),
+                    sr_threshold,
+                    aggression,
+                    max_rejection_probability,
+                    ..Default::default()
+                },
+            )),
+        }
+    }
+
+    /// Reject this attempt locally?
+    pub fn should_reject(
+        &mut self,
+        now: stormsim_engine::SimTime,
+        rng: &mut stormsim_engine::StreamRng,
+    ) -> bool {
+        match self {
+            Throttle::Sre(t) => t.should_reject(now, rng),
+            Throttle::Envoy(t) => t.should_reject(now, rng),
+        }
+    }
+
+    /// An attempt ended. `accepted`: the callee took it (it did not refuse it as
+    /// overloaded, and it did not time out); `success`: it succeeded.
+    pub fn record(&mut self, now: stormsim_engine::SimTime, accepted: bool, success: bool) {
+        match self {
+            Throttle::Sre(t) => {
+                if accepted {
+                    t.record_accept(now)
+                }
+            }
+            Throttle::Envoy(t) => t.record(now, success),
+        }
+    }
+}
+
+/// The concurrency limit a model asks for.
+pub fn concurrency_limit(
+    spec: &stormsim_model::ConcurrencyLimitSpec,
+) -> concurrency::ConcurrencyLimit {
+    use concurrency::*;
+    use stormsim_model::ConcurrencyLimitSpec as S;
+    ConcurrencyLimit::new(match *spec {
+        S::Fixed { limit } => LimitConfig::Fixed { limit },
+        S::Aimd {
+            initial_limit,
+            min_limit,
+            max_limit,
+            backoff_ratio,
+            timeout_ms,
+        } => LimitConfig::Aimd(AimdConfig {
+            initial_limit,
+            min_limit,
+            max_limit,
+            backoff_ratio,
+            timeout: SimDuration::from_ms(timeout_ms),
+        }),
+        S::Gradient2 {
+            initial_limit,
+            min_limit,
+            max_concurrency,
+            smoothing,
+            rtt_tolerance,
+        } => LimitConfig::Gradient2(Gradient2Config {
+            initial_limit,
+            min_limit,
+            max_concurrency,
+            smoothing,
+            rtt_tolerance,
+            ..Default::default()
+        }),
+    })
+}
+
+/// CoDel as a model asks for it.
+pub fn codel(spec: &stormsim_model::CodelSpec) -> concurrency::CoDel {
+    concurrency::CoDel::new(concurrency::CoDelConfig {
+        target: SimDuration::from_ms(spec.target_ms),
+        interval: SimDuration::from_ms(spec.interval_ms),
+    })
+}

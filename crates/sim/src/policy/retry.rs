@@ -26,7 +26,8 @@ pub fn is_retryable(policy: &RetryPolicy, reason: FailReason) -> bool {
         FailReason::DeadlineExceeded => RetryableOutcome::DeadlineExceeded,
         FailReason::Rejected => RetryableOutcome::Rejected,
         FailReason::Error => RetryableOutcome::Error,
-        FailReason::BreakerOpen => return false,
+        FailReason::RateLimited => RetryableOutcome::RateLimited,
+        FailReason::BreakerOpen | FailReason::BulkheadFull | FailReason::Throttled => return false,
     };
     policy.retry_on.contains(&outcome)
 }
