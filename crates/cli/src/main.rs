@@ -1,5 +1,6 @@
 //! `stormsim`: run resilience models, compare their variants, draw them.
 
+mod charts;
 mod output;
 mod table;
 

@@ -9,7 +9,8 @@ use std::io::Write;
 use std::path::Path;
 use std::time::Instant;
 use stormsim_model::LoadedModel;
-use stormsim_plot::{render_comparison_svg, ComparisonChart, VariantSeries};
+use crate::charts;
+use stormsim_plot::{render_comparison_svg, render_load_lines_svg, render_timeline_svg};
 use stormsim_sim::{run_variant, RunReport, VariantReport};
 
 /// `summary.json`. Everything in it is a pure function of (model, seed) except
@@ -105,57 +106,35 @@ pub fn run_and_write(model: &LoadedModel, out: &Path, quiet: bool) -> Result<()>
         &out.join("timeseries.csv"),
         run.timeseries_csv()?.as_bytes(),
     )?;
-    match render_comparison_svg(&comparison_chart(&run)) {
-        Ok(svg) => write_atomically(&out.join("comparison.svg"), svg.as_bytes())?,
-        Err(e) => eprintln!("warning: no comparison chart: {e}"),
+    let mut written = vec!["summary.json", "summary.csv", "timeseries.csv"];
+    let mut chart = |name: &'static str, svg: Result<String, stormsim_plot::PlotError>| -> Result<()> {
+        match svg {
+            Ok(svg) => {
+                write_atomically(&out.join(name), svg.as_bytes())?;
+                written.push(name);
+            }
+            Err(e) => eprintln!("note: no {name}: {e}"),
+        }
+        Ok(())
+    };
+    chart("comparison.svg", render_comparison_svg(&charts::comparison(&run)))?;
+    chart(
+        "load.svg",
+        render_load_lines_svg(
+            &format!("{}: offered load at {}", run.model, run.variants.first().map_or("", |v| v.focus.as_str())),
+            &format!("attempts per second (first tries and retries), seed {}", run.seed),
+            &charts::load_lines(&run),
+        ),
+    )?;
+    if let Some(timeline) = charts::timeline(model, &run) {
+        chart("timeline.svg", render_timeline_svg(&timeline))?;
     }
 
     if !quiet {
         print!("{}", table::comparison(&run));
-        println!(
-            "\nwrote {}/{{summary.json, summary.csv, timeseries.csv, comparison.svg}}",
-            out.display()
-        );
+        println!("\nwrote {}/{{{}}}", out.display(), written.join(", "));
     }
     Ok(())
-}
-
-fn comparison_chart(run: &RunReport) -> ComparisonChart {
-    ComparisonChart {
-        title: format!("{}: variants compared", run.model),
-        subtitle: format!(
-            "{} logical requests per variant, seed {}, common random numbers",
-            run.variants.first().map_or(0, |v| v.requests),
-            run.seed
-        ),
-        variants: run
-            .variants
-            .iter()
-            .map(|v| VariantSeries {
-                name: v.variant.clone(),
-                latency_cdf: v.latency_cdf.clone(),
-                requests: v.requests,
-                success_rate: v.success_rate,
-                latency_p50_ms: v.latency_ms.p50,
-                latency_p99_ms: v.latency_ms.p99,
-                calls_per_request: v
-                    .services
-                    .iter()
-                    .map(|s| (s.name.clone(), s.calls_per_request))
-                    .collect(),
-                wasted: v
-                    .services
-                    .iter()
-                    .map(|s| (s.name.clone(), s.wasted))
-                    .collect(),
-                cancelled: v
-                    .services
-                    .iter()
-                    .map(|s| (s.name.clone(), s.cancelled))
-                    .collect(),
-            })
-            .collect(),
-    }
 }
 
 /// Writes to a temporary file in the same folder, then renames it over `path`:
