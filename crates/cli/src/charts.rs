@@ -7,9 +7,7 @@
 //! shaded.
 
 use stormsim_model::{LoadedModel, Step, TimelineRole, Variant};
-use stormsim_plot::{
-    ComparisonChart, TimelineChart, TimelineMark, TimelinePanel, VariantSeries,
-};
+use stormsim_plot::{ComparisonChart, TimelineChart, TimelineMark, TimelinePanel, VariantSeries};
 use stormsim_sim::{RunReport, VariantReport};
 
 /// The comparison chart's data.
@@ -36,7 +34,11 @@ pub fn comparison(run: &RunReport) -> ComparisonChart {
                     .iter()
                     .map(|s| (s.name.clone(), s.calls_per_request))
                     .collect(),
-                wasted: v.services.iter().map(|s| (s.name.clone(), s.wasted)).collect(),
+                wasted: v
+                    .services
+                    .iter()
+                    .map(|s| (s.name.clone(), s.wasted))
+                    .collect(),
                 cancelled: v
                     .services
                     .iter()
@@ -48,7 +50,10 @@ pub fn comparison(run: &RunReport) -> ComparisonChart {
 }
 
 fn focus_index(v: &VariantReport) -> usize {
-    v.services.iter().position(|s| s.name == v.focus).unwrap_or(0)
+    v.services
+        .iter()
+        .position(|s| s.name == v.focus)
+        .unwrap_or(0)
 }
 
 /// Offered attempts per second at the focus service, per variant.
@@ -60,7 +65,9 @@ pub fn load_lines(run: &RunReport) -> Vec<(String, Vec<f64>, Vec<f64>)> {
             let s = focus_index(v);
             let per_s = 1.0 / ts.bucket_s();
             let t = (0..ts.len()).map(|b| ts.start_s(b)).collect();
-            let rps = (0..ts.len()).map(|b| ts.service(b, s).offered() as f64 * per_s).collect();
+            let rps = (0..ts.len())
+                .map(|b| ts.service(b, s).offered() as f64 * per_s)
+                .collect();
             (v.variant.clone(), t, rps)
         })
         .collect()
@@ -80,7 +87,8 @@ fn capacity_rps(model: &stormsim_model::Model, service: usize) -> Option<f64> {
             Step::Call(_) => return None,
         }
     }
-    (work_ms > 0.0).then(|| f64::from(s.workers) * 1000.0 / work_ms)
+    let up = f64::from(s.instances - s.instances_down);
+    (work_ms > 0.0).then(|| up * f64::from(s.workers) * 1000.0 / work_ms)
 }
 
 fn verdict(v: &VariantReport) -> Option<String> {
@@ -90,7 +98,9 @@ fn verdict(v: &VariantReport) -> Option<String> {
             "recovered {} s after the trigger ended",
             r.recovery_s.unwrap_or(0.0)
         ),
-        (true, Some(by), Some(after)) => format!("metastable: back only after \u{201c}{by}\u{201d} (+{after} s)"),
+        (true, Some(by), Some(after)) => {
+            format!("metastable: back only after \u{201c}{by}\u{201d} (+{after} s)")
+        }
         (true, _, _) => "metastable: still degraded at the horizon".to_string(),
     })
 }
@@ -117,10 +127,7 @@ fn marks(variant: &Variant) -> Vec<TimelineMark> {
                 out.push(TimelineMark::window(c.name.clone(), secs(c), end));
             }
             Some(TimelineRole::Intervention) => {
-                let end = changes[i + 1..]
-                    .iter()
-                    .find(|e| e.name != c.name)
-                    .map(secs);
+                let end = changes[i + 1..].iter().find(|e| e.name != c.name).map(secs);
                 match end {
                     Some(end) => out.push(TimelineMark::window(c.name.clone(), secs(c), end)),
                     None => out.push(TimelineMark::instant(c.name.clone(), secs(c))),
@@ -170,16 +177,28 @@ pub fn timeline(model: &LoadedModel, run: &RunReport) -> Option<TimelineChart> {
                 offered_retry: (0..ts.len())
                     .map(|b| ts.service(b, s).offered_retry as f64 * per_s)
                     .collect(),
-                goodput: ts.global.iter().map(|g| g.succeeded as f64 * per_s).collect(),
+                goodput: ts
+                    .global
+                    .iter()
+                    .map(|g| g.succeeded as f64 * per_s)
+                    .collect(),
                 capacity,
-                queue: (0..ts.len()).map(|b| ts.service(b, s).queue as f64).collect(),
+                queue: (0..ts.len())
+                    .map(|b| ts.service(b, s).queue as f64)
+                    .collect(),
                 t_s,
             }
         })
         .collect();
     Some(TimelineChart {
-        title: format!("{}: load, goodput and queue at {} over time", run.model, run.variants[0].focus),
-        subtitle: format!("seed {}; shaded: the timeline's trigger and interventions", run.seed),
+        title: format!(
+            "{}: load, goodput and queue at {} over time",
+            run.model, run.variants[0].focus
+        ),
+        subtitle: format!(
+            "seed {}; shaded: the timeline's trigger and interventions",
+            run.seed
+        ),
         panels,
         marks: marks(first),
     })

@@ -1,6 +1,7 @@
 //! Running a model's variants and writing what they measured: summary.json,
 //! summary.csv and the comparison chart, each written atomically.
 
+use crate::charts;
 use crate::table;
 use anyhow::{Context, Result};
 use rayon::prelude::*;
@@ -9,7 +10,6 @@ use std::io::Write;
 use std::path::Path;
 use std::time::Instant;
 use stormsim_model::LoadedModel;
-use crate::charts;
 use stormsim_plot::{render_comparison_svg, render_load_lines_svg, render_timeline_svg};
 use stormsim_sim::{run_variant, RunReport, VariantReport};
 
@@ -107,22 +107,33 @@ pub fn run_and_write(model: &LoadedModel, out: &Path, quiet: bool) -> Result<()>
         run.timeseries_csv()?.as_bytes(),
     )?;
     let mut written = vec!["summary.json", "summary.csv", "timeseries.csv"];
-    let mut chart = |name: &'static str, svg: Result<String, stormsim_plot::PlotError>| -> Result<()> {
-        match svg {
-            Ok(svg) => {
-                write_atomically(&out.join(name), svg.as_bytes())?;
-                written.push(name);
+    let mut chart =
+        |name: &'static str, svg: Result<String, stormsim_plot::PlotError>| -> Result<()> {
+            match svg {
+                Ok(svg) => {
+                    write_atomically(&out.join(name), svg.as_bytes())?;
+                    written.push(name);
+                }
+                Err(e) => eprintln!("note: no {name}: {e}"),
             }
-            Err(e) => eprintln!("note: no {name}: {e}"),
-        }
-        Ok(())
-    };
-    chart("comparison.svg", render_comparison_svg(&charts::comparison(&run)))?;
+            Ok(())
+        };
+    chart(
+        "comparison.svg",
+        render_comparison_svg(&charts::comparison(&run)),
+    )?;
     chart(
         "load.svg",
         render_load_lines_svg(
-            &format!("{}: offered load at {}", run.model, run.variants.first().map_or("", |v| v.focus.as_str())),
-            &format!("attempts per second (first tries and retries), seed {}", run.seed),
+            &format!(
+                "{}: offered load at {}",
+                run.model,
+                run.variants.first().map_or("", |v| v.focus.as_str())
+            ),
+            &format!(
+                "attempts per second (first tries and retries), seed {}",
+                run.seed
+            ),
             &charts::load_lines(&run),
         ),
     )?;

@@ -131,6 +131,7 @@ fn run_writes_summary_files_and_a_chart() {
         names,
         [
             "comparison.svg",
+            "load.svg",
             "summary.csv",
             "summary.json",
             "timeseries.csv"
@@ -179,7 +180,12 @@ fn committed_reference_outputs_regenerate_byte_identical() {
     let dir = tempfile::tempdir().unwrap();
     run_into(dir.path(), &[], &[]);
     let golden = root().join("outputs/deadline-chain");
-    for f in ["summary.csv", "timeseries.csv", "comparison.svg"] {
+    for f in [
+        "summary.csv",
+        "timeseries.csv",
+        "comparison.svg",
+        "load.svg",
+    ] {
         assert!(
             read(&golden.join(f)) == read(&dir.path().join(f)),
             "outputs/deadline-chain/{f} is stale: run `cargo run --release -- run models/deadline-chain.json` and commit it"

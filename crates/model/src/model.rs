@@ -3,8 +3,9 @@
 
 use crate::dist::Dist;
 pub use crate::spec::{
-    BreakerSpec, BudgetSpec, BulkheadSpec, CallContext, CodelSpec, ConcurrencyLimitSpec, Jitter,
-    OnCancel, RateLimitSpec, RetryableOutcome, SlidingWindowType, ThrottleSpec, TimelineRole,
+    BalancerKind, BreakerSpec, BudgetSpec, BulkheadSpec, CallContext, CodelSpec,
+    ConcurrencyLimitSpec, DownMode, Jitter, OnCancel, OutlierDetectionSpec, RateLimitSpec,
+    RetryableOutcome, SlidingWindowType, ThrottleSpec, TimelineRole,
 };
 use stormsim_engine::{SimDuration, SimTime};
 
@@ -95,6 +96,12 @@ pub struct Workload {
     pub rate_limit: Option<RateLimitSpec>,
     /// The caller's adaptive throttle.
     pub throttle: Option<ThrottleSpec>,
+    /// The caller's balancer.
+    pub balancer: BalancerKind,
+    /// The caller's outlier detection.
+    pub outlier_detection: Option<OutlierDetectionSpec>,
+    /// The caller's connect timeout.
+    pub connect_timeout: SimDuration,
     /// Index into [`Model::classes`], if the workload has a class.
     pub class: Option<u8>,
 }
@@ -131,6 +138,12 @@ pub struct Service {
     pub steps: Vec<Step>,
     /// Admission control.
     pub admission: Admission,
+    /// Instances.
+    pub instances: u32,
+    /// The first this many instances are down.
+    pub instances_down: u32,
+    /// What callers meet at a down instance.
+    pub down_mode: DownMode,
 }
 
 /// Validated admission control.
@@ -185,6 +198,12 @@ pub struct CallPolicy {
     pub rate_limit: Option<RateLimitSpec>,
     /// Client-side adaptive throttle, asked before each attempt.
     pub throttle: Option<ThrottleSpec>,
+    /// Instance choice.
+    pub balancer: BalancerKind,
+    /// Outlier detection.
+    pub outlier_detection: Option<OutlierDetectionSpec>,
+    /// Connect timeout at a blackholed instance (`INFINITE` if none).
+    pub connect_timeout: SimDuration,
 }
 
 /// A validated retry policy.

@@ -214,6 +214,16 @@ pub struct WorkloadSpec {
     /// one attempt.
     #[serde(default)]
     pub retry: Option<RetrySpec>,
+    /// Picks the callee's instance for each attempt (when it has several).
+    #[serde(default)]
+    pub balancer: Option<BalancerKind>,
+    /// Ejects failing instances from this caller's balancer (Envoy).
+    #[serde(default)]
+    pub outlier_detection: Option<OutlierDetectionSpec>,
+    /// How long connecting to a down (blackholed) instance takes to fail.
+    /// Absent: only the attempt's timeout bounds it.
+    #[serde(default)]
+    pub connect_timeout_ms: Option<f64>,
     /// The caller's circuit breaker, asked before each attempt.
     #[serde(default)]
     pub breaker: Option<BreakerSpec>,
@@ -276,6 +286,76 @@ pub struct ServiceSpec {
     /// Admission control and load shedding in front of the handler.
     #[serde(default)]
     pub admission: AdmissionSpec,
+    /// Identical instances behind the callers' load balancers; each has its own
+    /// `workers`, queue and admission state.
+    #[serde(default = "one_u32")]
+    #[schemars(range(min = 1))]
+    pub instances: u32,
+    /// How many instances (the first ones) are down.
+    #[serde(default)]
+    pub instances_down: u32,
+    /// What a caller meets at a down instance.
+    #[serde(default)]
+    pub down_mode: DownMode,
+}
+
+/// What a caller meets at a down instance.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DownMode {
+    /// Connection refused at once (the host answers with a reset).
+    #[default]
+    Refuse,
+    /// No answer at all: the attempt hangs until its connect timeout (or its
+    /// timeout).
+    Blackhole,
+}
+
+/// A caller's load balancer.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum BalancerKind {
+    /// In turn (Envoy's default).
+    #[default]
+    RoundRobin,
+    /// Uniformly at random.
+    Random,
+    /// The instance with the fewest of this caller's attempts in flight.
+    LeastOutstanding,
+    /// The less loaded of two instances drawn at random.
+    PowerOfTwoChoices,
+}
+
+/// Envoy's outlier detection (consecutive 5xx), kept by each caller: a failing
+/// instance is ejected from the caller's balancer for a while.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OutlierDetectionSpec {
+    /// Consecutive failures that eject an instance.
+    #[serde(default = "five_u32")]
+    pub consecutive_5xx: u32,
+    /// Ejection sweep interval.
+    #[serde(default = "ten_thousand")]
+    pub interval_ms: f64,
+    /// Ejection time, multiplied by the times ejected.
+    #[serde(default = "thirty_thousand")]
+    pub base_ejection_time_ms: f64,
+    /// Longest ejection.
+    #[serde(default = "three_hundred_thousand")]
+    pub max_ejection_time_ms: f64,
+    /// Most instances ejected at once, percent.
+    #[serde(default = "ten_u32")]
+    pub max_ejection_percent: u32,
+    /// Eject one instance even when the percentage allows none (small clusters).
+    #[serde(default)]
+    pub always_eject_one_host: bool,
+}
+
+fn thirty_thousand() -> f64 {
+    30_000.0
+}
+fn three_hundred_thousand() -> f64 {
+    300_000.0
 }
 
 /// Admission control: which arriving or queued requests a service refuses.
@@ -528,8 +608,9 @@ pub struct DropExpiredSpec {
 
 /// One step of a handler: either local work (`work`) or a downstream call
 /// (`call`, with its edge policies). Exactly one of `work` and `call`;
-/// `timeout_ms`, `retry`, `breaker`, `bulkhead`, `rate_limit`, `throttle`,
-/// `deadline` and `context` apply only to `call`,
+/// `timeout_ms`, `connect_timeout_ms`, `retry`, `breaker`, `bulkhead`,
+/// `rate_limit`, `throttle`, `balancer`, `outlier_detection`, `deadline` and
+/// `context` apply only to `call`,
 /// `on_cancel` only to `work`; anything else is an error.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -552,6 +633,16 @@ pub struct StepSpec {
     /// For `call`: the retry loop around attempts. Absent: one attempt.
     #[serde(default)]
     pub retry: Option<RetrySpec>,
+    /// Picks the callee's instance for each attempt (when it has several).
+    #[serde(default)]
+    pub balancer: Option<BalancerKind>,
+    /// Ejects failing instances from this caller's balancer (Envoy).
+    #[serde(default)]
+    pub outlier_detection: Option<OutlierDetectionSpec>,
+    /// How long connecting to a down (blackholed) instance takes to fail.
+    /// Absent: only the attempt's timeout bounds it.
+    #[serde(default)]
+    pub connect_timeout_ms: Option<f64>,
     /// For `call`: a circuit breaker, asked before each attempt.
     #[serde(default)]
     pub breaker: Option<BreakerSpec>,
@@ -619,7 +710,7 @@ pub struct RetrySpec {
     pub jitter_factor: f64,
     /// Outcomes that are retried; anything else fails the call at once. A
     /// breaker's fast failure is never retried. Default: every transient failure
-    /// (`timeout`, `deadline_exceeded`, `rejected`, `error`).
+    /// (`timeout`, `deadline_exceeded`, `rejected`, `error`, `connection_refused`).
     #[serde(default = "default_retry_on")]
     pub retry_on: Vec<RetryableOutcome>,
     /// A budget shared by every call on this edge that limits retries collectively
@@ -638,6 +729,7 @@ fn default_retry_on() -> Vec<RetryableOutcome> {
         RetryableOutcome::DeadlineExceeded,
         RetryableOutcome::Rejected,
         RetryableOutcome::Error,
+        RetryableOutcome::ConnectionRefused,
     ]
 }
 
@@ -653,6 +745,8 @@ pub enum RetryableOutcome {
     Rejected,
     /// Any other server error (HTTP 500).
     Error,
+    /// The instance refused the connection (it is down).
+    ConnectionRefused,
     /// The callee's rate limit refused it (HTTP 429); the Retry-After is obeyed
     /// over the client's own backoff.
     RateLimited,

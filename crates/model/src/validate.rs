@@ -265,6 +265,14 @@ pub fn validate(spec: &ModelSpec) -> Result<Model, Vec<Problem>> {
                 .throttle
                 .as_ref()
                 .map(|t| check_throttle(&mut ck, &format!("{at}.throttle"), t)),
+            balancer: w.balancer.unwrap_or_default(),
+            outlier_detection: w
+                .outlier_detection
+                .as_ref()
+                .map(|o| check_outlier(&mut ck, &format!("{at}.outlier_detection"), o)),
+            connect_timeout: ck
+                .optional_positive_ms(&format!("{at}.connect_timeout_ms"), w.connect_timeout_ms)
+                .unwrap_or(SimDuration::INFINITE),
             class: w
                 .class
                 .as_ref()
@@ -328,6 +336,28 @@ pub fn validate(spec: &ModelSpec) -> Result<Model, Vec<Problem>> {
                     c.clone()
                 }),
             },
+            instances: {
+                if s.instances == 0 {
+                    ck.fail(
+                        format!("{at}.instances"),
+                        "expected at least 1 instance, got 0",
+                    );
+                }
+                s.instances.max(1)
+            },
+            instances_down: {
+                if s.instances_down > s.instances {
+                    ck.fail(
+                        format!("{at}.instances_down"),
+                        format!(
+                            "expected at most `instances` ({}), got {}",
+                            s.instances, s.instances_down
+                        ),
+                    );
+                }
+                s.instances_down.min(s.instances)
+            },
+            down_mode: s.down_mode,
         });
     }
     if ck.problems.is_empty() {
@@ -414,6 +444,9 @@ fn check_step(
                 ("bulkhead", step.bulkhead.is_some()),
                 ("rate_limit", step.rate_limit.is_some()),
                 ("throttle", step.throttle.is_some()),
+                ("balancer", step.balancer.is_some()),
+                ("outlier_detection", step.outlier_detection.is_some()),
+                ("connect_timeout_ms", step.connect_timeout_ms.is_some()),
                 ("deadline", step.deadline.is_some()),
                 ("context", step.context.is_some()),
             ];
@@ -463,6 +496,17 @@ fn check_step(
                     .throttle
                     .as_ref()
                     .map(|t| check_throttle(ck, &format!("{at}.throttle"), t)),
+                balancer: step.balancer.unwrap_or_default(),
+                outlier_detection: step
+                    .outlier_detection
+                    .as_ref()
+                    .map(|o| check_outlier(ck, &format!("{at}.outlier_detection"), o)),
+                connect_timeout: ck
+                    .optional_positive_ms(
+                        &format!("{at}.connect_timeout_ms"),
+                        step.connect_timeout_ms,
+                    )
+                    .unwrap_or(SimDuration::INFINITE),
             })))
         }
     }
@@ -627,6 +671,34 @@ fn breaker_policy(ck: &mut Checker, at: &str, breaker: &BreakerSpec) -> BreakerS
         }
     }
     breaker.clone()
+}
+
+fn check_outlier(ck: &mut Checker, at: &str, o: &OutlierDetectionSpec) -> OutlierDetectionSpec {
+    if o.consecutive_5xx == 0 {
+        ck.fail(
+            format!("{at}.consecutive_5xx"),
+            "expected at least 1, got 0",
+        );
+    }
+    ck.positive(&format!("{at}.interval_ms"), o.interval_ms);
+    ck.positive(
+        &format!("{at}.base_ejection_time_ms"),
+        o.base_ejection_time_ms,
+    );
+    ck.positive(
+        &format!("{at}.max_ejection_time_ms"),
+        o.max_ejection_time_ms,
+    );
+    if o.max_ejection_percent > 100 {
+        ck.fail(
+            format!("{at}.max_ejection_percent"),
+            format!(
+                "expected a percentage in [0, 100], got {}",
+                o.max_ejection_percent
+            ),
+        );
+    }
+    o.clone()
 }
 
 fn check_bulkhead(ck: &mut Checker, at: &str, b: &BulkheadSpec) -> BulkheadSpec {

@@ -33,6 +33,8 @@ use stormsim_model::{Backoff, Jitter};
 const BACKOFF: u64 = u64::MAX - 3;
 /// Salt of an adaptive throttle's draw for an attempt.
 const THROTTLE: u64 = u64::MAX - 4;
+/// Salt of a balancer's draw for an attempt.
+const BALANCE: u64 = u64::MAX - 5;
 
 impl Simulator<'_> {
     /// Starts a call on `edge` for `owner` and sends its first attempt.
@@ -179,6 +181,24 @@ impl Simulator<'_> {
                 local_refusal = Some((FailReason::Throttled, None));
             }
         }
+        // The balancer picks the callee's instance among those this caller has
+        // not ejected; none left is Envoy's "no healthy upstream" (503).
+        let instances = self.model.services[to].instances as usize;
+        let mut instance = 0;
+        if instances > 1 && local_refusal.is_none() {
+            let mut eligible = vec![true; instances];
+            if let Some(outlier) = state.outlier.as_ref() {
+                outlier.exclude_ejected(now, &mut eligible);
+            }
+            let mut rng = key.index(u64::from(attempt_no)).index(BALANCE).rng();
+            match state
+                .balancer
+                .pick(&state.outstanding[..instances], &eligible, &mut rng)
+            {
+                Some(i) => instance = i,
+                None => local_refusal = Some((FailReason::Rejected, None)),
+            }
+        }
         let mut send_at = now;
         if local_refusal.is_none() {
             if let Some(limiter) = state.limiter.as_mut() {
@@ -206,6 +226,7 @@ impl Simulator<'_> {
             state.budget.on_request(now);
         }
         state.in_flight += 1;
+        state.outstanding[instance] += 1;
         let key = key.index(u64::from(attempt_no));
         let attempt = self.attempts.insert(Attempt {
             call: call_id,
@@ -220,6 +241,7 @@ impl Simulator<'_> {
             budget,
             child: None,
             retry_after: None,
+            instance: instance as u32,
             class,
         });
         if send_at > now {
@@ -267,6 +289,10 @@ impl Simulator<'_> {
         });
         let state = &mut self.edge_state[a.edge as usize];
         state.in_flight -= 1;
+        state.outstanding[a.instance as usize] -= 1;
+        if let (Some(outlier), Some(o)) = (state.outlier.as_mut(), outcome) {
+            outlier.record(now, a.instance as usize, o == Outcome::Ok);
+        }
         if let (Some(breaker), Some(permit)) = (state.breaker.as_mut(), a.permit) {
             let result = match outcome {
                 Some(Outcome::Ok) => CallOutcome::Success,

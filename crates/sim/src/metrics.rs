@@ -17,6 +17,9 @@ pub enum FailReason {
     Rejected,
     /// Any other failure.
     Error,
+    /// The instance refused the connection (it is down), or no instance was
+    /// left to try.
+    ConnectionRefused,
     /// A circuit breaker refused the attempt without sending it.
     BreakerOpen,
     /// A rate limit refused it (HTTP 429, or the caller's own limiter).
@@ -47,6 +50,8 @@ pub struct FailureCounts {
     pub rejected: u64,
     /// Other errors.
     pub error: u64,
+    /// Connections refused.
+    pub connection_refused: u64,
     /// Refused by an open circuit breaker.
     pub breaker_open: u64,
     /// Refused by a rate limit.
@@ -65,6 +70,7 @@ impl FailureCounts {
             FailReason::DeadlineExceeded => self.deadline_exceeded += 1,
             FailReason::Rejected => self.rejected += 1,
             FailReason::Error => self.error += 1,
+            FailReason::ConnectionRefused => self.connection_refused += 1,
             FailReason::BreakerOpen => self.breaker_open += 1,
             FailReason::RateLimited => self.rate_limited += 1,
             FailReason::BulkheadFull => self.bulkhead_full += 1,
@@ -78,6 +84,7 @@ impl FailureCounts {
             + self.deadline_exceeded
             + self.rejected
             + self.error
+            + self.connection_refused
             + self.breaker_open
             + self.rate_limited
             + self.bulkhead_full

@@ -6,7 +6,7 @@ use crate::policy::rate_limit::RateDecision;
 use crate::simulator::{Event, Simulator, NET_UP};
 use crate::world::*;
 use stormsim_engine::StreamKey;
-use stormsim_model::{CallContext, OnCancel, Step};
+use stormsim_model::{CallContext, DownMode, OnCancel, Step};
 
 impl Simulator<'_> {
     /// An attempt reached its callee: admission control, then a worker, the
@@ -18,7 +18,25 @@ impl Simulator<'_> {
         };
         let now = self.now();
         let (service_id, key, budget, attempt_no) = (a.to, a.key, a.budget, a.attempt_no);
+        let (instance, edge, sent_at) = (a.instance as usize, a.edge, a.sent_at);
         let service = self.service_of(service_id);
+        if (instance as u32) < service.instances_down {
+            // A down instance: nobody counts the call.
+            match service.down_mode {
+                DownMode::Refuse => self.refuse(attempt, key, FailReason::ConnectionRefused),
+                DownMode::Blackhole => {
+                    let connect = self.edges[edge as usize].connect_timeout;
+                    if !connect.is_infinite() {
+                        let at = (sent_at + connect).max(now);
+                        self.queue.schedule(
+                            at,
+                            Event::ResponseArrives(attempt, Outcome::Failed(FailReason::Timeout)),
+                        );
+                    }
+                }
+            }
+            return;
+        }
         self.services[service_id].counters.calls += 1;
         let bucket = self.series.service_mut(service_id);
         if attempt_no > 1 {
@@ -34,7 +52,7 @@ impl Simulator<'_> {
             return;
         }
         let state = &mut self.services[service_id];
-        if let Some(limiter) = state.limiter.as_mut() {
+        if let Some(limiter) = state.instances[instance].limiter.as_mut() {
             let retry_after = match limiter.try_acquire(now) {
                 RateDecision::Admit => None,
                 // A server does not hold a request for a permit: it refuses it,
@@ -50,7 +68,7 @@ impl Simulator<'_> {
                 return;
             }
         }
-        let in_flight = state.busy + state.queue.len() as u32;
+        let in_flight = state.instances[instance].in_flight();
         let class = self.attempts[attempt].class;
         let class_limit = class.map_or(u32::MAX, |c| {
             admission
@@ -59,7 +77,7 @@ impl Simulator<'_> {
                 .copied()
                 .unwrap_or(u32::MAX)
         });
-        let over_limit = state
+        let over_limit = state.instances[instance]
             .concurrency
             .as_ref()
             .is_some_and(|limit| !limit.try_acquire(in_flight));
@@ -67,7 +85,7 @@ impl Simulator<'_> {
             self.shed(service_id, attempt, key, FailReason::Rejected);
             return;
         }
-        let state = &self.services[service_id];
+        let state = &self.services[service_id].instances[instance];
         let admitted = state.busy < service.workers;
         if !admitted && state.queue.len() >= service.queue_capacity {
             self.services[service_id].counters.rejected += 1;
@@ -80,6 +98,7 @@ impl Simulator<'_> {
         let deadline = budget.or(service.default_deadline).map(|b| now + b);
         let task = self.tasks.insert(Task {
             service: service_id,
+            instance: instance as u32,
             step: 0,
             state: TaskState::Queued,
             parent: attempt,
@@ -92,13 +111,14 @@ impl Simulator<'_> {
         });
         self.attempts[attempt].child = Some(task);
         if admitted {
-            let busy = self.services[service_id].busy + 1;
-            self.set_busy(service_id, busy);
+            let busy = self.services[service_id].instances[instance].busy + 1;
+            self.set_busy(service_id, instance, busy);
             self.run_step(task);
         } else {
             let state = &mut self.services[service_id];
-            state.queue.push_back(task);
-            state.counters.max_queue = state.counters.max_queue.max(state.queue.len() as u64);
+            let queue = &mut state.instances[instance].queue;
+            queue.push_back(task);
+            state.counters.max_queue = state.counters.max_queue.max(queue.len() as u64);
         }
     }
 
@@ -207,7 +227,11 @@ impl Simulator<'_> {
     fn complete_task(&mut self, task_id: TaskId, outcome: Outcome) {
         let task = self.tasks.remove(task_id).expect("a live task completes");
         let now = self.now();
-        if let Some(limit) = self.services[task.service].concurrency.as_mut() {
+        let instance = task.instance as usize;
+        if let Some(limit) = self.services[task.service].instances[instance]
+            .concurrency
+            .as_mut()
+        {
             let dropped = outcome != Outcome::Ok;
             limit.on_sample(now, now - task.arrived, task.in_flight_at_arrival, dropped);
         }
@@ -228,7 +252,7 @@ impl Simulator<'_> {
                 Event::ResponseArrives(task.parent, outcome),
             );
         }
-        self.release_worker(task.service);
+        self.release_worker(task.service, task.instance as usize);
     }
 
     /// The caller gave up on this handler's request (its connection closed). The
@@ -265,27 +289,32 @@ impl Simulator<'_> {
         let task = self.tasks.remove(task_id).expect("a live task stops");
         self.services[task.service].counters.cancelled += 1;
         self.series.service_mut(task.service).cancelled += 1;
-        self.release_worker(task.service);
+        self.release_worker(task.service, task.instance as usize);
     }
 
     /// A worker is free: give it the head of the queue, dropping on the way the
     /// requests admission control says cannot be answered in time.
-    fn release_worker(&mut self, service_id: usize) {
+    fn release_worker(&mut self, service_id: usize, instance: usize) {
         let now = self.now();
         let service = self.service_of(service_id);
         let margin = service.admission.drop_expired_margin;
         // After a scale-down, a freed worker retires instead of taking more work.
-        let retiring = self.services[service_id].busy > service.workers;
+        let retiring = self.services[service_id].instances[instance].busy > service.workers;
         while let Some(next) = (!retiring)
-            .then(|| self.services[service_id].queue.pop_front())
+            .then(|| {
+                self.services[service_id].instances[instance]
+                    .queue
+                    .pop_front()
+            })
             .flatten()
         {
             let task = &self.tasks[next];
             let expired = margin.is_some_and(|m| task.deadline.is_some_and(|d| now + m >= d));
-            let queue_empty_after = self.services[service_id].queue.is_empty();
+            let state = &mut self.services[service_id].instances[instance];
+            let queue_empty_after = state.queue.is_empty();
             let arrived = task.arrived;
             let codel_drop = !expired
-                && self.services[service_id]
+                && state
                     .codel
                     .as_mut()
                     .is_some_and(|c| c.on_dequeue(now, arrived, queue_empty_after));
@@ -308,7 +337,7 @@ impl Simulator<'_> {
                 self.refuse(task.parent, task.key, reason);
             }
         }
-        let busy = self.services[service_id].busy - 1;
-        self.set_busy(service_id, busy);
+        let busy = self.services[service_id].instances[instance].busy - 1;
+        self.set_busy(service_id, instance, busy);
     }
 }

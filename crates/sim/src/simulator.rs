@@ -6,6 +6,7 @@
 use crate::metrics::{
     FailReason, FailureCounts, LatencyRecorder, Outcome, ServiceCounters, WorkloadCounters,
 };
+use crate::policy::balancer::{LoadBalancer, OutlierDetector};
 use crate::policy::breaker::{BreakerState, CircuitBreaker};
 use crate::policy::concurrency::{CoDel, ConcurrencyLimit};
 use crate::policy::rate_limit::RateLimiter;
@@ -65,12 +66,16 @@ pub(crate) struct EdgeState {
     /// calls that stopped waiting are skipped).
     pub bulkhead_in_use: u32,
     pub bulkhead_waiters: VecDeque<CallId>,
+    pub balancer: LoadBalancer,
+    pub outlier: Option<OutlierDetector>,
+    /// This caller's attempts in flight per callee instance.
+    pub outstanding: Vec<u32>,
     /// Attempts in flight on this edge.
     pub in_flight: u64,
 }
 
 impl EdgeState {
-    fn new(policy: &CallPolicy) -> EdgeState {
+    fn new(policy: &CallPolicy, instances: u32) -> EdgeState {
         EdgeState {
             budget: RetryBudget::new(
                 &policy
@@ -88,6 +93,12 @@ impl EdgeState {
             throttle: policy.throttle.as_ref().map(Throttle::new),
             bulkhead_in_use: 0,
             bulkhead_waiters: VecDeque::new(),
+            balancer: LoadBalancer::new(policy::balancer_kind(policy.balancer)),
+            outlier: policy
+                .outlier_detection
+                .as_ref()
+                .map(|o| OutlierDetector::new(policy::outlier_config(o), instances as usize)),
+            outstanding: vec![0; instances as usize],
             in_flight: 0,
         }
     }
@@ -102,12 +113,17 @@ pub(crate) struct WorkloadState {
 }
 
 pub(crate) struct ServiceState {
+    pub counters: ServiceCounters,
+    pub instances: Vec<InstanceState>,
+}
+
+/// One instance of a service: its workers, queue and admission state.
+pub(crate) struct InstanceState {
     pub limiter: Option<RateLimiter>,
     pub concurrency: Option<ConcurrencyLimit>,
     pub codel: Option<CoDel>,
     pub busy: u32,
     pub queue: VecDeque<TaskId>,
-    pub counters: ServiceCounters,
     /// Busy worker-nanoseconds up to `busy_since`.
     pub busy_integral: u128,
     pub busy_since: SimTime,
@@ -115,10 +131,32 @@ pub(crate) struct ServiceState {
     pub busy_at_bucket_start: u128,
 }
 
-impl ServiceState {
+impl InstanceState {
+    fn new(spec: &stormsim_model::Service, now: SimTime) -> InstanceState {
+        InstanceState {
+            limiter: spec.admission.rate_limit.as_ref().map(policy::rate_limiter),
+            concurrency: spec
+                .admission
+                .concurrency_limit
+                .as_ref()
+                .map(policy::concurrency_limit),
+            codel: spec.admission.codel.as_ref().map(policy::codel),
+            busy: 0,
+            queue: VecDeque::new(),
+            busy_integral: 0,
+            busy_since: now,
+            busy_at_bucket_start: 0,
+        }
+    }
+
     /// Busy worker-nanoseconds up to `now`.
     pub fn busy_integral_at(&self, now: SimTime) -> u128 {
         self.busy_integral + u128::from(self.busy) * u128::from((now - self.busy_since).as_nanos())
+    }
+
+    /// Requests holding a worker or waiting for one.
+    pub fn in_flight(&self) -> u32 {
+        self.busy + self.queue.len() as u32
     }
 }
 
@@ -184,22 +222,16 @@ impl<'m> Simulator<'m> {
             .services
             .iter()
             .map(|s| ServiceState {
-                limiter: s.admission.rate_limit.as_ref().map(policy::rate_limiter),
-                concurrency: s
-                    .admission
-                    .concurrency_limit
-                    .as_ref()
-                    .map(policy::concurrency_limit),
-                codel: s.admission.codel.as_ref().map(policy::codel),
-                busy: 0,
-                queue: VecDeque::new(),
                 counters: ServiceCounters::default(),
-                busy_integral: 0,
-                busy_since: SimTime::ZERO,
-                busy_at_bucket_start: 0,
+                instances: (0..s.instances)
+                    .map(|_| InstanceState::new(s, SimTime::ZERO))
+                    .collect(),
             })
             .collect();
-        let edge_state = edges.iter().map(EdgeState::new).collect();
+        let edge_state = edges
+            .iter()
+            .map(|e| EdgeState::new(e, model.services[e.to].instances))
+            .collect();
         Simulator {
             model,
             changes,
@@ -248,6 +280,9 @@ fn edges_of(model: &Model) -> (Vec<CallPolicy>, Vec<Vec<EdgeId>>) {
                 bulkhead: w.bulkhead.clone(),
                 rate_limit: w.rate_limit.clone(),
                 throttle: w.throttle.clone(),
+                balancer: w.balancer,
+                outlier_detection: w.outlier_detection.clone(),
+                connect_timeout: w.connect_timeout,
             });
         }
         let mut step_edge = Vec::new();
@@ -335,11 +370,13 @@ impl<'m> Simulator<'m> {
             .iter()
             .zip(&self.model.services)
             .map(|(s, spec)| {
-                let queued = s.queue.len() as u64;
+                let queued: u64 = s.instances.iter().map(|i| i.queue.len() as u64).sum();
+                let busy: u64 = s.instances.iter().map(|i| u64::from(i.busy)).sum();
+                let up = spec.instances - spec.instances_down;
                 Gauges {
                     queue: queued,
-                    in_flight: queued + u64::from(s.busy),
-                    workers: spec.workers,
+                    in_flight: queued + busy,
+                    workers: spec.workers.saturating_mul(up),
                     ..Gauges::default()
                 }
             })
@@ -364,18 +401,20 @@ impl<'m> Simulator<'m> {
             return;
         };
         for s in 0..self.services.len() {
-            let state = &mut self.services[s];
-            let integral = state.busy_integral_at(at.max(state.busy_since));
-            let busy = integral - state.busy_at_bucket_start;
-            state.busy_at_bucket_start = integral;
+            let mut busy = 0;
+            for instance in &mut self.services[s].instances {
+                let integral = instance.busy_integral_at(at.max(instance.busy_since));
+                busy += integral - instance.busy_at_bucket_start;
+                instance.busy_at_bucket_start = integral;
+            }
             self.series.set_busy(b, s, busy);
         }
     }
 
     /// Changes a service's busy count, keeping the busy-time integral exact.
-    pub(crate) fn set_busy(&mut self, service: ServiceId, busy: u32) {
+    pub(crate) fn set_busy(&mut self, service: ServiceId, instance: usize, busy: u32) {
         let now = self.now();
-        let state = &mut self.services[service];
+        let state = &mut self.services[service].instances[instance];
         state.busy_integral = state.busy_integral_at(now);
         state.busy_since = now;
         state.busy = busy;
@@ -393,7 +432,7 @@ impl<'m> Simulator<'m> {
         for (i, edge) in edges.iter().enumerate() {
             let old = &self.edges[i];
             let state = &mut self.edge_state[i];
-            let fresh = EdgeState::new(edge);
+            let fresh = EdgeState::new(edge, model.services[edge.to].instances);
             if old.retry.budget != edge.retry.budget {
                 state.budget = fresh.budget;
             }
@@ -405,6 +444,9 @@ impl<'m> Simulator<'m> {
             }
             if old.throttle != edge.throttle {
                 state.throttle = fresh.throttle;
+            }
+            if old.balancer != edge.balancer {
+                state.balancer = fresh.balancer;
             }
         }
         self.edges = edges;
@@ -429,31 +471,52 @@ impl<'m> Simulator<'m> {
             self.schedule_arrival(i, next);
         }
         for (s, (old, new)) in before.services.iter().zip(&model.services).enumerate() {
-            let state = &mut self.services[s];
-            if old.admission.rate_limit != new.admission.rate_limit {
-                state.limiter = new.admission.rate_limit.as_ref().map(policy::rate_limiter);
+            for instance in &mut self.services[s].instances {
+                if old.admission.rate_limit != new.admission.rate_limit {
+                    instance.limiter = new.admission.rate_limit.as_ref().map(policy::rate_limiter);
+                }
+                if old.admission.concurrency_limit != new.admission.concurrency_limit {
+                    instance.concurrency = new
+                        .admission
+                        .concurrency_limit
+                        .as_ref()
+                        .map(policy::concurrency_limit);
+                }
+                if old.admission.codel != new.admission.codel {
+                    instance.codel = new.admission.codel.as_ref().map(policy::codel);
+                }
             }
-            if old.admission.concurrency_limit != new.admission.concurrency_limit {
-                state.concurrency = new
-                    .admission
-                    .concurrency_limit
-                    .as_ref()
-                    .map(policy::concurrency_limit);
+            // Added instances start empty; removed ones keep their work but get
+            // no more (callers pick among the model's current instances).
+            while self.services[s].instances.len() < new.instances as usize {
+                self.services[s]
+                    .instances
+                    .push(InstanceState::new(new, now));
             }
-            if old.admission.codel != new.admission.codel {
-                state.codel = new.admission.codel.as_ref().map(policy::codel);
+        }
+        for (edge, state) in self.edges.iter().zip(&mut self.edge_state) {
+            let instances = self.services[edge.to].instances.len();
+            if state.outstanding.len() < instances {
+                state.outstanding.resize(instances, 0);
+                if let Some(o) = edge.outlier_detection.as_ref() {
+                    // Envoy re-creates host state when the cluster changes.
+                    state.outlier =
+                        Some(OutlierDetector::new(policy::outlier_config(o), instances));
+                }
             }
         }
         // More workers: start queued requests now.
         for s in 0..self.services.len() {
             let workers = model.services[s].workers;
-            while self.services[s].busy < workers {
-                let Some(next) = self.services[s].queue.pop_front() else {
-                    break;
-                };
-                let busy = self.services[s].busy + 1;
-                self.set_busy(s, busy);
-                self.ready.push_back(next);
+            for i in 0..self.services[s].instances.len() {
+                while self.services[s].instances[i].busy < workers {
+                    let Some(next) = self.services[s].instances[i].queue.pop_front() else {
+                        break;
+                    };
+                    let busy = self.services[s].instances[i].busy + 1;
+                    self.set_busy(s, i, busy);
+                    self.ready.push_back(next);
+                }
             }
         }
     }

@@ -100,6 +100,8 @@ pub struct Attempt {
     pub child: Option<TaskId>,
     /// A refusal's Retry-After, set by the callee (429).
     pub retry_after: Option<stormsim_engine::SimDuration>,
+    /// The callee's instance, chosen by the caller's balancer.
+    pub instance: u32,
     /// Priority class of the request.
     pub class: Option<u8>,
 }
@@ -121,6 +123,8 @@ pub enum TaskState {
 pub struct Task {
     /// The service.
     pub service: ServiceId,
+    /// Its instance.
+    pub instance: u32,
     /// Index of the current step.
     pub step: usize,
     /// Where it is.

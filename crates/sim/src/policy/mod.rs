@@ -238,3 +238,30 @@ pub fn codel(spec: &stormsim_model::CodelSpec) -> concurrency::CoDel {
         interval: SimDuration::from_ms(spec.interval_ms),
     })
 }
+
+/// The balancer a model asks for.
+pub fn balancer_kind(kind: stormsim_model::BalancerKind) -> balancer::BalancerKind {
+    use stormsim_model::BalancerKind as K;
+    match kind {
+        K::RoundRobin => balancer::BalancerKind::RoundRobin,
+        K::Random => balancer::BalancerKind::Random,
+        K::LeastOutstanding => balancer::BalancerKind::LeastOutstanding,
+        K::PowerOfTwoChoices => balancer::BalancerKind::PowerOfTwoChoices,
+    }
+}
+
+/// Outlier detection as a model asks for it.
+pub fn outlier_config(
+    spec: &stormsim_model::OutlierDetectionSpec,
+) -> balancer::OutlierDetectionConfig {
+    balancer::OutlierDetectionConfig {
+        consecutive_5xx: spec.consecutive_5xx,
+        interval: SimDuration::from_ms(spec.interval_ms),
+        base_ejection_time: SimDuration::from_ms(spec.base_ejection_time_ms),
+        max_ejection_time: SimDuration::from_ms(
+            spec.max_ejection_time_ms.max(spec.base_ejection_time_ms),
+        ),
+        max_ejection_percent: spec.max_ejection_percent,
+        always_eject_one_host: spec.always_eject_one_host,
+    }
+}

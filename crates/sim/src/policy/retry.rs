@@ -26,6 +26,7 @@ pub fn is_retryable(policy: &RetryPolicy, reason: FailReason) -> bool {
         FailReason::DeadlineExceeded => RetryableOutcome::DeadlineExceeded,
         FailReason::Rejected => RetryableOutcome::Rejected,
         FailReason::Error => RetryableOutcome::Error,
+        FailReason::ConnectionRefused => RetryableOutcome::ConnectionRefused,
         FailReason::RateLimited => RetryableOutcome::RateLimited,
         FailReason::BreakerOpen | FailReason::BulkheadFull | FailReason::Throttled => return false,
     };
