@@ -65,14 +65,20 @@ const MAX_LANES: usize = 16;
 
 /// Events scheduled after one constant delay, in time order.
 struct Lane<E> {
-    delay: SimDuration,
     entries: VecDeque<Entry<E>>,
 }
+
+/// No entry: the front key of an empty lane.
+const EMPTY_FRONT: (SimTime, u64) = (SimTime::NEVER, u64::MAX);
 
 /// A priority queue of events of type `E` over virtual time, with a clock.
 pub struct EventQueue<E> {
     heap: BinaryHeap<Entry<E>>,
     lanes: Vec<Lane<E>>,
+    /// Each lane's delay and the `(time, seq)` of its front, kept side by side
+    /// so that choosing the next event reads one small array, not every lane.
+    lane_delays: Vec<SimDuration>,
+    lane_fronts: Vec<(SimTime, u64)>,
     now: SimTime,
     next_seq: u64,
     /// Current generation of each timer slot.
@@ -95,6 +101,8 @@ impl<E> EventQueue<E> {
         EventQueue {
             heap: BinaryHeap::new(),
             lanes: Vec::new(),
+            lane_delays: Vec::new(),
+            lane_fronts: Vec::new(),
             now: SimTime::ZERO,
             next_seq: 0,
             generations: Vec::new(),
@@ -183,19 +191,24 @@ impl<E> EventQueue<E> {
 
     /// Removes the next entry, live or stale, in `(time, seq)` order.
     fn pop_any(&mut self) -> Option<Entry<E>> {
-        let mut best: Option<(SimTime, u64, usize)> =
-            self.heap.peek().map(|e| (e.time, e.seq, usize::MAX));
-        for (i, lane) in self.lanes.iter().enumerate() {
-            if let Some(e) = lane.entries.front() {
-                if best.is_none_or(|(t, q, _)| (e.time, e.seq) < (t, q)) {
-                    best = Some((e.time, e.seq, i));
-                }
+        let mut best = self
+            .heap
+            .peek()
+            .map_or(EMPTY_FRONT, |e| (e.time, e.seq));
+        let mut from = usize::MAX;
+        for (i, &front) in self.lane_fronts.iter().enumerate() {
+            if front < best {
+                best = front;
+                from = i;
             }
         }
-        match best? {
-            (_, _, usize::MAX) => self.heap.pop(),
-            (_, _, lane) => self.lanes[lane].entries.pop_front(),
+        if from == usize::MAX {
+            return self.heap.pop();
         }
+        let lane = &mut self.lanes[from].entries;
+        let entry = lane.pop_front();
+        self.lane_fronts[from] = lane.front().map_or(EMPTY_FRONT, |e| (e.time, e.seq));
+        entry
     }
 
     /// Removes the next live event, advances the clock to its time and returns it.
@@ -233,13 +246,14 @@ impl<E> EventQueue<E> {
     }
 
     fn push_lane(&mut self, delay: SimDuration, slot: u32, generation: u32, event: E) {
-        let lane = match self.lanes.iter().position(|l| l.delay == delay) {
+        let lane = match self.lane_delays.iter().position(|d| *d == delay) {
             Some(i) => i,
             None if self.lanes.len() < MAX_LANES => {
                 self.lanes.push(Lane {
-                    delay,
                     entries: VecDeque::new(),
                 });
+                self.lane_delays.push(delay);
+                self.lane_fronts.push(EMPTY_FRONT);
                 self.lanes.len() - 1
             }
             None => {
@@ -249,8 +263,13 @@ impl<E> EventQueue<E> {
         };
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.lanes[lane].entries.push_back(Entry {
-            time: self.now + delay,
+        let time = self.now + delay;
+        let entries = &mut self.lanes[lane].entries;
+        if entries.is_empty() {
+            self.lane_fronts[lane] = (time, seq);
+        }
+        entries.push_back(Entry {
+            time,
             seq,
             slot,
             generation,
