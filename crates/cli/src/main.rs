@@ -1,5 +1,6 @@
 //! `stormsim`: run resilience models, compare their variants, draw them.
 
+mod bench;
 mod charts;
 mod output;
 mod table;
@@ -48,6 +49,23 @@ enum Command {
         #[arg(long, short)]
         quiet: bool,
     },
+    /// Measure the simulator's speed on a model, one variant after another on one
+    /// thread: events/s, requests/s, attempts/s, peak memory and memory per
+    /// request in flight.
+    Bench {
+        /// The model file. Default: the Catalog incident at full scale.
+        #[arg(default_value = "models/catalog-incident.json")]
+        model: PathBuf,
+        /// Only these variants (repeatable). Default: the first one.
+        #[arg(long = "variant", value_name = "NAME")]
+        variants: Vec<String>,
+        /// Run every variant.
+        #[arg(long)]
+        all: bool,
+        /// Overrides, as for `run`.
+        #[arg(long = "set", value_name = "PATH=VALUE")]
+        sets: Vec<String>,
+    },
     /// Check a model without running it: every problem, with its JSON path.
     Check {
         /// The model file (JSON).
@@ -87,6 +105,23 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                     .collect::<Vec<_>>()
                     .join(", ")
             );
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Bench {
+            model,
+            variants,
+            all,
+            sets,
+        } => {
+            let Some(loaded) = load_or_report(&model, &sets, None)? else {
+                return Ok(ExitCode::from(EXIT_BAD_MODEL));
+            };
+            let chosen = match (all, variants.is_empty()) {
+                (true, _) => Vec::new(),
+                (false, false) => variants,
+                (false, true) => vec![loaded.variants[0].name.clone()],
+            };
+            bench::bench(&loaded, &chosen)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Run {

@@ -8,6 +8,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 use std::io::Write;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Instant;
 use stormsim_model::LoadedModel;
 use stormsim_plot::{render_comparison_svg, render_load_lines_svg, render_timeline_svg};
@@ -48,22 +49,35 @@ pub fn run_and_write(model: &LoadedModel, out: &Path, quiet: bool) -> Result<()>
         );
     }
     let started = Instant::now();
-    let results: Vec<(VariantReport, f64)> = model
-        .variants
-        .par_iter()
-        .map(|v| {
-            let t0 = Instant::now();
-            let report = run_variant(v);
-            let wall = t0.elapsed().as_secs_f64();
-            if !quiet {
-                eprintln!(
-                    "  {:<24} {:>10} events in {:.3} s",
-                    v.name, report.events, wall
-                );
-            }
-            (report, wall)
-        })
-        .collect();
+    let done = AtomicUsize::new(0);
+    let finished = AtomicBool::new(false);
+    let results: Vec<(VariantReport, f64)> = std::thread::scope(|scope| {
+        if !quiet {
+            scope.spawn(|| progress(total, &done, &finished, started));
+        }
+        let results = model
+            .variants
+            .par_iter()
+            .map(|v| {
+                let t0 = Instant::now();
+                let report = run_variant(v);
+                let wall = t0.elapsed().as_secs_f64();
+                done.fetch_add(1, Ordering::Relaxed);
+                if !quiet {
+                    eprintln!(
+                        "  {:<24} {:>11} events in {:>7.3} s ({:.1} M events/s)",
+                        v.name,
+                        report.events,
+                        wall,
+                        report.events as f64 / wall.max(1e-9) / 1e6
+                    );
+                }
+                (report, wall)
+            })
+            .collect();
+        finished.store(true, Ordering::Relaxed);
+        results
+    });
     let wall_total = started.elapsed().as_secs_f64();
     for (r, _) in &results {
         if let Some(limit) = &r.stopped_by_limit {
@@ -146,6 +160,25 @@ pub fn run_and_write(model: &LoadedModel, out: &Path, quiet: bool) -> Result<()>
         println!("\nwrote {}/{{{}}}", out.display(), written.join(", "));
     }
     Ok(())
+}
+
+/// While variants run, says how far along the run is: a line every 10 s (the
+/// per-variant lines say the rest). Sleeps in short steps so it ends promptly.
+fn progress(total: usize, done: &AtomicUsize, finished: &AtomicBool, started: Instant) {
+    let mut next_report = 10.0;
+    while !finished.load(Ordering::Relaxed) {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        let elapsed = started.elapsed().as_secs_f64();
+        if elapsed >= next_report && !finished.load(Ordering::Relaxed) {
+            eprintln!(
+                "  ... {:.0} s: {}/{} variants done",
+                elapsed,
+                done.load(Ordering::Relaxed),
+                total
+            );
+            next_report += 10.0;
+        }
+    }
 }
 
 /// Writes to a temporary file in the same folder, then renames it over `path`:

@@ -52,6 +52,9 @@ pub struct VariantReport {
     pub events: u64,
     /// Virtual time at the end of the run, s.
     pub sim_time_s: f64,
+    /// Most logical requests unanswered at once (memory follows this, not the
+    /// number of requests simulated).
+    pub peak_requests_in_flight: u64,
     /// Set when a limit stopped the run: the report is partial.
     pub stopped_by_limit: Option<String>,
     /// Empirical CDF of latency over all requests, `(ms, fraction)`, for charts.
@@ -272,6 +275,7 @@ pub(crate) fn variant_report(
         completion_s: seconds(sim.last_answer),
         events: sim.queue.delivered(),
         sim_time_s: seconds(sim.ended),
+        peak_requests_in_flight: sim.peak_in_flight,
         stopped_by_limit: stopped.map(|s| s.to_string()),
         latency_cdf: sim.latency.cdf(),
         series: series.clone(),

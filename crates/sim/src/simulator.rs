@@ -192,6 +192,8 @@ pub struct Simulator<'m> {
     pub(crate) series: TimeSeries,
     /// When the last logical request got its answer.
     pub(crate) last_answer: SimTime,
+    /// Most logical requests unanswered at once.
+    pub(crate) peak_in_flight: u64,
     /// The time the run ended (the horizon, or the last event).
     pub(crate) ended: SimTime,
 }
@@ -259,6 +261,7 @@ impl<'m> Simulator<'m> {
                 .collect(),
             series: TimeSeries::new(model.bucket, model.services.len()),
             last_answer: SimTime::ZERO,
+            peak_in_flight: 0,
             ended: SimTime::ZERO,
         }
     }
@@ -588,6 +591,7 @@ impl<'m> Simulator<'m> {
             arrived: now,
             workload: workload as u32,
         });
+        self.peak_in_flight = self.peak_in_flight.max(self.roots.len() as u64);
         self.per_workload[workload].requests += 1;
         self.series.global_mut().requests += 1;
         let class = self.model.workloads[workload].class;

@@ -1,0 +1,83 @@
+//! `stormsim bench`: how fast the simulator runs a model, on one thread.
+//!
+//! Speed is a feature here (sweeps run thousands of models), so it is measured
+//! by a command, not by timed tests: events per second, logical requests and
+//! attempts simulated per second, and memory per request in flight (peak
+//! resident memory over the peak number of unanswered requests).
+
+use anyhow::{bail, Result};
+use std::time::Instant;
+use stormsim_model::LoadedModel;
+use stormsim_sim::run_variant;
+
+/// Peak resident set size of this process, in bytes (Linux; `None` elsewhere).
+fn peak_rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// Runs the named variants (all if none) one after another on this thread and
+/// prints one line per variant plus a total.
+pub fn bench(model: &LoadedModel, only: &[String]) -> Result<()> {
+    let chosen: Vec<_> = model
+        .variants
+        .iter()
+        .filter(|v| only.is_empty() || only.contains(&v.name))
+        .collect();
+    if chosen.is_empty() {
+        bail!("no variant named {only:?} in model {:?}", model.name);
+    }
+    println!(
+        "{:<26} {:>12} {:>9} {:>12} {:>12} {:>12} {:>10} {:>10}",
+        "variant",
+        "events",
+        "wall s",
+        "events/s",
+        "requests/s",
+        "attempts/s",
+        "peak RSS",
+        "B/in-flight"
+    );
+    let (mut events, mut wall) = (0u64, 0.0);
+    for v in chosen {
+        let t0 = Instant::now();
+        let r = run_variant(v);
+        let secs = t0.elapsed().as_secs_f64();
+        let attempts: u64 = r
+            .services
+            .iter()
+            .filter(|s| s.name == r.focus)
+            .map(|s| s.calls)
+            .sum();
+        let rss = peak_rss_bytes();
+        let per_request = rss
+            .zip(Some(r.peak_requests_in_flight).filter(|n| *n > 0))
+            .map_or("-".to_string(), |(b, n)| format!("{}", b / n));
+        println!(
+            "{:<26} {:>12} {:>9.2} {:>12.0} {:>12.0} {:>12.0} {:>9}M {:>10}",
+            r.variant,
+            r.events,
+            secs,
+            r.events as f64 / secs,
+            r.requests as f64 / secs,
+            attempts as f64 / secs,
+            rss.map_or("-".into(), |b| format!(
+                "{:.0}",
+                b as f64 / (1 << 20) as f64
+            )),
+            per_request
+        );
+        events += r.events;
+        wall += secs;
+    }
+    println!(
+        "{:<26} {:>12} {:>9.2} {:>12.0}",
+        "total (one thread)",
+        events,
+        wall,
+        events as f64 / wall
+    );
+    Ok(())
+}
