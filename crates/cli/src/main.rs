@@ -33,9 +33,11 @@ enum Command {
     /// Run every variant of a model; print a comparison; write summary.json,
     /// summary.csv and charts.
     Run {
-        /// The model file (JSON).
-        model: PathBuf,
-        /// Output folder. Default: outputs/<model name>/
+        /// The model file(s) (JSON). Several run one after another, each into
+        /// outputs/<its name>/: `stormsim run models/*.json` regenerates outputs/.
+        #[arg(required = true)]
+        models: Vec<PathBuf>,
+        /// Output folder (with one model). Default: outputs/<model name>/
         #[arg(long)]
         out: Option<PathBuf>,
         /// Master seed (overrides the model's `seed`).
@@ -125,17 +127,33 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Run {
-            model,
+            models,
             out,
             seed,
             sets,
             quiet,
         } => {
-            let Some(loaded) = load_or_report(&model, &sets, seed)? else {
+            if out.is_some() && models.len() > 1 {
+                eprintln!(
+                    "error: --out takes one model; with several, each goes to outputs/<name>/"
+                );
                 return Ok(ExitCode::from(EXIT_BAD_MODEL));
-            };
-            let out = out.unwrap_or_else(|| Path::new("outputs").join(&loaded.name));
-            output::run_and_write(&loaded, &out, quiet)?;
+            }
+            // Check every model before running any: a typo in the last file
+            // should not surface after minutes of work.
+            let mut loaded = Vec::new();
+            for model in &models {
+                match load_or_report(model, &sets, seed)? {
+                    Some(m) => loaded.push(m),
+                    None => return Ok(ExitCode::from(EXIT_BAD_MODEL)),
+                }
+            }
+            for model in &loaded {
+                let dir = out
+                    .clone()
+                    .unwrap_or_else(|| Path::new("outputs").join(&model.name));
+                output::run_and_write(model, &dir, quiet)?;
+            }
             Ok(ExitCode::SUCCESS)
         }
     }
