@@ -190,7 +190,8 @@ pub(crate) fn variant_report(
                 .filter(|(edge, _)| edge.to == s)
                 .filter_map(|(_, st)| st.breaker.as_ref())
                 .map(|b| b.open_time(sim.ended).as_ms() / 1000.0)
-                .sum();
+                // `sum` of no f64 is -0.0; fold from +0.0 so the column reads 0.
+                .fold(0.0, |a, b| a + b);
             ServiceReport {
                 name: spec.name.clone(),
                 calls,
@@ -517,6 +518,11 @@ impl RunReport {
                     g.failures.deadline_exceeded.to_string(),
                     g.failures.rejected.to_string(),
                     g.failures.error.to_string(),
+                    g.failures.connection_refused.to_string(),
+                    g.failures.breaker_open.to_string(),
+                    g.failures.rate_limited.to_string(),
+                    g.failures.bulkhead_full.to_string(),
+                    g.failures.throttled.to_string(),
                     opt(&g.mean_latency_ms().map(round_ms)),
                 ];
                 for name in &service_names {
@@ -565,6 +571,11 @@ pub const TIMESERIES_COLUMNS: &[&str] = &[
     "failed_deadline_exceeded",
     "failed_rejected",
     "failed_error",
+    "failed_connection_refused",
+    "failed_breaker_open",
+    "failed_rate_limited",
+    "failed_bulkhead_full",
+    "failed_throttled",
     "mean_latency_ms",
 ];
 

@@ -344,8 +344,10 @@ impl<'m> Simulator<'m> {
             (Some(h), false) => h,
             _ => self.queue.now(),
         };
+        // The last bucket is the one holding the last instant before the end: a
+        // horizon on a bucket boundary opens no empty bucket after it.
         let end = self.ended;
-        self.open_buckets_until(end);
+        self.open_buckets_until(SimTime(end.as_nanos().saturating_sub(1)));
         self.close_bucket(end);
         report::variant_report(&self, variant, stopped)
     }
