@@ -44,6 +44,9 @@ pub struct VariantReport {
     /// Mean attempts per second at the focus service from the trigger's end to
     /// the first intervention (or the end): the load that keeps a storm going.
     pub storm_offered_rps: Option<f64>,
+    /// Most attempts per second at the focus service after the trigger ended:
+    /// the herd of retries that meets the recovering service.
+    pub peak_after_trigger_rps: Option<f64>,
     /// Recovery analysis, when the model asks for one.
     pub recovery: Option<Recovery>,
     /// When the last logical request got its answer, s.
@@ -228,6 +231,14 @@ pub(crate) fn variant_report(
             series.service(b, focus).offered()
         }))
     });
+    let peak_after_trigger_rps = role_time(TimelineRole::TriggerEnd).map(|from| {
+        let first = series.index(from);
+        let per_s = 1.0 / series.bucket_s();
+        let peak = (first..series.len())
+            .map(|b| series.service(b, focus).offered() as f64 * per_s)
+            .fold(0.0, f64::max);
+        round_ratio(peak)
+    });
     let recovery = sim.model.metastability.as_ref().and_then(|policy| {
         let samples: Vec<Sample> = series
             .global
@@ -272,6 +283,7 @@ pub(crate) fn variant_report(
         focus: sim.model.services[focus].name.clone(),
         peak_offered_rps: round_ratio(peak_rps(series, |b| series.service(b, focus).offered())),
         storm_offered_rps,
+        peak_after_trigger_rps,
         recovery,
         completion_s: seconds(sim.last_answer),
         events: sim.queue.delivered(),
@@ -342,6 +354,7 @@ pub const SUMMARY_COLUMNS: &[&str] = &[
     "ok_latency_p99_ms",
     "peak_offered_rps",
     "storm_offered_rps",
+    "peak_after_trigger_rps",
     "metastable",
     "recovery_s",
     "recovered_by",
@@ -443,6 +456,7 @@ impl RunReport {
                 v.ok_latency_ms.p99.to_string(),
                 v.peak_offered_rps.to_string(),
                 opt(&v.storm_offered_rps),
+                opt(&v.peak_after_trigger_rps),
                 opt(&r.map(|r| r.metastable)),
                 opt(&r.and_then(|r| r.recovery_s)),
                 opt(&r.and_then(|r| r.recovered_by.clone())),
