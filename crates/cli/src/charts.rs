@@ -108,7 +108,7 @@ fn verdict(v: &VariantReport) -> Option<String> {
 /// Shaded windows and instants of a variant's timeline: the trigger (from its
 /// start to its end), each intervention (to the next change), and the other
 /// changes as instants. A ramp's steps share a name and are marked once.
-fn marks(variant: &Variant) -> Vec<TimelineMark> {
+fn marks(variant: &Variant, end_s: f64) -> Vec<TimelineMark> {
     let changes = &variant.changes;
     let mut out = Vec::new();
     let mut seen: Vec<&str> = Vec::new();
@@ -123,7 +123,8 @@ fn marks(variant: &Variant) -> Vec<TimelineMark> {
                 let end = changes
                     .iter()
                     .find(|e| e.role == Some(TimelineRole::TriggerEnd))
-                    .map_or(secs(c), secs);
+                    // A trigger that never ends lasts to the end of the run.
+                    .map_or(end_s, secs);
                 out.push(TimelineMark::window(c.name.clone(), secs(c), end));
             }
             Some(TimelineRole::Intervention) => {
@@ -200,6 +201,6 @@ pub fn timeline(model: &LoadedModel, run: &RunReport) -> Option<TimelineChart> {
             run.seed
         ),
         panels,
-        marks: marks(first),
+        marks: marks(first, run.variants[0].sim_time_s),
     })
 }

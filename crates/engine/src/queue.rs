@@ -191,10 +191,7 @@ impl<E> EventQueue<E> {
 
     /// Removes the next entry, live or stale, in `(time, seq)` order.
     fn pop_any(&mut self) -> Option<Entry<E>> {
-        let mut best = self
-            .heap
-            .peek()
-            .map_or(EMPTY_FRONT, |e| (e.time, e.seq));
+        let mut best = self.heap.peek().map_or(EMPTY_FRONT, |e| (e.time, e.seq));
         let mut from = usize::MAX;
         for (i, &front) in self.lane_fronts.iter().enumerate() {
             if front < best {

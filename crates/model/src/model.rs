@@ -136,6 +136,8 @@ pub struct Service {
     pub default_deadline: Option<SimDuration>,
     /// The handler.
     pub steps: Vec<Step>,
+    /// Per step: the class indices it runs for (`None`: every request).
+    pub only_classes: Vec<Option<Vec<u8>>>,
     /// Admission control.
     pub admission: Admission,
     /// Instances.

@@ -618,6 +618,11 @@ pub struct StepSpec {
     /// Local work: its duration distribution. Holds the request's worker.
     #[serde(default)]
     pub work: Option<DistSpec>,
+    /// Run this step only for requests of these priority classes (a workload's
+    /// `class`, carried down the chain); others skip it. Routes requests by kind:
+    /// `{"call": "payments", "only_classes": ["checkout"]}`. Absent: every request.
+    #[serde(default)]
+    pub only_classes: Option<Vec<String>>,
     /// For `work`: what the work does when its caller gives up. `finish` (default):
     /// runs on and its result is wasted; `stop`: it watches for cancellation (as Go
     /// code in a `select` on `ctx.Done()`) and stops early.

@@ -288,10 +288,27 @@ pub fn validate(spec: &ModelSpec) -> Result<Model, Vec<Problem>> {
             ck.fail(format!("{at}.workers"), "expected at least 1 worker, got 0");
         }
         let mut steps = Vec::new();
+        let mut only_classes = Vec::new();
         for (j, step) in s.steps.iter().enumerate() {
             let sp = format!("{at}.steps[{j}]");
-            if let Some(step) = check_step(&mut ck, &sp, step, &lookup) {
-                steps.push(step);
+            if let Some(checked) = check_step(&mut ck, &sp, step, &lookup) {
+                steps.push(checked);
+                only_classes.push(step.only_classes.as_ref().map(|names| {
+                    names
+                        .iter()
+                        .enumerate()
+                        .filter_map(|(k, name)| match classes.iter().position(|c| c == name) {
+                            Some(i) => Some(i as u8),
+                            None => {
+                                ck.fail(
+                                    format!("{sp}.only_classes[{k}]"),
+                                    format!("unknown class {name:?}: no workload has it"),
+                                );
+                                None
+                            }
+                        })
+                        .collect()
+                }));
             }
         }
         services.push(Service {
@@ -301,6 +318,7 @@ pub fn validate(spec: &ModelSpec) -> Result<Model, Vec<Problem>> {
             default_deadline: ck
                 .optional_positive_ms(&format!("{at}.default_deadline_ms"), s.default_deadline_ms),
             steps,
+            only_classes,
             admission: Admission {
                 drop_fraction: ck.probability(
                     &format!("{at}.admission.drop_fraction"),

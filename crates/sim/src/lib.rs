@@ -15,7 +15,7 @@ mod simulator;
 pub mod timeseries;
 mod world;
 
-pub use report::{RunReport, ServiceReport, VariantReport};
+pub use report::{RunReport, ServiceReport, VariantReport, WorkloadReport};
 pub use simulator::{Event, LimitHit, Simulator};
 use stormsim_model::{LoadedModel, Variant};
 

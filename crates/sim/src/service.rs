@@ -140,8 +140,16 @@ impl Simulator<'_> {
 
     /// Runs the task's current step, or answers if the handler is done.
     pub(crate) fn run_step(&mut self, task_id: TaskId) {
+        let service = self.service_of(self.tasks[task_id].service);
+        let task = &mut self.tasks[task_id];
+        // Steps for other classes are skipped (routing by kind of request).
+        while let Some(Some(allowed)) = service.only_classes.get(task.step) {
+            if task.class.is_some_and(|c| allowed.contains(&c)) {
+                break;
+            }
+            task.step += 1;
+        }
         let task = &self.tasks[task_id];
-        let service = self.service_of(task.service);
         let Some(step) = service.steps.get(task.step) else {
             self.complete_task(task_id, Outcome::Ok);
             return;
