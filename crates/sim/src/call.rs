@@ -46,8 +46,15 @@ impl Simulator<'_> {
         deadline: Option<SimTime>,
         class: Option<u8>,
     ) -> CallId {
+        // Each caller instance keeps its own policy state, as each instance of a
+        // client library does.
+        let caller = match owner {
+            Owner::Task(task) => self.tasks[task].instance,
+            Owner::Root(_) => 0,
+        };
         let call = self.calls.insert(Call {
             owner,
+            caller,
             edge,
             key,
             deadline,
@@ -65,7 +72,7 @@ impl Simulator<'_> {
         };
         // Bulkhead layer (resilience4j semantics): a slot for the whole call.
         let now = self.now();
-        let state = &mut self.edge_state[edge as usize];
+        let state = &mut self.edge_state[edge as usize][caller as usize];
         if state.bulkhead_in_use < bulkhead.max_concurrent_calls {
             state.bulkhead_in_use += 1;
             self.calls[call].bulkhead = BulkheadHold::Holding;
@@ -104,12 +111,12 @@ impl Simulator<'_> {
 
     /// The call leaves its bulkhead: its slot goes to the longest waiter, which
     /// is sent from the run loop.
-    fn leave_bulkhead(&mut self, edge: EdgeId, hold: BulkheadHold) {
+    fn leave_bulkhead(&mut self, edge: EdgeId, caller: u32, hold: BulkheadHold) {
         match hold {
             BulkheadHold::None => {}
             BulkheadHold::Waiting(timer) => self.queue.cancel(timer),
             BulkheadHold::Holding => {
-                let state = &mut self.edge_state[edge as usize];
+                let state = &mut self.edge_state[edge as usize][caller as usize];
                 state.bulkhead_in_use -= 1;
                 while let Some(next) = state.bulkhead_waiters.pop_front() {
                     let Some(call) = self.calls.get_mut(next) else {
@@ -136,7 +143,13 @@ impl Simulator<'_> {
         call.attempts += 1;
         call.backoff = None;
         let is_retry = std::mem::take(&mut call.holds_retry);
-        let (attempt_no, deadline, key, edge) = (call.attempts, call.deadline, call.key, call.edge);
+        let (attempt_no, deadline, key, edge, caller) = (
+            call.attempts,
+            call.deadline,
+            call.key,
+            call.edge,
+            call.caller,
+        );
         let policy = &self.edges[edge as usize];
         let to = policy.to;
         let plan = plan_attempt(
@@ -153,13 +166,15 @@ impl Simulator<'_> {
         } = plan
         else {
             if is_retry {
-                self.edge_state[edge as usize].budget.on_retry_finished();
+                self.edge_state[edge as usize][caller as usize]
+                    .budget
+                    .on_retry_finished();
             }
             self.finish_call(call_id, Outcome::Failed(FailReason::DeadlineExceeded));
             return;
         };
         let class = self.calls[call_id].class;
-        let state = &mut self.edge_state[edge as usize];
+        let state = &mut self.edge_state[edge as usize][caller as usize];
         let permit = match state.breaker.as_mut().map(|b| b.try_acquire(now)) {
             None => None,
             Some(Ok(permit)) => Some(permit),
@@ -231,6 +246,7 @@ impl Simulator<'_> {
         let attempt = self.attempts.insert(Attempt {
             call: call_id,
             edge,
+            caller,
             sent_at: now,
             permit,
             to,
@@ -287,7 +303,7 @@ impl Simulator<'_> {
             }
             Outcome::Failed(_) => AttemptOutcome::NonRetryableFailure,
         });
-        let state = &mut self.edge_state[a.edge as usize];
+        let state = &mut self.edge_state[a.edge as usize][a.caller as usize];
         state.in_flight -= 1;
         state.outstanding[a.instance as usize] -= 1;
         if let (Some(outlier), Some(o)) = (state.outlier.as_mut(), outcome) {
@@ -366,7 +382,7 @@ impl Simulator<'_> {
             return;
         }
         let to = policy.to;
-        let state = &mut self.edge_state[edge];
+        let state = &mut self.edge_state[edge][call.caller as usize];
         let policy = &self.edges[edge];
         if !state.budget.try_retry(now, state.in_flight) {
             self.services[to].counters.budget_denied += 1;
@@ -420,7 +436,7 @@ impl Simulator<'_> {
         let Some(call) = self.calls.remove(call_id) else {
             return;
         };
-        self.leave_bulkhead(call.edge, call.bulkhead);
+        self.leave_bulkhead(call.edge, call.caller, call.bulkhead);
         match call.owner {
             Owner::Root(root) => self.finish_root(root, outcome),
             Owner::Task(task) => self.call_finished(task, outcome),
@@ -454,7 +470,7 @@ impl Simulator<'_> {
             self.queue.cancel(timer);
         }
         if call.holds_retry {
-            self.edge_state[call.edge as usize]
+            self.edge_state[call.edge as usize][call.caller as usize]
                 .budget
                 .on_retry_finished();
         }

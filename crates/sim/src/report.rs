@@ -109,6 +109,8 @@ pub struct ServiceReport {
     /// Seconds the breakers guarding calls to this service were open, summed
     /// over breakers (one per caller).
     pub breaker_open_s: f64,
+    /// Times those breakers opened (closed or half-open → open).
+    pub breaker_opened: u64,
     /// Most attempts received in one second.
     pub peak_offered_rps: f64,
 }
@@ -191,13 +193,24 @@ pub(crate) fn variant_report(
                 .iter()
                 .zip(&sim.edge_state)
                 .filter(|(edge, _)| edge.to == s)
-                .filter_map(|(_, st)| st.breaker.as_ref())
+                .flat_map(|(_, callers)| callers)
+                .filter_map(|st| st.breaker.as_ref())
                 .map(|b| b.open_time(sim.ended).as_ms() / 1000.0)
                 // `sum` of no f64 is -0.0; fold from +0.0 so the column reads 0.
                 .fold(0.0, |a, b| a + b);
+            let breaker_opened: u64 = sim
+                .edges
+                .iter()
+                .zip(&sim.edge_state)
+                .filter(|(edge, _)| edge.to == s)
+                .flat_map(|(_, callers)| callers)
+                .filter_map(|st| st.breaker.as_ref())
+                .map(|b| b.times_opened(sim.ended))
+                .sum();
             ServiceReport {
                 name: spec.name.clone(),
                 calls,
+                breaker_opened,
                 calls_per_request: per_request(calls),
                 completed,
                 failed,
@@ -378,6 +391,7 @@ pub const SERVICE_COLUMNS: &[&str] = &[
     "budget_denied",
     "breaker_rejected",
     "breaker_open_s",
+    "breaker_opened",
     "rate_limited",
     "bulkhead_full",
     "throttled",
@@ -480,6 +494,7 @@ impl RunReport {
                         s.budget_denied.to_string(),
                         s.breaker_rejected.to_string(),
                         s.breaker_open_s.to_string(),
+                        s.breaker_opened.to_string(),
                         s.rate_limited.to_string(),
                         s.bulkhead_full.to_string(),
                         s.throttled.to_string(),

@@ -176,7 +176,10 @@ pub struct Simulator<'m> {
     /// `step_edge[service][step]`: the edge of a call step.
     pub(crate) step_edge: Vec<Vec<EdgeId>>,
     /// Live breaker and budget state of each edge.
-    pub(crate) edge_state: Vec<EdgeState>,
+    /// `edge_state[edge][caller instance]`.
+    pub(crate) edge_state: Vec<Vec<EdgeState>>,
+    /// The calling service of each edge (`None`: a workload).
+    pub(crate) edge_caller: Vec<Option<ServiceId>>,
     pub(crate) workloads: Vec<WorkloadState>,
     /// Tasks given a worker during the current event, started before the next.
     pub(crate) ready: VecDeque<TaskId>,
@@ -230,14 +233,22 @@ impl<'m> Simulator<'m> {
                     .collect(),
             })
             .collect();
+        let edge_caller = callers_of(model);
         let edge_state = edges
             .iter()
-            .map(|e| EdgeState::new(e, model.services[e.to].instances))
+            .zip(&edge_caller)
+            .map(|(e, caller)| {
+                let callers = caller.map_or(1, |c| model.services[c].instances);
+                (0..callers)
+                    .map(|_| EdgeState::new(e, model.services[e.to].instances))
+                    .collect()
+            })
             .collect();
         Simulator {
             model,
             changes,
             edge_state,
+            edge_caller,
             queue: EventQueue::new(),
             roots: SlotMap::with_key(),
             tasks: SlotMap::with_key(),
@@ -265,6 +276,19 @@ impl<'m> Simulator<'m> {
             ended: SimTime::ZERO,
         }
     }
+}
+
+/// The calling service of each edge, in the order of [`edges_of`].
+fn callers_of(model: &Model) -> Vec<Option<ServiceId>> {
+    let mut callers = vec![None; model.workloads.len()];
+    for (s, service) in model.services.iter().enumerate() {
+        for step in &service.steps {
+            if let Step::Call(_) = step {
+                callers.push(Some(s));
+            }
+        }
+    }
+    callers
 }
 
 /// Every call edge of a model: one per workload (the caller's own policy), then
@@ -386,15 +410,17 @@ impl<'m> Simulator<'m> {
                 }
             })
             .collect();
-        for (edge, state) in self.edges.iter().zip(&self.edge_state) {
-            let g = &mut gauges[edge.to];
-            if let Some(b) = &state.breaker {
-                if b.state(at) == BreakerState::Open {
-                    g.breakers_open += 1;
+        for (edge, callers) in self.edges.iter().zip(&self.edge_state) {
+            for state in callers {
+                let g = &mut gauges[edge.to];
+                if let Some(b) = &state.breaker {
+                    if b.state(at) == BreakerState::Open {
+                        g.breakers_open += 1;
+                    }
                 }
-            }
-            if let Some(tokens) = state.budget.tokens(at, state.in_flight) {
-                *g.budget_tokens.get_or_insert(0.0) += tokens;
+                if let Some(tokens) = state.budget.tokens(at, state.in_flight) {
+                    *g.budget_tokens.get_or_insert(0.0) += tokens;
+                }
             }
         }
         gauges
@@ -436,22 +462,23 @@ impl<'m> Simulator<'m> {
         // stays open across an unrelated change); a changed one starts afresh.
         for (i, edge) in edges.iter().enumerate() {
             let old = &self.edges[i];
-            let state = &mut self.edge_state[i];
-            let fresh = EdgeState::new(edge, model.services[edge.to].instances);
-            if old.retry.budget != edge.retry.budget {
-                state.budget = fresh.budget;
-            }
-            if old.breaker != edge.breaker {
-                state.breaker = fresh.breaker;
-            }
-            if old.rate_limit != edge.rate_limit {
-                state.limiter = fresh.limiter;
-            }
-            if old.throttle != edge.throttle {
-                state.throttle = fresh.throttle;
-            }
-            if old.balancer != edge.balancer {
-                state.balancer = fresh.balancer;
+            for state in &mut self.edge_state[i] {
+                let fresh = EdgeState::new(edge, model.services[edge.to].instances);
+                if old.retry.budget != edge.retry.budget {
+                    state.budget = fresh.budget;
+                }
+                if old.breaker != edge.breaker {
+                    state.breaker = fresh.breaker;
+                }
+                if old.rate_limit != edge.rate_limit {
+                    state.limiter = fresh.limiter;
+                }
+                if old.throttle != edge.throttle {
+                    state.throttle = fresh.throttle;
+                }
+                if old.balancer != edge.balancer {
+                    state.balancer = fresh.balancer;
+                }
             }
         }
         self.edges = edges;
@@ -499,14 +526,22 @@ impl<'m> Simulator<'m> {
                     .push(InstanceState::new(new, now));
             }
         }
-        for (edge, state) in self.edges.iter().zip(&mut self.edge_state) {
+        for (i, (edge, callers)) in self.edges.iter().zip(&mut self.edge_state).enumerate() {
+            // Added caller instances get their own policy state.
+            if let Some(caller) = self.edge_caller[i] {
+                while callers.len() < self.services[caller].instances.len() {
+                    callers.push(EdgeState::new(edge, model.services[edge.to].instances));
+                }
+            }
             let instances = self.services[edge.to].instances.len();
-            if state.outstanding.len() < instances {
-                state.outstanding.resize(instances, 0);
-                if let Some(o) = edge.outlier_detection.as_ref() {
-                    // Envoy re-creates host state when the cluster changes.
-                    state.outlier =
-                        Some(OutlierDetector::new(policy::outlier_config(o), instances));
+            for state in callers.iter_mut() {
+                if state.outstanding.len() < instances {
+                    state.outstanding.resize(instances, 0);
+                    if let Some(o) = edge.outlier_detection.as_ref() {
+                        // Envoy re-creates host state when the cluster changes.
+                        state.outlier =
+                            Some(OutlierDetector::new(policy::outlier_config(o), instances));
+                    }
                 }
             }
         }

@@ -40,6 +40,8 @@ pub enum Owner {
 pub struct Call {
     /// Who waits for it.
     pub owner: Owner,
+    /// The caller's instance (whose breaker, budget, ... it uses).
+    pub caller: u32,
     /// Its edge (policies).
     pub edge: EdgeId,
     /// Random stream of the call; attempt `n` uses `key.index(n)`.
@@ -80,6 +82,8 @@ pub struct Attempt {
     pub call: CallId,
     /// The call's edge (its breaker and budget).
     pub edge: EdgeId,
+    /// The caller's instance.
+    pub caller: u32,
     /// When it was sent.
     pub sent_at: SimTime,
     /// The breaker's permit, if the edge has a breaker.

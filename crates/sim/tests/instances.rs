@@ -105,3 +105,27 @@ fn every_balancer_serves_healthy_instances() {
         assert_eq!(r.succeeded, 4000, "{kind}");
     }
 }
+
+/// Each caller instance keeps its own breaker, as each instance of a client
+/// library does: against a dead server, two client instances each let exactly
+/// `failure_threshold` = 5 calls through before their own breaker opens.
+#[test]
+fn each_caller_instance_has_its_own_breaker() {
+    let doc = json!({
+        "name": "per-caller",
+        "workloads": [{"name": "users", "target": "client",
+                       "arrival": {"kind": "constant", "rate_per_s": 100}, "requests": 1000}],
+        "services": [
+            {"name": "client", "instances": 2, "steps": [
+                {"call": "server", "timeout_ms": 1000,
+                 "breaker": {"kind": "consecutive", "failure_threshold": 5, "cooldown_ms": 100000}}]},
+            {"name": "server", "admission": {"drop_fraction": 1.0}}
+        ]
+    });
+    let r = run(&doc);
+    let server = &r.services[1];
+    assert_eq!(server.calls, 10);
+    assert_eq!(server.breaker_opened, 2);
+    assert_eq!(server.breaker_rejected, 990);
+    assert_eq!(r.failed_by_reason.breaker_open, 990);
+}
