@@ -154,6 +154,15 @@ pub fn run_and_write(model: &LoadedModel, out: &Path, quiet: bool) -> Result<()>
     if let Some(timeline) = charts::timeline(model, &run) {
         chart("timeline.svg", render_timeline_svg(&timeline))?;
     }
+    // A chart this run did not draw must not survive from an earlier run and
+    // pass for this one's.
+    for stale in ["comparison.svg", "load.svg", "timeline.svg"] {
+        let path = out.join(stale);
+        if !written.contains(&stale) && path.exists() {
+            std::fs::remove_file(&path)
+                .with_context(|| format!("cannot remove the stale {}", path.display()))?;
+        }
+    }
 
     if !quiet {
         print!("{}", table::comparison(&run));
