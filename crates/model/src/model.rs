@@ -80,28 +80,11 @@ pub struct Workload {
     pub max_requests: Option<u64>,
     /// No arrival at or after this time.
     pub duration: Option<SimDuration>,
-    /// The caller's own timeout (`INFINITE` if none).
-    pub timeout: SimDuration,
     /// The caller's deadline budget, sent with the request.
     pub deadline: Option<SimDuration>,
-    /// How attempts carry deadlines.
-    pub deadline_policy: DeadlinePolicy,
-    /// The caller's retry loop.
-    pub retry: RetryPolicy,
-    /// The caller's circuit breaker.
-    pub breaker: Option<BreakerSpec>,
-    /// The caller's bulkhead.
-    pub bulkhead: Option<BulkheadSpec>,
-    /// The caller's rate limiter.
-    pub rate_limit: Option<RateLimitSpec>,
-    /// The caller's adaptive throttle.
-    pub throttle: Option<ThrottleSpec>,
-    /// The caller's balancer.
-    pub balancer: BalancerKind,
-    /// The caller's outlier detection.
-    pub outlier_detection: Option<OutlierDetectionSpec>,
-    /// The caller's connect timeout.
-    pub connect_timeout: SimDuration,
+    /// The caller's own call policy (timeout, retries, breaker, ...), the same
+    /// layers as a call step's.
+    pub edge: CallPolicy,
     /// Index into [`Model::classes`], if the workload has a class.
     pub class: Option<u8>,
 }

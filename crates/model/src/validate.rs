@@ -237,42 +237,32 @@ pub fn validate(spec: &ModelSpec) -> Result<Model, Vec<Problem>> {
             arrival,
             max_requests: w.requests,
             duration,
-            timeout: ck
-                .optional_positive_ms(&format!("{at}.timeout_ms"), w.timeout_ms)
-                .unwrap_or(SimDuration::INFINITE),
             deadline: ck.optional_positive_ms(&format!("{at}.deadline_ms"), w.deadline_ms),
-            deadline_policy: match &w.deadline {
-                Some(d) => deadline_policy(&mut ck, &format!("{at}.deadline"), Some(d)),
-                None => DeadlinePolicy {
-                    propagate: w.deadline_ms.is_some(),
-                    ..DeadlinePolicy::NONE
-                },
+            edge: {
+                let mut edge = call_policy(
+                    &mut ck,
+                    &at,
+                    target,
+                    EdgeFields {
+                        timeout_ms: w.timeout_ms,
+                        connect_timeout_ms: w.connect_timeout_ms,
+                        retry: w.retry.as_ref(),
+                        breaker: w.breaker.as_ref(),
+                        bulkhead: w.bulkhead.as_ref(),
+                        rate_limit: w.rate_limit.as_ref(),
+                        throttle: w.throttle.as_ref(),
+                        balancer: w.balancer,
+                        outlier_detection: w.outlier_detection.as_ref(),
+                        deadline: w.deadline.as_ref(),
+                        context: None,
+                    },
+                );
+                // Without a deadline block, the caller's own deadline is sent down.
+                if w.deadline.is_none() {
+                    edge.deadline.propagate = w.deadline_ms.is_some();
+                }
+                edge
             },
-            retry: retry_policy(&mut ck, &format!("{at}.retry"), w.retry.as_ref()),
-            breaker: w
-                .breaker
-                .as_ref()
-                .map(|b| breaker_policy(&mut ck, &format!("{at}.breaker"), b)),
-            bulkhead: w
-                .bulkhead
-                .as_ref()
-                .map(|b| check_bulkhead(&mut ck, &format!("{at}.bulkhead"), b)),
-            rate_limit: w.rate_limit.as_ref().map(|r| {
-                check_rate_limit(&mut ck, &format!("{at}.rate_limit"), r);
-                r.clone()
-            }),
-            throttle: w
-                .throttle
-                .as_ref()
-                .map(|t| check_throttle(&mut ck, &format!("{at}.throttle"), t)),
-            balancer: w.balancer.unwrap_or_default(),
-            outlier_detection: w
-                .outlier_detection
-                .as_ref()
-                .map(|o| check_outlier(&mut ck, &format!("{at}.outlier_detection"), o)),
-            connect_timeout: ck
-                .optional_positive_ms(&format!("{at}.connect_timeout_ms"), w.connect_timeout_ms)
-                .unwrap_or(SimDuration::INFINITE),
             class: w
                 .class
                 .as_ref()
@@ -490,43 +480,75 @@ fn check_step(
             }
             // A call to itself is reported as the cycle `A -> A`.
             let to = lookup(ck, format!("{at}.call"), callee);
-            Some(Step::Call(Box::new(CallPolicy {
+            Some(Step::Call(Box::new(call_policy(
+                ck,
+                at,
                 to,
-                attempt_timeout: ck
-                    .optional_positive_ms(&format!("{at}.timeout_ms"), step.timeout_ms)
-                    .unwrap_or(SimDuration::INFINITE),
-                retry: retry_policy(ck, &format!("{at}.retry"), step.retry.as_ref()),
-                deadline: deadline_policy(ck, &format!("{at}.deadline"), step.deadline.as_ref()),
-                context: step.context.unwrap_or(CallContext::Request),
-                breaker: step
-                    .breaker
-                    .as_ref()
-                    .map(|b| breaker_policy(ck, &format!("{at}.breaker"), b)),
-                bulkhead: step
-                    .bulkhead
-                    .as_ref()
-                    .map(|b| check_bulkhead(ck, &format!("{at}.bulkhead"), b)),
-                rate_limit: step.rate_limit.as_ref().map(|r| {
-                    check_rate_limit(ck, &format!("{at}.rate_limit"), r);
-                    r.clone()
-                }),
-                throttle: step
-                    .throttle
-                    .as_ref()
-                    .map(|t| check_throttle(ck, &format!("{at}.throttle"), t)),
-                balancer: step.balancer.unwrap_or_default(),
-                outlier_detection: step
-                    .outlier_detection
-                    .as_ref()
-                    .map(|o| check_outlier(ck, &format!("{at}.outlier_detection"), o)),
-                connect_timeout: ck
-                    .optional_positive_ms(
-                        &format!("{at}.connect_timeout_ms"),
-                        step.connect_timeout_ms,
-                    )
-                    .unwrap_or(SimDuration::INFINITE),
-            })))
+                EdgeFields {
+                    timeout_ms: step.timeout_ms,
+                    connect_timeout_ms: step.connect_timeout_ms,
+                    retry: step.retry.as_ref(),
+                    breaker: step.breaker.as_ref(),
+                    bulkhead: step.bulkhead.as_ref(),
+                    rate_limit: step.rate_limit.as_ref(),
+                    throttle: step.throttle.as_ref(),
+                    balancer: step.balancer,
+                    outlier_detection: step.outlier_detection.as_ref(),
+                    deadline: step.deadline.as_ref(),
+                    context: step.context,
+                },
+            ))))
         }
+    }
+}
+
+/// The edge-policy fields a call step and a workload share: serde cannot
+/// flatten them into one struct while rejecting unknown fields, so the two spec
+/// types list them each, and this view lets one function check both.
+struct EdgeFields<'a> {
+    timeout_ms: Option<f64>,
+    connect_timeout_ms: Option<f64>,
+    retry: Option<&'a RetrySpec>,
+    breaker: Option<&'a BreakerSpec>,
+    bulkhead: Option<&'a BulkheadSpec>,
+    rate_limit: Option<&'a RateLimitSpec>,
+    throttle: Option<&'a ThrottleSpec>,
+    balancer: Option<BalancerKind>,
+    outlier_detection: Option<&'a OutlierDetectionSpec>,
+    deadline: Option<&'a DeadlineSpec>,
+    context: Option<CallContext>,
+}
+
+/// Checks and resolves the policy stack of one call edge (at `at`).
+fn call_policy(ck: &mut Checker, at: &str, to: ServiceId, f: EdgeFields<'_>) -> CallPolicy {
+    CallPolicy {
+        to,
+        attempt_timeout: ck
+            .optional_positive_ms(&format!("{at}.timeout_ms"), f.timeout_ms)
+            .unwrap_or(SimDuration::INFINITE),
+        retry: retry_policy(ck, &format!("{at}.retry"), f.retry),
+        deadline: deadline_policy(ck, &format!("{at}.deadline"), f.deadline),
+        context: f.context.unwrap_or(CallContext::Request),
+        breaker: f
+            .breaker
+            .map(|b| breaker_policy(ck, &format!("{at}.breaker"), b)),
+        bulkhead: f
+            .bulkhead
+            .map(|b| check_bulkhead(ck, &format!("{at}.bulkhead"), b)),
+        rate_limit: f.rate_limit.map(|r| {
+            check_rate_limit(ck, &format!("{at}.rate_limit"), r);
+            r.clone()
+        }),
+        throttle: f
+            .throttle
+            .map(|t| check_throttle(ck, &format!("{at}.throttle"), t)),
+        balancer: f.balancer.unwrap_or_default(),
+        outlier_detection: f
+            .outlier_detection
+            .map(|o| check_outlier(ck, &format!("{at}.outlier_detection"), o)),
+        connect_timeout: ck
+            .optional_positive_ms(&format!("{at}.connect_timeout_ms"), f.connect_timeout_ms)
+            .unwrap_or(SimDuration::INFINITE),
     }
 }
 

@@ -17,7 +17,7 @@ use crate::world::*;
 use slotmap::SlotMap;
 use std::collections::VecDeque;
 use stormsim_engine::{EventQueue, SimDuration, SimTime, StreamKey, StreamRng, TimerHandle};
-use stormsim_model::{Arrival, CallContext, CallPolicy, Change, Model, ServiceId, Step};
+use stormsim_model::{Arrival, CallPolicy, Change, Model, ServiceId, Step};
 
 /// Everything that can happen. Small and `Copy`: the queue moves them a lot.
 #[derive(Clone, Copy, Debug)]
@@ -297,20 +297,7 @@ fn edges_of(model: &Model) -> (Vec<CallPolicy>, Vec<Vec<EdgeId>>) {
     {
         let mut edges = Vec::new();
         for w in &model.workloads {
-            edges.push(CallPolicy {
-                to: w.target,
-                attempt_timeout: w.timeout,
-                retry: w.retry.clone(),
-                deadline: w.deadline_policy,
-                context: CallContext::Request,
-                breaker: w.breaker.clone(),
-                bulkhead: w.bulkhead.clone(),
-                rate_limit: w.rate_limit.clone(),
-                throttle: w.throttle.clone(),
-                balancer: w.balancer,
-                outlier_detection: w.outlier_detection.clone(),
-                connect_timeout: w.connect_timeout,
-            });
+            edges.push(w.edge.clone());
         }
         let mut step_edge = Vec::new();
         for s in &model.services {
