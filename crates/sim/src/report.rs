@@ -340,13 +340,9 @@ fn round_ratio(x: f64) -> f64 {
     (x * 1e6).round() / 1e6
 }
 
-/// The fixed leading columns of `summary.csv`.
-pub const SUMMARY_COLUMNS: &[&str] = &[
-    "variant",
-    "requests",
-    "succeeded",
-    "failed",
-    "success_rate",
+/// The failure-reason columns, in `summary.csv` and `timeseries.csv` alike,
+/// right after `failed` / `succeeded`.
+pub const FAILURE_COLUMNS: &[&str] = &[
     "failed_timeout",
     "failed_deadline_exceeded",
     "failed_rejected",
@@ -356,6 +352,32 @@ pub const SUMMARY_COLUMNS: &[&str] = &[
     "failed_rate_limited",
     "failed_bulkhead_full",
     "failed_throttled",
+];
+
+/// One cell per [`FAILURE_COLUMNS`] entry.
+fn failure_cells(f: &FailureCounts) -> [String; 9] {
+    [
+        f.timeout,
+        f.deadline_exceeded,
+        f.rejected,
+        f.error,
+        f.connection_refused,
+        f.breaker_open,
+        f.rate_limited,
+        f.bulkhead_full,
+        f.throttled,
+    ]
+    .map(|n| n.to_string())
+}
+
+/// The fixed leading columns of `summary.csv`; [`FAILURE_COLUMNS`] come after
+/// the first five.
+pub const SUMMARY_COLUMNS: &[&str] = &[
+    "variant",
+    "requests",
+    "succeeded",
+    "failed",
+    "success_rate",
     "unanswered",
     "latency_p50_ms",
     "latency_p90_ms",
@@ -406,16 +428,25 @@ fn opt<T: ToString>(x: &Option<T>) -> String {
 }
 
 impl RunReport {
-    fn service_names(&self) -> Vec<&str> {
+    /// Names of services (or workloads) in the order first seen across variants.
+    fn names_in_order<'a, T: 'a>(
+        &'a self,
+        items: impl Fn(&'a VariantReport) -> &'a [T],
+        name: impl Fn(&'a T) -> &'a str,
+    ) -> Vec<&'a str> {
         let mut names: Vec<&str> = Vec::new();
         for v in &self.variants {
-            for s in &v.services {
-                if !names.contains(&s.name.as_str()) {
-                    names.push(&s.name);
+            for item in items(v) {
+                if !names.contains(&name(item)) {
+                    names.push(name(item));
                 }
             }
         }
         names
+    }
+
+    fn service_names(&self) -> Vec<&str> {
+        self.names_in_order(|v| &v.services, |s| &s.name)
     }
 
     /// `summary.csv`: one row per variant; service columns for every service in
@@ -423,16 +454,14 @@ impl RunReport {
     /// or where a metric does not apply, e.g. `recovery_s` without a trigger).
     pub fn summary_csv(&self) -> Result<String, csv::Error> {
         let service_names = self.service_names();
-        let mut workload_names: Vec<&str> = Vec::new();
-        for v in &self.variants {
-            for w in &v.workloads {
-                if !workload_names.contains(&w.name.as_str()) {
-                    workload_names.push(&w.name);
-                }
-            }
-        }
+        let workload_names = self.names_in_order(|v| &v.workloads, |w| &w.name);
         let mut out = csv::Writer::from_writer(Vec::new());
-        let mut header: Vec<String> = SUMMARY_COLUMNS.iter().map(|c| c.to_string()).collect();
+        let mut header: Vec<String> = SUMMARY_COLUMNS[..5]
+            .iter()
+            .chain(FAILURE_COLUMNS)
+            .chain(&SUMMARY_COLUMNS[5..])
+            .map(|c| c.to_string())
+            .collect();
         for s in &service_names {
             header.extend(SERVICE_COLUMNS.iter().map(|c| format!("{s}.{c}")));
         }
@@ -441,7 +470,6 @@ impl RunReport {
         }
         out.write_record(&header)?;
         for v in &self.variants {
-            let f = &v.failed_by_reason;
             let l = &v.latency_ms;
             let r = v.recovery.as_ref();
             let mut row: Vec<String> = vec![
@@ -450,15 +478,9 @@ impl RunReport {
                 v.succeeded.to_string(),
                 v.failed.to_string(),
                 v.success_rate.to_string(),
-                f.timeout.to_string(),
-                f.deadline_exceeded.to_string(),
-                f.rejected.to_string(),
-                f.error.to_string(),
-                f.connection_refused.to_string(),
-                f.breaker_open.to_string(),
-                f.rate_limited.to_string(),
-                f.bulkhead_full.to_string(),
-                f.throttled.to_string(),
+            ];
+            row.extend(failure_cells(&v.failed_by_reason));
+            row.extend([
                 v.unanswered.to_string(),
                 l.p50.to_string(),
                 l.p90.to_string(),
@@ -477,7 +499,7 @@ impl RunReport {
                 v.completion_s.to_string(),
                 v.events.to_string(),
                 v.sim_time_s.to_string(),
-            ];
+            ]);
             for name in &service_names {
                 match v.services.iter().find(|s| s.name == *name) {
                     Some(s) => row.extend([
@@ -524,7 +546,12 @@ impl RunReport {
     pub fn timeseries_csv(&self) -> Result<String, csv::Error> {
         let service_names = self.service_names();
         let mut out = csv::Writer::from_writer(Vec::new());
-        let mut header: Vec<String> = TIMESERIES_COLUMNS.iter().map(|c| c.to_string()).collect();
+        let mut header: Vec<String> = TIMESERIES_COLUMNS[..4]
+            .iter()
+            .chain(FAILURE_COLUMNS)
+            .chain(&TIMESERIES_COLUMNS[4..])
+            .map(|c| c.to_string())
+            .collect();
         for s in &service_names {
             header.extend(
                 TIMESERIES_SERVICE_COLUMNS
@@ -543,17 +570,9 @@ impl RunReport {
                     ts.start_s(b).to_string(),
                     g.requests.to_string(),
                     g.succeeded.to_string(),
-                    g.failures.timeout.to_string(),
-                    g.failures.deadline_exceeded.to_string(),
-                    g.failures.rejected.to_string(),
-                    g.failures.error.to_string(),
-                    g.failures.connection_refused.to_string(),
-                    g.failures.breaker_open.to_string(),
-                    g.failures.rate_limited.to_string(),
-                    g.failures.bulkhead_full.to_string(),
-                    g.failures.throttled.to_string(),
-                    opt(&g.mean_latency_ms().map(round_ms)),
                 ];
+                row.extend(failure_cells(&g.failures));
+                row.push(opt(&g.mean_latency_ms().map(round_ms)));
                 for name in &service_names {
                     match v.services.iter().position(|s| s.name == *name) {
                         Some(s) => {
@@ -590,23 +609,10 @@ impl RunReport {
     }
 }
 
-/// The run-wide columns of `timeseries.csv`.
-pub const TIMESERIES_COLUMNS: &[&str] = &[
-    "variant",
-    "t_s",
-    "requests",
-    "succeeded",
-    "failed_timeout",
-    "failed_deadline_exceeded",
-    "failed_rejected",
-    "failed_error",
-    "failed_connection_refused",
-    "failed_breaker_open",
-    "failed_rate_limited",
-    "failed_bulkhead_full",
-    "failed_throttled",
-    "mean_latency_ms",
-];
+/// The run-wide columns of `timeseries.csv`; [`FAILURE_COLUMNS`] come after the
+/// first four.
+pub const TIMESERIES_COLUMNS: &[&str] =
+    &["variant", "t_s", "requests", "succeeded", "mean_latency_ms"];
 
 /// The per-service columns of `timeseries.csv`, each prefixed by `<service>.`.
 pub const TIMESERIES_SERVICE_COLUMNS: &[&str] = &[
