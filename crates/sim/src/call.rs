@@ -90,6 +90,7 @@ impl Simulator<'_> {
         } else {
             let to = self.edges[edge as usize].to;
             self.services[to].counters.bulkhead_full += 1;
+            self.edge_counters[edge as usize].bulkhead_full += 1;
             self.finish_call(call, Outcome::Failed(FailReason::BulkheadFull));
         }
         call
@@ -106,6 +107,7 @@ impl Simulator<'_> {
         call.bulkhead = BulkheadHold::None;
         let to = self.edges[call.edge as usize].to;
         self.services[to].counters.bulkhead_full += 1;
+        self.edge_counters[call.edge as usize].bulkhead_full += 1;
         self.finish_call(call_id, Outcome::Failed(FailReason::BulkheadFull));
     }
 
@@ -183,6 +185,7 @@ impl Simulator<'_> {
                     state.budget.on_retry_finished();
                 }
                 self.services[to].counters.breaker_rejected += 1;
+                self.edge_counters[edge as usize].breaker_rejected += 1;
                 self.after_attempt(call_id, Outcome::Failed(FailReason::BreakerOpen), None);
                 return;
             }
@@ -193,6 +196,7 @@ impl Simulator<'_> {
             let mut rng = key.index(u64::from(attempt_no)).index(THROTTLE).rng();
             if throttle.should_reject(now, &mut rng) {
                 self.services[to].counters.throttled += 1;
+                self.edge_counters[edge as usize].throttled += 1;
                 local_refusal = Some((FailReason::Throttled, None));
             }
         }
@@ -222,6 +226,7 @@ impl Simulator<'_> {
                     RateDecision::WaitUntil(t) => send_at = t,
                     RateDecision::Reject { retry_after } => {
                         self.services[to].counters.rate_limited += 1;
+                        self.edge_counters[edge as usize].rate_limited += 1;
                         local_refusal = Some((FailReason::RateLimited, Some(retry_after)));
                     }
                 }
@@ -242,6 +247,7 @@ impl Simulator<'_> {
         }
         state.in_flight += 1;
         state.outstanding[instance] += 1;
+        self.edge_counters[edge as usize].attempts += 1;
         let key = key.index(u64::from(attempt_no));
         let attempt = self.attempts.insert(Attempt {
             call: call_id,
@@ -353,6 +359,7 @@ impl Simulator<'_> {
             return;
         };
         let outcome = Outcome::Failed(Self::reason_of_expiry(a.ends_at_deadline));
+        self.edge_counters[a.edge as usize].timeouts += 1;
         self.end_attempt(&a, Some(outcome));
         if let Some(child) = a.child {
             self.caller_gone(child);
@@ -386,10 +393,12 @@ impl Simulator<'_> {
         let policy = &self.edges[edge];
         if !state.budget.try_retry(now, state.in_flight) {
             self.services[to].counters.budget_denied += 1;
+            self.edge_counters[edge].budget_denied += 1;
             self.finish_call(call_id, outcome);
             return;
         }
         self.services[to].counters.retries += 1;
+        self.edge_counters[edge].retries += 1;
         let mut rng = call
             .key
             .index(BACKOFF)

@@ -124,6 +124,30 @@ pub struct ServiceCounters {
     pub bulkhead_full: u64,
     /// Attempts to this service refused by a caller's adaptive throttle.
     pub throttled: u64,
+    /// Shed by admission control, per priority class (the last entry: requests
+    /// without a class).
+    pub shed_by_class: Vec<u64>,
+}
+
+/// Per call edge (a workload's or a call step's), summed over caller instances.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct EdgeCounters {
+    /// Attempts sent (first tries and retries).
+    pub attempts: u64,
+    /// Retries sent.
+    pub retries: u64,
+    /// Attempts that timed out (or hit the deadline).
+    pub timeouts: u64,
+    /// Retries a budget refused.
+    pub budget_denied: u64,
+    /// Attempts an open breaker refused.
+    pub breaker_rejected: u64,
+    /// Attempts the adaptive throttle refused.
+    pub throttled: u64,
+    /// Attempts the caller's own rate limiter refused.
+    pub rate_limited: u64,
+    /// Calls the bulkhead refused.
+    pub bulkhead_full: u64,
 }
 
 /// What one workload's callers saw.

@@ -5,7 +5,7 @@
 //! without a note there.
 
 use crate::analysis::{classify, Recovery, Sample};
-use crate::metrics::{round_ms, FailureCounts, Quantiles, ServiceCounters};
+use crate::metrics::{round_ms, EdgeCounters, FailureCounts, Quantiles, ServiceCounters};
 use crate::simulator::{LimitHit, Simulator};
 use crate::timeseries::TimeSeries;
 use serde::Serialize;
@@ -37,6 +37,9 @@ pub struct VariantReport {
     pub services: Vec<ServiceReport>,
     /// Per workload, in model order.
     pub workloads: Vec<WorkloadReport>,
+    /// Per call edge: workloads' edges first, then call steps in model order.
+    /// In summary.json, not summary.csv.
+    pub edges: Vec<EdgeReport>,
     /// The service the load columns report (the model's `focus`).
     pub focus: String,
     /// Most attempts the focus service received in one second.
@@ -111,8 +114,23 @@ pub struct ServiceReport {
     pub breaker_open_s: f64,
     /// Times those breakers opened (closed or half-open → open).
     pub breaker_opened: u64,
+    /// Shed by admission control per priority class (`(none)`: no class); only
+    /// classes with sheds. In summary.json, not summary.csv.
+    pub shed_by_class: Vec<(String, u64)>,
     /// Most attempts received in one second.
     pub peak_offered_rps: f64,
+}
+
+/// What happened on one call edge, summed over its caller's instances.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct EdgeReport {
+    /// The caller: a service, or `workload:<name>`.
+    pub caller: String,
+    /// The callee.
+    pub callee: String,
+    /// The counters.
+    #[serde(flatten)]
+    pub counters: EdgeCounters,
 }
 
 /// What one workload's callers saw.
@@ -187,7 +205,18 @@ pub(crate) fn variant_report(
                 rate_limited,
                 bulkhead_full,
                 throttled,
+                ref shed_by_class,
             } = state.counters;
+            let shed_by_class = sim
+                .model
+                .classes
+                .iter()
+                .map(String::as_str)
+                .chain(std::iter::once("(none)"))
+                .zip(shed_by_class)
+                .filter(|(_, n)| **n > 0)
+                .map(|(c, n)| (c.to_string(), *n))
+                .collect();
             let breaker_open_s: f64 = sim
                 .edges
                 .iter()
@@ -211,6 +240,7 @@ pub(crate) fn variant_report(
                 name: spec.name.clone(),
                 calls,
                 breaker_opened,
+                shed_by_class,
                 calls_per_request: per_request(calls),
                 completed,
                 failed,
@@ -281,8 +311,24 @@ pub(crate) fn variant_report(
             latency_ms: c.latency.quantiles(),
         })
         .collect();
+    let edges = sim
+        .edges
+        .iter()
+        .zip(&sim.edge_caller)
+        .zip(&sim.edge_counters)
+        .enumerate()
+        .map(|(i, ((edge, caller), counters))| EdgeReport {
+            caller: match caller {
+                Some(s) => sim.model.services[*s].name.clone(),
+                None => format!("workload:{}", sim.model.workloads[i].name),
+            },
+            callee: sim.model.services[edge.to].name.clone(),
+            counters: counters.clone(),
+        })
+        .collect();
     VariantReport {
         workloads,
+        edges,
         variant: variant.to_string(),
         requests,
         succeeded: sim.succeeded,

@@ -124,9 +124,17 @@ impl Simulator<'_> {
 
     /// Admission control refuses an arriving attempt: 503, counted as shed.
     fn shed(&mut self, service: usize, attempt: AttemptId, key: StreamKey, reason: FailReason) {
-        self.services[service].counters.shed += 1;
+        let class = self.attempts[attempt].class;
+        self.count_shed(service, class);
         self.series.service_mut(service).shed += 1;
         self.refuse(attempt, key, reason);
+    }
+
+    fn count_shed(&mut self, service: usize, class: Option<u8>) {
+        let counters = &mut self.services[service].counters;
+        counters.shed += 1;
+        let slot = class.map_or(counters.shed_by_class.len() - 1, usize::from);
+        counters.shed_by_class[slot] += 1;
     }
 
     /// Answers an attempt at once with an error, before any handler ran.
@@ -334,7 +342,7 @@ impl Simulator<'_> {
                 return;
             }
             let task = self.tasks.remove(next).expect("queued tasks are live");
-            self.services[service_id].counters.shed += 1;
+            self.count_shed(service_id, task.class);
             self.series.service_mut(service_id).shed += 1;
             if !task.caller_gone {
                 let reason = if expired {

@@ -4,7 +4,8 @@
 //! side in [`crate::service`]; this file owns the loop and the workloads.
 
 use crate::metrics::{
-    FailReason, FailureCounts, LatencyRecorder, Outcome, ServiceCounters, WorkloadCounters,
+    EdgeCounters, FailReason, FailureCounts, LatencyRecorder, Outcome, ServiceCounters,
+    WorkloadCounters,
 };
 use crate::policy::balancer::{LoadBalancer, OutlierDetector};
 use crate::policy::breaker::{BreakerState, CircuitBreaker};
@@ -180,6 +181,8 @@ pub struct Simulator<'m> {
     pub(crate) edge_state: Vec<Vec<EdgeState>>,
     /// The calling service of each edge (`None`: a workload).
     pub(crate) edge_caller: Vec<Option<ServiceId>>,
+    /// Counters per edge.
+    pub(crate) edge_counters: Vec<EdgeCounters>,
     pub(crate) workloads: Vec<WorkloadState>,
     /// Tasks given a worker during the current event, started before the next.
     pub(crate) ready: VecDeque<TaskId>,
@@ -227,7 +230,10 @@ impl<'m> Simulator<'m> {
             .services
             .iter()
             .map(|s| ServiceState {
-                counters: ServiceCounters::default(),
+                counters: ServiceCounters {
+                    shed_by_class: vec![0; model.classes.len() + 1],
+                    ..ServiceCounters::default()
+                },
                 instances: (0..s.instances)
                     .map(|_| InstanceState::new(s, SimTime::ZERO))
                     .collect(),
@@ -248,6 +254,7 @@ impl<'m> Simulator<'m> {
             model,
             changes,
             edge_state,
+            edge_counters: vec![EdgeCounters::default(); edge_caller.len()],
             edge_caller,
             queue: EventQueue::new(),
             roots: SlotMap::with_key(),
