@@ -15,7 +15,7 @@ use stormsim_plot::{render_comparison_svg, render_load_lines_svg, render_timelin
 use stormsim_sim::{run_variant, RunReport, VariantReport};
 
 /// `summary.json`. Everything in it is a pure function of (model, seed) except
-/// the fields named `wall_time_s`.
+/// the fields whose names start with `wall_`.
 #[derive(Serialize)]
 struct Summary<'a> {
     tool: &'static str,
@@ -33,6 +33,8 @@ struct VariantSummary<'a> {
     #[serde(flatten)]
     report: &'a VariantReport,
     wall_time_s: f64,
+    /// Events simulated per second of wall time (a wall-clock field).
+    wall_events_per_s: f64,
 }
 
 /// Runs every variant (in parallel; results are collected by index, so the
@@ -109,6 +111,7 @@ pub fn run_and_write(model: &LoadedModel, out: &Path, quiet: bool) -> Result<()>
             .map(|(report, &wall_time_s)| VariantSummary {
                 report,
                 wall_time_s,
+                wall_events_per_s: (report.events as f64 / wall_time_s.max(1e-9)).round(),
             })
             .collect(),
     };

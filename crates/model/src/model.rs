@@ -146,6 +146,8 @@ pub struct Admission {
     pub concurrency_limit: Option<ConcurrencyLimitSpec>,
     /// CoDel at dequeue.
     pub codel: Option<CodelSpec>,
+    /// Retry-After sent with 503s at arrival.
+    pub retry_after: Option<SimDuration>,
 }
 
 /// One handler step.

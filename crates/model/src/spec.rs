@@ -392,6 +392,10 @@ pub struct AdmissionSpec {
     /// the queue stayed above its target delay.
     #[serde(default)]
     pub codel: Option<CodelSpec>,
+    /// A Retry-After sent with every 503 this service answers at arrival (shed or
+    /// queue full); callers obey it over their own backoff. Absent: none.
+    #[serde(default)]
+    pub retry_after_ms: Option<f64>,
 }
 
 /// resilience4j's Bulkhead (semaphore): at most `max_concurrent_calls` calls at

@@ -338,6 +338,10 @@ pub fn validate(spec: &ModelSpec) -> Result<Model, Vec<Problem>> {
                     thresholds
                 },
                 concurrency_limit: s.admission.concurrency_limit.clone(),
+                retry_after: ck.optional_positive_ms(
+                    &format!("{at}.admission.retry_after_ms"),
+                    s.admission.retry_after_ms,
+                ),
                 codel: s.admission.codel.as_ref().map(|c| {
                     ck.positive(&format!("{at}.admission.codel.target_ms"), c.target_ms);
                     ck.positive(&format!("{at}.admission.codel.interval_ms"), c.interval_ms);

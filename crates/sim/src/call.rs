@@ -405,12 +405,9 @@ impl Simulator<'_> {
             .index(u64::from(call.attempts))
             .rng();
         let delay = next_delay(&policy.retry, call.attempts, call.last_delay, &mut rng);
-        // A Retry-After from a 429 overrides the client's own backoff (gRPC's
-        // pushback does the same).
-        let delay = match (reason, retry_after) {
-            (FailReason::RateLimited, Some(after)) => after,
-            _ => delay,
-        };
+        // A Retry-After (from a 429 or a 503) overrides the client's own backoff
+        // (gRPC's pushback does the same).
+        let delay = retry_after.unwrap_or(delay);
         let deadline = call.deadline.unwrap_or(SimTime::NEVER);
         let call = &mut self.calls[call_id];
         call.holds_retry = true;

@@ -90,7 +90,7 @@ impl Simulator<'_> {
         if !admitted && state.queue.len() >= service.queue_capacity {
             self.services[service_id].counters.rejected += 1;
             self.series.service_mut(service_id).rejected += 1;
-            self.refuse(attempt, key, FailReason::Rejected);
+            self.refuse_with_retry_after(service_id, attempt, key, FailReason::Rejected);
             return;
         }
         // A relative budget becomes a deadline on arrival (gRPC); a request
@@ -127,6 +127,20 @@ impl Simulator<'_> {
         let class = self.attempts[attempt].class;
         self.count_shed(service, class);
         self.series.service_mut(service).shed += 1;
+        self.refuse_with_retry_after(service, attempt, key, reason);
+    }
+
+    /// A 503 at arrival, with the service's Retry-After if it sends one.
+    fn refuse_with_retry_after(
+        &mut self,
+        service: usize,
+        attempt: AttemptId,
+        key: StreamKey,
+        reason: FailReason,
+    ) {
+        if let Some(after) = self.service_of(service).admission.retry_after {
+            self.attempts[attempt].retry_after = Some(after);
+        }
         self.refuse(attempt, key, reason);
     }
 

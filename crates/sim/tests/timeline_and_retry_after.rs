@@ -1,0 +1,75 @@
+//! Timeline changes apply at their exact times, ramps move in one-second
+//! steps, and a 503's Retry-After overrides the client's own backoff.
+
+use serde_json::{json, Value};
+use stormsim_model::load_model;
+use stormsim_sim::{run_variant, VariantReport};
+
+fn run(doc: &Value) -> VariantReport {
+    let m = load_model(&doc.to_string(), &[], None).expect("valid model");
+    run_variant(&m.variants[0])
+}
+
+fn steady(timeline: Value) -> Value {
+    json!({
+        "name": "timeline",
+        "workloads": [{"name": "w", "target": "s",
+                       "arrival": {"kind": "constant", "rate_per_s": 10}, "duration_s": 30}],
+        "services": [{"name": "s", "steps": [{"work": {"kind": "constant", "ms": 5}}]}],
+        "timeline": timeline
+    })
+}
+
+/// Arrivals every 100 ms from 0; the change at exactly 10 s precedes the
+/// arrival at 10 s (it was scheduled first), so every request arriving in
+/// [10, 11) takes 50 ms and every one before takes 5 ms.
+#[test]
+fn a_change_applies_at_its_exact_time() {
+    let r = run(&steady(json!([{"name": "slow", "at_s": 10,
+        "set": {"services[s].steps[0].work": {"kind": "constant", "ms": 50}}}])));
+    let mean = |b: usize| r.series.global[b].mean_latency_ms().unwrap();
+    assert_eq!(mean(9), 5.0);
+    assert_eq!(mean(10), 50.0);
+    assert_eq!(mean(29), 50.0);
+}
+
+/// A ramp from 10 to 20 requests/s over 10 s from t = 10 s: one step per
+/// second, reaching 20/s at 20 s.
+#[test]
+fn a_ramp_moves_in_one_second_steps() {
+    let r = run(&steady(json!([{"name": "ramp", "at_s": 10, "over_s": 10,
+        "set": {"workloads[w].arrival.rate_per_s": 20}}])));
+    let arrivals = |b: usize| r.series.global[b].requests;
+    assert_eq!(arrivals(5), 10);
+    assert_eq!(arrivals(25), 20);
+    assert!(arrivals(15) > 10 && arrivals(15) < 20, "{}", arrivals(15));
+    assert!(
+        (11..20).all(|b| arrivals(b) <= arrivals(b + 1) + 1),
+        "rates rise"
+    );
+}
+
+/// One worker, no queue; two requests at once: the second is refused. With a
+/// Retry-After of 300 ms it retries after 300 ms, when the first (100 ms) is
+/// done, and succeeds; with only its own 10 ms backoff it is refused again.
+#[test]
+fn a_503_retry_after_overrides_the_backoff() {
+    let doc = |retry_after: Value| {
+        json!({
+            "name": "retry-after",
+            "workloads": [{"name": "w", "target": "s", "arrival": {"kind": "at_once"},
+                           "requests": 2,
+                           "retry": {"max_attempts": 2,
+                                     "backoff": {"kind": "fixed", "ms": 10}}}],
+            "services": [{"name": "s", "workers": 1, "queue_capacity": 0,
+                          "admission": {"retry_after_ms": retry_after},
+                          "steps": [{"work": {"kind": "constant", "ms": 100}}]}]
+        })
+    };
+    let obeyed = run(&doc(json!(300)));
+    assert_eq!(obeyed.succeeded, 2);
+    assert_eq!(obeyed.latency_ms.max, 400.0);
+    let own_backoff = run(&doc(Value::Null));
+    assert_eq!(own_backoff.succeeded, 1);
+    assert_eq!(own_backoff.failed_by_reason.rejected, 1);
+}
