@@ -127,6 +127,9 @@ pub struct ServiceCounters {
     /// Shed by admission control, per priority class (the last entry: requests
     /// without a class).
     pub shed_by_class: Vec<u64>,
+    /// Refused with 429 by this service's own rate limit (part of
+    /// `rate_limited`, which also counts callers' limiters).
+    pub refused_429: u64,
 }
 
 /// Per call edge (a workload's or a call step's), summed over caller instances.

@@ -206,6 +206,7 @@ pub(crate) fn variant_report(
                 bulkhead_full,
                 throttled,
                 ref shed_by_class,
+                refused_429: _,
             } = state.counters;
             let shed_by_class = sim
                 .model

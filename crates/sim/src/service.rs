@@ -62,6 +62,7 @@ impl Simulator<'_> {
             };
             if let Some(after) = retry_after {
                 state.counters.rate_limited += 1;
+                state.counters.refused_429 += 1;
                 self.series.service_mut(service_id).rejected += 1;
                 self.attempts[attempt].retry_after = Some(after);
                 self.refuse(attempt, key, FailReason::RateLimited);

@@ -367,7 +367,67 @@ impl<'m> Simulator<'m> {
         let end = self.ended;
         self.open_buckets_until(SimTime(end.as_nanos().saturating_sub(1)));
         self.close_bucket(end);
+        if let Err(broken) = self.check_invariants(stopped.is_none() && horizon.is_none()) {
+            panic!("simulator invariant broken in variant {variant:?}: {broken}");
+        }
         report::variant_report(&self, variant, stopped)
+    }
+
+    /// What must hold at the end of every run; a failure is a simulator bug,
+    /// never a user's mistake. `drained`: the run ended because nothing was left
+    /// to do (no horizon, no limit), so every entity must have ended exactly once.
+    pub(crate) fn check_invariants(&self, drained: bool) -> Result<(), String> {
+        let answered = self.succeeded + self.failures.total();
+        if answered + self.roots.len() as u64 != self.requests {
+            return Err(format!(
+                "{} requests, {answered} answered, {} unanswered",
+                self.requests,
+                self.roots.len()
+            ));
+        }
+        for (index, (spec, state)) in self.model.services.iter().zip(&self.services).enumerate() {
+            let c = &state.counters;
+            let alive = self.tasks.values().filter(|t| t.service == index);
+            let ended = c.rejected + c.shed + c.refused_429 + c.completed + c.cancelled;
+            if ended + alive.count() as u64 != c.calls {
+                return Err(format!(
+                    "service {:?}: {} calls but {ended} ended and the rest are not alive",
+                    spec.name, c.calls
+                ));
+            }
+        }
+        if drained {
+            let leftovers = [
+                ("logical requests", self.roots.len()),
+                ("calls", self.calls.len()),
+                ("attempts", self.attempts.len()),
+                ("handlers", self.tasks.len()),
+            ];
+            for (what, n) in leftovers {
+                if n != 0 {
+                    return Err(format!("{n} {what} never ended"));
+                }
+            }
+            for callers in &self.edge_state {
+                for e in callers {
+                    if e.in_flight != 0
+                        || e.bulkhead_in_use != 0
+                        || e.outstanding.iter().any(|&n| n != 0)
+                    {
+                        return Err("an edge still counts attempts or bulkhead slots in use".into());
+                    }
+                }
+            }
+            for s in &self.services {
+                if s.instances
+                    .iter()
+                    .any(|i| i.busy != 0 || !i.queue.is_empty())
+                {
+                    return Err("a worker is still busy or a queue not empty".into());
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Opens every bucket up to the one holding `t`, closing the ones before.
