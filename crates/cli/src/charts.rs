@@ -3,7 +3,7 @@
 //! Every run gets `load.svg` (offered load at the focus service over time, one
 //! line per variant) and, with at most 8 variants, `comparison.svg`. A model
 //! with a timeline also gets `timeline.svg`: per variant, offered load (first
-//! tries and retries), goodput, capacity and queue, with the timeline's windows
+//! tries and retries), goodput, capacity and requests in flight, with the timeline's windows
 //! shaded.
 
 use stormsim_model::{LoadedModel, Step, TimelineRole, Variant};
@@ -184,8 +184,10 @@ pub fn timeline(model: &LoadedModel, run: &RunReport) -> Option<TimelineChart> {
                     .map(|g| g.succeeded as f64 * per_s)
                     .collect(),
                 capacity,
+                // Requests in flight (queued + in service) show both a growing
+                // queue and an exhausted pool (with no queue at all).
                 queue: (0..ts.len())
-                    .map(|b| ts.service(b, s).queue as f64)
+                    .map(|b| ts.service(b, s).in_flight as f64)
                     .collect(),
                 t_s,
             }
@@ -193,7 +195,7 @@ pub fn timeline(model: &LoadedModel, run: &RunReport) -> Option<TimelineChart> {
         .collect();
     Some(TimelineChart {
         title: format!(
-            "{}: load, goodput and queue at {} over time",
+            "{}: load, goodput and requests in flight at {} over time",
             run.model, run.variants[0].focus
         ),
         subtitle: format!(

@@ -46,7 +46,10 @@ pub struct TimelinePanel {
     /// The focus service's capacity, requests per second, over time (e.g.
     /// 13,400/s normally and 873/s during a bad deploy); `None` if unknown.
     pub capacity: Option<Vec<f64>>,
-    /// Requests waiting in the focus service's queue at each bucket start.
+    /// Requests at the focus service at each bucket start, drawn in the strip
+    /// under the panel: the caller chooses which count (the CLI passes requests
+    /// in flight, queued plus in service, which shows a growing queue and an
+    /// exhausted pool alike).
     pub queue: Vec<f64>,
 }
 
@@ -775,7 +778,7 @@ fn legend_entries(chart: &TimelineChart) -> Vec<LegendEntry> {
     }
     entries.push(LegendEntry {
         swatch: Swatch::Area(QUEUE_COLOR),
-        label: "queue length (strip under each panel)".into(),
+        label: "in flight: queued + in service (strip under each panel)".into(),
     });
     entries
 }
@@ -1170,7 +1173,7 @@ fn draw_panel(
     TextSpec::new(size::TICK, MUTED_INK)
         .anchor(HPos::Center, VPos::Top)
         .upward()
-        .draw(canvas, "queue", (MARGIN, strip.center_y()))?;
+        .draw(canvas, "in flight", (MARGIN, strip.center_y()))?;
 
     // Offered load: first tries, and retries stacked on them. A bucket is
     // drawn where both are known (a missing retry series counts as none).
