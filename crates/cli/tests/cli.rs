@@ -282,3 +282,36 @@ fn a_bad_model_exits_2_with_every_problem_and_no_panic() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("expected PATH=VALUE"));
 }
+
+/// An unstable model (arrivals far above capacity, unbounded queue) stops at
+/// its in-flight limit with a message naming the limit and a partial report,
+/// instead of exhausting memory.
+#[test]
+fn an_unstable_model_stops_at_its_limit_with_a_partial_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("unstable.json");
+    std::fs::write(
+        &model,
+        r#"{
+          "name": "unstable",
+          "limits": {"max_in_flight": 5000},
+          "workloads": [{"name": "flood", "target": "s",
+                         "arrival": {"kind": "poisson", "rate_per_s": 1000}, "duration_s": 3600}],
+          "services": [{"name": "s", "workers": 1,
+                        "steps": [{"work": {"kind": "constant", "ms": 10}}]}]
+        }"#,
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let run = stormsim(
+        &["run", model.to_str().unwrap(), "--out", out.to_str().unwrap(), "--quiet"],
+        &[],
+    );
+    assert!(run.status.success());
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(stderr.contains("limits.max_in_flight"), "{stderr}");
+    let json: Value = serde_json::from_str(&read(&out.join("summary.json"))).unwrap();
+    let stopped = json["variants"][0]["stopped_by_limit"].as_str().unwrap();
+    assert!(stopped.contains("partial"), "{stopped}");
+    assert!(json["variants"][0]["requests"].as_u64().unwrap() < 3_600_000);
+}
