@@ -1,10 +1,10 @@
 //! From reports to charts: which charts a run gets, and the data each one reads.
 //!
-//! Every run gets `load.svg` (offered load at the focus service over time, one
-//! line per variant) and, with at most 8 variants, `comparison.svg`. A model
-//! with a timeline also gets `timeline.svg`: per variant, offered load (first
-//! tries and retries), goodput, capacity and requests in flight, with the timeline's windows
-//! shaded.
+//! A run with at most 8 variants gets `load.svg` (offered load at the focus
+//! service over time, one line per variant) and `comparison.svg`. A model with
+//! a timeline also gets `timeline.svg` (up to 10 variants): per variant, offered
+//! load (first tries and retries), goodput, capacity and requests in flight,
+//! with the timeline's windows shaded.
 
 use stormsim_model::{LoadedModel, Step, TimelineRole, Variant};
 use stormsim_plot::{ComparisonChart, TimelineChart, TimelineMark, TimelinePanel, VariantSeries};

@@ -3,6 +3,7 @@
 mod bench;
 mod charts;
 mod output;
+mod report_html;
 mod table;
 
 use anyhow::{Context, Result};

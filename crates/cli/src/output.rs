@@ -2,6 +2,7 @@
 //! summary.csv and the comparison chart, each written atomically.
 
 use crate::charts;
+use crate::report_html;
 use crate::table;
 use anyhow::{Context, Result};
 use rayon::prelude::*;
@@ -157,6 +158,11 @@ pub fn run_and_write(model: &LoadedModel, out: &Path, quiet: bool) -> Result<()>
     if let Some(timeline) = charts::timeline(model, &run) {
         chart("timeline.svg", render_timeline_svg(&timeline))?;
     }
+    write_atomically(
+        &out.join("index.html"),
+        report_html::index_html(model, &run, &written).as_bytes(),
+    )?;
+    written.push("index.html");
     // A chart this run did not draw must not survive from an earlier run and
     // pass for this one's.
     for stale in ["comparison.svg", "load.svg", "timeline.svg"] {

@@ -121,6 +121,19 @@ fn run_writes_summary_files_and_a_chart() {
     assert_eq!(json["variants"].as_array().unwrap().len(), 4);
     let svg = read(&dir.path().join("comparison.svg"));
     assert!(svg.starts_with("<svg"));
+    // The report page shows every variant and every chart that was drawn.
+    let html = read(&dir.path().join("index.html"));
+    for needle in [
+        "<img src=\"comparison.svg\"",
+        "<img src=\"load.svg\"",
+        "end-to-end-deadline",
+    ] {
+        assert!(html.contains(needle), "index.html lacks {needle}");
+    }
+    assert!(
+        !html.contains("timeline.svg"),
+        "no timeline was drawn for this model"
+    );
     // Nothing half-written is left behind.
     let mut names: Vec<String> = std::fs::read_dir(dir.path())
         .unwrap()
@@ -131,6 +144,7 @@ fn run_writes_summary_files_and_a_chart() {
         names,
         [
             "comparison.svg",
+            "index.html",
             "load.svg",
             "summary.csv",
             "summary.json",
@@ -304,7 +318,13 @@ fn an_unstable_model_stops_at_its_limit_with_a_partial_report() {
     .unwrap();
     let out = dir.path().join("out");
     let run = stormsim(
-        &["run", model.to_str().unwrap(), "--out", out.to_str().unwrap(), "--quiet"],
+        &[
+            "run",
+            model.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--quiet",
+        ],
         &[],
     );
     assert!(run.status.success());

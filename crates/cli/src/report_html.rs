@@ -1,0 +1,93 @@
+//! `index.html`: one static page per run — the model, its variants, the summary
+//! table and every chart — that opens from disk, with no server and no script.
+
+use stormsim_model::LoadedModel;
+use stormsim_sim::RunReport;
+
+/// Escapes text for HTML.
+fn esc(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// Charts in the order a reader wants them, with a caption each.
+const CHARTS: &[(&str, &str)] = &[
+    (
+        "timeline.svg",
+        "Load, goodput and requests in flight over time, per variant",
+    ),
+    (
+        "comparison.svg",
+        "Variants compared: latency, success, amplification, wasted work",
+    ),
+    ("load.svg", "Offered load at the focus service over time"),
+];
+
+/// The page, for the charts in `written`.
+pub fn index_html(model: &LoadedModel, run: &RunReport, written: &[&str]) -> String {
+    let mut page = String::new();
+    page.push_str(&format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <title>{name} · stormsim</title>\n<style>\n\
+         body {{ font-family: 'DejaVu Sans', sans-serif; margin: 2em auto; max-width: 1440px; color: #222; }}\n\
+         h1 {{ margin-bottom: 0.2em; }} .meta {{ color: #555; }}\n\
+         table {{ border-collapse: collapse; margin: 1em 0; font-size: 14px; }}\n\
+         th, td {{ border-bottom: 1px solid #ddd; padding: 4px 10px; text-align: right; }}\n\
+         th:first-child, td:first-child {{ text-align: left; }}\n\
+         figure {{ margin: 2em 0; }} figure img {{ max-width: 100%; border: 1px solid #eee; }}\n\
+         figcaption {{ color: #555; margin-bottom: 0.5em; }}\n\
+         dt {{ font-weight: bold; margin-top: 0.6em; }}\n</style>\n</head>\n<body>\n\
+         <h1>{name}</h1>\n<p class=\"meta\">seed {seed} · {n} variant(s) · stormsim {version} · \
+         files: <a href=\"summary.csv\">summary.csv</a>, <a href=\"summary.json\">summary.json</a>, \
+         <a href=\"timeseries.csv\">timeseries.csv</a></p>\n<p>{description}</p>\n",
+        name = esc(&run.model),
+        seed = run.seed,
+        n = run.variants.len(),
+        version = env!("CARGO_PKG_VERSION"),
+        description = esc(&model.description),
+    ));
+    page.push_str("<h2>Variants</h2>\n<dl>\n");
+    for v in &model.variants {
+        page.push_str(&format!(
+            "<dt>{}</dt><dd>{}</dd>\n",
+            esc(&v.name),
+            esc(&v.description)
+        ));
+    }
+    page.push_str(
+        "</dl>\n<h2>Summary</h2>\n<table>\n<tr><th>variant</th><th>requests</th>\
+                   <th>succeeded</th><th>p50 ms</th><th>p99 ms</th><th>peak offered/s</th>\
+                   <th>metastable</th><th>recovered by</th></tr>\n",
+    );
+    for v in &run.variants {
+        let recovery = v.recovery.as_ref();
+        page.push_str(&format!(
+            "<tr><td>{}</td><td>{}</td><td>{} ({:.1}%)</td><td>{:.1}</td><td>{:.1}</td>\
+             <td>{:.0}</td><td>{}</td><td>{}</td></tr>\n",
+            esc(&v.variant),
+            v.requests,
+            v.succeeded,
+            v.success_rate * 100.0,
+            v.latency_ms.p50,
+            v.latency_ms.p99,
+            v.peak_offered_rps,
+            recovery.map_or("—".to_string(), |r| r.metastable.to_string()),
+            esc(&recovery
+                .and_then(|r| r.recovered_by.clone())
+                .unwrap_or_else(|| "—".into())),
+        ));
+    }
+    page.push_str("</table>\n<h2>Charts</h2>\n");
+    for (file, caption) in CHARTS {
+        if written.contains(file) {
+            page.push_str(&format!(
+                "<figure><figcaption>{caption}</figcaption>\
+                 <img src=\"{file}\" alt=\"{caption}\"></figure>\n"
+            ));
+        }
+    }
+    page.push_str("</body>\n</html>\n");
+    page
+}
