@@ -159,7 +159,13 @@ fn same_model_and_seed_give_the_same_bytes_whatever_the_thread_count() {
     let b = tempfile::tempdir().unwrap();
     run_into(a.path(), &[], &[("RAYON_NUM_THREADS", "1")]);
     run_into(b.path(), &[], &[("RAYON_NUM_THREADS", "2")]);
-    for f in ["summary.csv", "comparison.svg"] {
+    for f in [
+        "summary.csv",
+        "timeseries.csv",
+        "comparison.svg",
+        "load.svg",
+        "index.html",
+    ] {
         assert_eq!(
             read(&a.path().join(f)),
             read(&b.path().join(f)),
@@ -199,6 +205,7 @@ fn committed_reference_outputs_regenerate_byte_identical() {
         "timeseries.csv",
         "comparison.svg",
         "load.svg",
+        "index.html",
     ] {
         assert!(
             read(&golden.join(f)) == read(&dir.path().join(f)),
