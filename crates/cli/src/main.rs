@@ -4,6 +4,7 @@ mod bench;
 mod charts;
 mod output;
 mod report_html;
+mod sweep_cmd;
 mod table;
 
 use anyhow::{Context, Result};
@@ -48,6 +49,21 @@ enum Command {
         /// Repeatable. Example: --set 'services[A].steps[B].timeout_ms=300'
         #[arg(long = "set", value_name = "PATH=VALUE")]
         sets: Vec<String>,
+        /// Print nothing but errors.
+        #[arg(long, short)]
+        quiet: bool,
+    },
+    /// Run a sweep file: a model at many points of its parameter space, each
+    /// replicated; write results.csv and aggregate.csv.
+    Sweep {
+        /// The sweep file (JSON).
+        sweep: PathBuf,
+        /// Output folder. Default: outputs/<sweep name>/
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Worker threads (default: all cores). Results do not depend on it.
+        #[arg(long)]
+        jobs: Option<usize>,
         /// Print nothing but errors.
         #[arg(long, short)]
         quiet: bool,
@@ -108,6 +124,27 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                     .collect::<Vec<_>>()
                     .join(", ")
             );
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Sweep {
+            sweep,
+            out,
+            jobs,
+            quiet,
+        } => {
+            let loaded = match stormsim_sweep::Sweep::load(&sweep) {
+                Ok(s) => s,
+                Err(stormsim_sweep::SweepError::Invalid(ModelError { problems })) => {
+                    eprintln!("{}: {} problem(s) found:", sweep.display(), problems.len());
+                    for p in problems {
+                        eprintln!("  {p}");
+                    }
+                    return Ok(ExitCode::from(EXIT_BAD_MODEL));
+                }
+                Err(e) => return Err(e.into()),
+            };
+            let out = out.unwrap_or_else(|| Path::new("outputs").join(&loaded.spec.name));
+            sweep_cmd::run_sweep(&loaded, &out, jobs, quiet)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Bench {

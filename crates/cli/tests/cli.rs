@@ -342,3 +342,104 @@ fn an_unstable_model_stops_at_its_limit_with_a_partial_report() {
     assert!(stopped.contains("partial"), "{stopped}");
     assert!(json["variants"][0]["requests"].as_u64().unwrap() < 3_600_000);
 }
+
+/// A sweep's tables are the same bytes whatever the thread count, and replicas
+/// use common random numbers: replication r has the same seed at every point.
+#[test]
+fn a_sweep_is_deterministic_whatever_the_thread_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let sweep = dir.path().join("s.json");
+    std::fs::write(
+        &sweep,
+        serde_json::json!({
+            "name": "s",
+            "model": model("deadline-chain.json"),
+            "variant": "per-tier-timeouts",
+            "replications": 3,
+            "axes": [{"path": "services[gateway].steps[A].timeout_ms",
+                      "values": [10, 250, 500]}]
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let mut tables = Vec::new();
+    for jobs in ["1", "2"] {
+        let out = dir.path().join(format!("out{jobs}"));
+        let run = stormsim(
+            &[
+                "sweep",
+                sweep.to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+                "--jobs",
+                jobs,
+                "--quiet",
+            ],
+            &[],
+        );
+        assert!(
+            run.status.success(),
+            "{}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+        tables.push((
+            read(&out.join("results.csv")),
+            read(&out.join("aggregate.csv")),
+        ));
+    }
+    assert_eq!(tables[0], tables[1]);
+    let results = &tables[0].0;
+    assert_eq!(results.lines().count(), 1 + 9);
+    let seeds: Vec<&str> = results
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(2).unwrap())
+        .collect();
+    assert_eq!(
+        seeds[0], seeds[3],
+        "replication 0 has one seed at every point"
+    );
+    assert_ne!(seeds[0], seeds[1]);
+    // A gateway timeout under B's fast path (10 ms) fails everything, 250 ms
+    // lets only the fast 70% through, 500 ms everyone: the axis wins over the
+    // variant's own 250 ms.
+    let aggregate = &tables[0].1;
+    let header: Vec<&str> = aggregate.lines().next().unwrap().split(',').collect();
+    let col = header
+        .iter()
+        .position(|h| *h == "success_rate.mean")
+        .unwrap();
+    let success: Vec<f64> = aggregate
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(col).unwrap().parse().unwrap())
+        .collect();
+    assert!(
+        success[0] < success[1] && success[1] <= success[2],
+        "{success:?}"
+    );
+}
+
+#[test]
+fn a_bad_sweep_names_its_problems_and_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let sweep = dir.path().join("bad.json");
+    std::fs::write(
+        &sweep,
+        serde_json::json!({
+            "name": "bad",
+            "model": model("deadline-chain.json"),
+            "axes": [{"path": "services[C].workers", "values": [1]},
+                     {"values": [1, 2]}]
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let run = stormsim(&["sweep", sweep.to_str().unwrap()], &[]);
+    assert_eq!(run.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        stderr.contains("axes[1]: a `variants` axis has no `path`"),
+        "{stderr}"
+    );
+}

@@ -496,13 +496,14 @@ impl RunReport {
         self.names_in_order(|v| &v.services, |s| &s.name)
     }
 
-    /// `summary.csv`: one row per variant; service columns for every service in
+    /// The table of `summary.csv`: a header and one row per variant; service
+    /// columns for every service in
     /// the order first seen (a cell is empty where a variant lacks the service,
     /// or where a metric does not apply, e.g. `recovery_s` without a trigger).
-    pub fn summary_csv(&self) -> Result<String, csv::Error> {
+    pub fn summary_table(&self) -> (Vec<String>, Vec<Vec<String>>) {
         let service_names = self.service_names();
         let workload_names = self.names_in_order(|v| &v.workloads, |w| &w.name);
-        let mut out = csv::Writer::from_writer(Vec::new());
+        let mut rows = Vec::new();
         let mut header: Vec<String> = SUMMARY_COLUMNS[..5]
             .iter()
             .chain(FAILURE_COLUMNS)
@@ -515,7 +516,6 @@ impl RunReport {
         for w in &workload_names {
             header.extend(WORKLOAD_COLUMNS.iter().map(|c| format!("{w}.{c}")));
         }
-        out.write_record(&header)?;
         for v in &self.variants {
             let l = &v.latency_ms;
             let r = v.recovery.as_ref();
@@ -583,6 +583,17 @@ impl RunReport {
                     None => row.extend(WORKLOAD_COLUMNS.iter().map(|_| String::new())),
                 }
             }
+            rows.push(row);
+        }
+        (header, rows)
+    }
+
+    /// `summary.csv` (see [`RunReport::summary_table`]).
+    pub fn summary_csv(&self) -> Result<String, csv::Error> {
+        let (header, rows) = self.summary_table();
+        let mut out = csv::Writer::from_writer(Vec::new());
+        out.write_record(&header)?;
+        for row in rows {
             out.write_record(&row)?;
         }
         finish(out)

@@ -1,0 +1,139 @@
+//! The sweep file format: a base model and axes over parameter paths.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// A sweep: one model run at many points of its parameter space, each point
+/// `replications` times.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SweepSpec {
+    /// Name; the default output folder is `outputs/<name>/`.
+    pub name: String,
+    /// What the sweep explores.
+    #[serde(default)]
+    pub description: String,
+    /// The model file, relative to the sweep file.
+    pub model: String,
+    /// The model's variant to run at every point (default: its first). A
+    /// `variants` axis overrides it.
+    #[serde(default)]
+    pub variant: Option<String>,
+    /// Runs per point.
+    #[serde(default = "one")]
+    #[schemars(range(min = 1))]
+    pub replications: u32,
+    /// Master seed (default: the model's). Replication `r` runs with seed
+    /// `seed + r` at every point (common random numbers: curves are smooth and
+    /// comparisons paired) unless `independent_seeds`.
+    #[serde(default)]
+    pub seed: Option<u64>,
+    /// Give every (point, replication) its own seed instead.
+    #[serde(default)]
+    pub independent_seeds: bool,
+    /// Overrides applied at every point, before the axes (`PATH: VALUE`).
+    #[serde(default)]
+    pub set: Map<String, Value>,
+    /// The axes.
+    pub axes: Vec<AxisSpec>,
+    /// How points are chosen: the full grid (default), or a sample.
+    #[serde(default)]
+    pub design: DesignSpec,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// One axis: a parameter path and its values, or a set of the model's variants.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AxisSpec {
+    /// The parameter path (as in variants); absent for a `variants` axis.
+    #[serde(default)]
+    pub path: Option<String>,
+    /// Column name in the results (default: the path, or `variant`).
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Explicit values (any JSON).
+    #[serde(default)]
+    pub values: Option<Vec<Value>>,
+    /// `steps` values evenly spaced from `from` to `to`.
+    #[serde(default)]
+    pub linear: Option<RangeSpec>,
+    /// `steps` values evenly spaced in log scale from `from` to `to` (> 0).
+    #[serde(default)]
+    pub log: Option<RangeSpec>,
+    /// For `random` and `latin_hypercube` designs: the interval sampled.
+    #[serde(default)]
+    pub range: Option<SampleRangeSpec>,
+    /// A categorical axis over the model's variants.
+    #[serde(default)]
+    pub variants: Option<Vec<String>>,
+    /// Axes with the same `zip` group move together (equal lengths) instead of
+    /// forming a product.
+    #[serde(default)]
+    pub zip: Option<String>,
+    /// Round sampled or spaced values to whole numbers (worker counts, queue
+    /// sizes).
+    #[serde(default)]
+    pub integer: bool,
+}
+
+/// Evenly spaced values.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RangeSpec {
+    /// First value.
+    pub from: f64,
+    /// Last value.
+    pub to: f64,
+    /// Number of values (≥ 2, or 1 for `from` alone).
+    #[schemars(range(min = 1))]
+    pub steps: u32,
+}
+
+/// An interval to sample.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SampleRangeSpec {
+    /// Lower bound.
+    pub from: f64,
+    /// Upper bound.
+    pub to: f64,
+    /// Sample uniformly in the log (`log`, bounds > 0) or linearly (`linear`).
+    #[serde(default)]
+    pub scale: Scale,
+}
+
+/// Linear or logarithmic.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Scale {
+    /// Uniform.
+    #[default]
+    Linear,
+    /// Log-uniform.
+    Log,
+}
+
+/// How points are chosen.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum DesignSpec {
+    /// Every combination of the axes' values (zipped groups move together).
+    #[default]
+    Grid,
+    /// `points` independent uniform samples of the `range` axes.
+    Random {
+        /// How many points.
+        points: u32,
+    },
+    /// A Latin hypercube of `points` samples: each axis's range is cut into
+    /// `points` strata and each stratum is used exactly once.
+    LatinHypercube {
+        /// How many points.
+        points: u32,
+    },
+}

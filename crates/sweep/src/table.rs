@@ -1,0 +1,151 @@
+//! The sweep's tables: `results.csv` (one row per run) and `aggregate.csv`
+//! (one row per point: mean and 95% Student-t confidence interval of every
+//! numeric column, and the share of replications that ended metastable).
+
+use crate::{RunResult, Sweep};
+use statrs::distribution::{ContinuousCDF, StudentsT};
+
+fn cell(value: &serde_json::Value) -> String {
+    match value {
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// `results.csv`: `point`, `replication`, `seed`, the axes, then the summary
+/// columns of `summary.csv`.
+pub fn results_csv(sweep: &Sweep, results: &[RunResult]) -> Result<String, csv::Error> {
+    let mut out = csv::Writer::from_writer(Vec::new());
+    for (i, r) in results.iter().enumerate() {
+        let (header, row) = (&r.header, &r.row);
+        let point = &sweep.points[r.point];
+        if i == 0 {
+            let mut h = vec!["point".to_string(), "replication".into(), "seed".into()];
+            h.extend(point.values.iter().map(|(c, _, _)| c.clone()));
+            h.extend(header.iter().cloned());
+            out.write_record(&h)?;
+        }
+        let mut line = vec![
+            r.point.to_string(),
+            r.replication.to_string(),
+            r.seed.to_string(),
+        ];
+        line.extend(point.values.iter().map(|(_, _, v)| cell(v)));
+        line.extend(row.iter().cloned());
+        out.write_record(&line)?;
+    }
+    finish(out)
+}
+
+/// Mean, and the half-width of the 95% Student-t interval (`None` for one value).
+fn mean_ci(xs: &[f64]) -> (f64, Option<f64>) {
+    let n = xs.len() as f64;
+    let mean = xs.iter().sum::<f64>() / n;
+    if xs.len() < 2 {
+        return (mean, None);
+    }
+    let sd = (xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
+    let t = StudentsT::new(0.0, 1.0, n - 1.0)
+        .map(|d| d.inverse_cdf(0.975))
+        .unwrap_or(f64::NAN);
+    (mean, Some(t * sd / n.sqrt()))
+}
+
+fn fmt(x: f64) -> String {
+    let rounded: f64 = format!("{x:.9e}").parse().unwrap_or(x);
+    rounded.to_string()
+}
+
+/// `aggregate.csv`: per point, the axes, `replications`, `metastable_share`
+/// (empty without a recovery analysis), and for every numeric summary column
+/// `C`: `C.mean`, `C.ci95_low`, `C.ci95_high` (the interval empty with one
+/// replication).
+pub fn aggregate_csv(sweep: &Sweep, results: &[RunResult]) -> Result<String, csv::Error> {
+    let mut out = csv::Writer::from_writer(Vec::new());
+    let Some(first) = results.first() else {
+        return finish(out);
+    };
+    let header = &first.header;
+    // Numeric columns: those that parse as numbers in the first run.
+    let numeric: Vec<usize> = first
+        .row
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| v.parse::<f64>().is_ok())
+        .map(|(i, _)| i)
+        .collect();
+    let metastable = header.iter().position(|h| h == "metastable");
+    let mut h: Vec<String> = sweep.points[0]
+        .values
+        .iter()
+        .map(|(c, _, _)| c.clone())
+        .collect();
+    h.insert(0, "point".into());
+    h.push("replications".into());
+    h.push("metastable_share".into());
+    for &c in &numeric {
+        for suffix in ["mean", "ci95_low", "ci95_high"] {
+            h.push(format!("{}.{suffix}", header[c]));
+        }
+    }
+    out.write_record(&h)?;
+    for point in &sweep.points {
+        let rows: Vec<&Vec<String>> = results
+            .iter()
+            .filter(|r| r.point == point.index)
+            .map(|r| &r.row)
+            .collect();
+        let mut line = vec![point.index.to_string()];
+        line.extend(point.values.iter().map(|(_, _, v)| cell(v)));
+        line.push(rows.len().to_string());
+        line.push(match metastable {
+            Some(m) if rows.iter().all(|r| !r[m].is_empty()) => {
+                let share =
+                    rows.iter().filter(|r| r[m] == "true").count() as f64 / rows.len() as f64;
+                fmt(share)
+            }
+            _ => String::new(),
+        });
+        for &c in &numeric {
+            let xs: Vec<f64> = rows
+                .iter()
+                .filter_map(|r| r[c].parse::<f64>().ok())
+                .collect();
+            if xs.len() != rows.len() {
+                line.extend([String::new(), String::new(), String::new()]);
+                continue;
+            }
+            let (mean, half) = mean_ci(&xs);
+            line.push(fmt(mean));
+            match half {
+                Some(h) => {
+                    line.push(fmt(mean - h));
+                    line.push(fmt(mean + h));
+                }
+                None => line.extend([String::new(), String::new()]),
+            }
+        }
+        out.write_record(&line)?;
+    }
+    finish(out)
+}
+
+fn finish(out: csv::Writer<Vec<u8>>) -> Result<String, csv::Error> {
+    let bytes = out.into_inner().map_err(|e| e.into_error())?;
+    Ok(String::from_utf8(bytes).expect("CSV of UTF-8 strings is UTF-8"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_interval_is_students_t() {
+        // n = 4, sd = 1.2910 (values 1..4), t(0.975, 3) = 3.1824:
+        // half-width = 3.1824 · 1.2910 / 2 = 2.0542.
+        let (mean, half) = mean_ci(&[1.0, 2.0, 3.0, 4.0]);
+        assert_eq!(mean, 2.5);
+        assert!((half.unwrap() - 2.0542).abs() < 1e-3, "{half:?}");
+        assert_eq!(mean_ci(&[7.0]), (7.0, None));
+    }
+}
