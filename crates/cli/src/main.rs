@@ -64,6 +64,13 @@ enum Command {
         /// Worker threads (default: all cores). Results do not depend on it.
         #[arg(long)]
         jobs: Option<usize>,
+        /// Continue an interrupted sweep from its results.csv.partial instead of
+        /// starting afresh; the result is the same bytes.
+        #[arg(long)]
+        resume: bool,
+        /// Stop after this many more runs (run a long sweep in pieces with --resume).
+        #[arg(long)]
+        max_runs: Option<usize>,
         /// Print nothing but errors.
         #[arg(long, short)]
         quiet: bool,
@@ -130,6 +137,8 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             sweep,
             out,
             jobs,
+            resume,
+            max_runs,
             quiet,
         } => {
             let loaded = match stormsim_sweep::Sweep::load(&sweep) {
@@ -144,7 +153,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 Err(e) => return Err(e.into()),
             };
             let out = out.unwrap_or_else(|| Path::new("outputs").join(&loaded.spec.name));
-            sweep_cmd::run_sweep(&loaded, &out, jobs, quiet)?;
+            sweep_cmd::run_sweep(&loaded, &out, jobs, resume, max_runs, quiet)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Bench {

@@ -5,11 +5,20 @@ use anyhow::{Context, Result};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
-use stormsim_sweep::{aggregate_csv, results_csv, Sweep};
+use stormsim_sweep::resume::run_resumable;
+use stormsim_sweep::{aggregate_csv, Sweep};
 
 /// Runs `sweep` on `jobs` threads (all cores if `None`) and writes
-/// `results.csv` and `aggregate.csv` to `out`.
-pub fn run_sweep(sweep: &Sweep, out: &Path, jobs: Option<usize>, quiet: bool) -> Result<()> {
+/// `results.csv` and `aggregate.csv` to `out`; with `resume`, continues an
+/// interrupted sweep; with `max_runs`, stops after that many more runs.
+pub fn run_sweep(
+    sweep: &Sweep,
+    out: &Path,
+    jobs: Option<usize>,
+    resume: bool,
+    max_runs: Option<usize>,
+    quiet: bool,
+) -> Result<()> {
     let total = sweep.runs();
     if !quiet {
         eprintln!(
@@ -35,21 +44,28 @@ pub fn run_sweep(sweep: &Sweep, out: &Path, jobs: Option<usize>, quiet: bool) ->
         let elapsed = started.elapsed().as_secs_f64();
         let tick = (elapsed / 5.0) as u64;
         if done == total || last_report.fetch_max(tick, Ordering::Relaxed) < tick {
-            let eta = elapsed / done as f64 * (total - done) as f64;
-            eprintln!("  {done}/{total} runs, {elapsed:.0} s elapsed, about {eta:.0} s to go");
+            eprintln!("  {done}/{total} runs, {elapsed:.0} s elapsed");
         }
     };
-    let results = pool.install(|| sweep.run(&progress));
-    std::fs::create_dir_all(out)
-        .with_context(|| format!("cannot create output folder {}", out.display()))?;
-    write_atomically(
-        &out.join("results.csv"),
-        results_csv(sweep, &results)?.as_bytes(),
-    )?;
-    write_atomically(
-        &out.join("aggregate.csv"),
-        aggregate_csv(sweep, &results)?.as_bytes(),
-    )?;
+    let done = pool
+        .install(|| run_resumable(sweep, out, resume, max_runs, &progress))
+        .with_context(|| format!("cannot write the sweep's results in {}", out.display()))?;
+    let aggregate = out.join("aggregate.csv");
+    if !done.complete {
+        // An earlier, complete aggregate must not pass for this sweep's.
+        if aggregate.exists() {
+            std::fs::remove_file(&aggregate)?;
+        }
+        if !quiet {
+            println!(
+                "{}/{} runs done; continue with --resume",
+                done.results.len(),
+                total
+            );
+        }
+        return Ok(());
+    }
+    write_atomically(&aggregate, aggregate_csv(sweep, &done.results)?.as_bytes())?;
     if !quiet {
         println!(
             "{} runs in {:.1} s; wrote {}/{{results.csv, aggregate.csv}}",

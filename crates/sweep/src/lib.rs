@@ -5,6 +5,7 @@
 #![warn(missing_docs)]
 
 pub mod design;
+pub mod resume;
 pub mod spec;
 mod table;
 
@@ -217,27 +218,33 @@ impl Sweep {
     /// the results in index order, whatever order they finish in. `progress`
     /// is called after each run with the number done.
     pub fn run(&self, progress: &(dyn Fn(usize) + Sync)) -> Vec<RunResult> {
-        let reps = self.spec.replications;
         let done = AtomicUsize::new(0);
         (0..self.runs())
             .into_par_iter()
             .map(|i| {
-                let (point, replication) = (i / reps as usize, (i % reps as usize) as u32);
-                let seed = self.seed_of(point, replication);
-                let variant = self
-                    .model_at(&self.points[point], seed)
-                    .expect("every point was checked when the sweep was loaded");
-                let (header, row) = summary_of(seed, run_variant(&variant));
+                let result = self.run_one(i);
                 progress(done.fetch_add(1, Ordering::Relaxed) + 1);
-                RunResult {
-                    point,
-                    replication,
-                    seed,
-                    header,
-                    row,
-                }
+                result
             })
             .collect()
+    }
+
+    /// Run number `i` (point-major: `i = point × replications + replication`).
+    pub fn run_one(&self, i: usize) -> RunResult {
+        let reps = self.spec.replications as usize;
+        let (point, replication) = (i / reps, (i % reps) as u32);
+        let seed = self.seed_of(point, replication);
+        let variant = self
+            .model_at(&self.points[point], seed)
+            .expect("every point was checked when the sweep was loaded");
+        let (header, row) = summary_of(seed, run_variant(&variant));
+        RunResult {
+            point,
+            replication,
+            seed,
+            header,
+            row,
+        }
     }
 }
 

@@ -15,25 +15,35 @@ fn cell(value: &serde_json::Value) -> String {
 /// `results.csv`: `point`, `replication`, `seed`, the axes, then the summary
 /// columns of `summary.csv`.
 pub fn results_csv(sweep: &Sweep, results: &[RunResult]) -> Result<String, csv::Error> {
-    let mut out = csv::Writer::from_writer(Vec::new());
+    let mut text = String::new();
     for (i, r) in results.iter().enumerate() {
-        let (header, row) = (&r.header, &r.row);
-        let point = &sweep.points[r.point];
-        if i == 0 {
-            let mut h = vec!["point".to_string(), "replication".into(), "seed".into()];
-            h.extend(point.values.iter().map(|(c, _, _)| c.clone()));
-            h.extend(header.iter().cloned());
-            out.write_record(&h)?;
-        }
-        let mut line = vec![
-            r.point.to_string(),
-            r.replication.to_string(),
-            r.seed.to_string(),
-        ];
-        line.extend(point.values.iter().map(|(_, _, v)| cell(v)));
-        line.extend(row.iter().cloned());
-        out.write_record(&line)?;
+        text.push_str(&results_line(sweep, r, i == 0)?);
     }
+    Ok(text)
+}
+
+/// One run's line of `results.csv`, with the header line first for run 0.
+pub(crate) fn results_line(
+    sweep: &Sweep,
+    r: &RunResult,
+    with_header: bool,
+) -> Result<String, csv::Error> {
+    let mut out = csv::Writer::from_writer(Vec::new());
+    let point = &sweep.points[r.point];
+    if with_header {
+        let mut h = vec!["point".to_string(), "replication".into(), "seed".into()];
+        h.extend(point.values.iter().map(|(c, _, _)| c.clone()));
+        h.extend(r.header.iter().cloned());
+        out.write_record(&h)?;
+    }
+    let mut line = vec![
+        r.point.to_string(),
+        r.replication.to_string(),
+        r.seed.to_string(),
+    ];
+    line.extend(point.values.iter().map(|(_, _, v)| cell(v)));
+    line.extend(r.row.iter().cloned());
+    out.write_record(&line)?;
     finish(out)
 }
 
