@@ -75,6 +75,21 @@ enum Command {
         #[arg(long, short)]
         quiet: bool,
     },
+    /// Find a tipping point: bisect the sweep file's `search` parameter for where
+    /// a metric's replication mean crosses a threshold; write search.csv.
+    Search {
+        /// The sweep file (JSON) with a `search` block.
+        sweep: PathBuf,
+        /// Output folder. Default: outputs/<sweep name>/
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Worker threads for a probe's replications (default: all cores).
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// Print nothing but errors and the result.
+        #[arg(long, short)]
+        quiet: bool,
+    },
     /// Measure the simulator's speed on a model, one variant after another on one
     /// thread: events/s, requests/s, attempts/s, peak memory and memory per
     /// request in flight.
@@ -155,6 +170,26 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             let out = out.unwrap_or_else(|| Path::new("outputs").join(&loaded.spec.name));
             sweep_cmd::run_sweep(&loaded, &out, jobs, resume, max_runs, quiet)?;
             Ok(ExitCode::SUCCESS)
+        }
+        Command::Search {
+            sweep,
+            out,
+            jobs,
+            quiet,
+        } => {
+            let loaded = match stormsim_sweep::Sweep::load(&sweep) {
+                Ok(s) => s,
+                Err(stormsim_sweep::SweepError::Invalid(ModelError { problems })) => {
+                    eprintln!("{}: {} problem(s) found:", sweep.display(), problems.len());
+                    for p in problems {
+                        eprintln!("  {p}");
+                    }
+                    return Ok(ExitCode::from(EXIT_BAD_MODEL));
+                }
+                Err(e) => return Err(e.into()),
+            };
+            let out = out.unwrap_or_else(|| Path::new("outputs").join(&loaded.spec.name));
+            sweep_cmd::run_search(&loaded, &out, jobs, quiet)
         }
         Command::Bench {
             model,

@@ -6,6 +6,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 use stormsim_sweep::resume::run_resumable;
+use stormsim_sweep::search::{search_csv, Probe};
 use stormsim_sweep::{aggregate_csv, Sweep};
 
 /// Runs `sweep` on `jobs` threads (all cores if `None`) and writes
@@ -75,4 +76,70 @@ pub fn run_sweep(
         );
     }
     Ok(())
+}
+
+/// Runs the sweep file's tipping-point search and writes `search.csv`.
+pub fn run_search(
+    sweep: &Sweep,
+    out: &Path,
+    jobs: Option<usize>,
+    quiet: bool,
+) -> Result<std::process::ExitCode> {
+    let Some(search) = sweep.spec.search.clone() else {
+        eprintln!("{:?} has no `search` block", sweep.spec.name);
+        return Ok(std::process::ExitCode::from(2));
+    };
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs.unwrap_or(0))
+        .build()
+        .context("cannot start the worker threads")?;
+    if !quiet {
+        eprintln!(
+            "search: where {} crosses {} as {} goes from {} to {} ({} replications per probe)",
+            search.metric,
+            search.threshold,
+            search.path,
+            search.from,
+            search.to,
+            sweep.spec.replications
+        );
+    }
+    let on_probe = |p: &Probe| {
+        if !quiet {
+            let ci = p.ci.map_or(String::new(), |(lo, hi)| {
+                format!(" (95% CI {lo:.3} to {hi:.3})")
+            });
+            eprintln!(
+                "  {} = {}: {} = {:.3}{ci}",
+                search.path, p.value, search.metric, p.mean
+            );
+        }
+    };
+    let result = match pool.install(|| sweep.search(&on_probe)) {
+        Ok(r) => r,
+        Err(problem) => {
+            eprintln!("{problem}");
+            return Ok(std::process::ExitCode::from(2));
+        }
+    };
+    std::fs::create_dir_all(out)?;
+    write_atomically(
+        &out.join("search.csv"),
+        search_csv(&result, &search.path)?.as_bytes(),
+    )?;
+    println!(
+        "{} crosses {} between {} = {} and {}{}; wrote {}/search.csv",
+        search.metric,
+        search.threshold,
+        search.path,
+        result.bracket.0,
+        result.bracket.1,
+        if result.certain {
+            " (both ends beyond their 95% intervals)"
+        } else {
+            " (uncertain: an end's 95% interval straddles the threshold; add replications)"
+        },
+        out.display()
+    );
+    Ok(std::process::ExitCode::SUCCESS)
 }

@@ -499,3 +499,53 @@ fn a_bad_sweep_names_its_problems_and_exits_2() {
         "{stderr}"
     );
 }
+
+/// The search brackets a tipping point: in S1's per-tier-timeouts variant the
+/// gateway's timeout decides whether the fast 70% of requests get through, and
+/// the fast path takes 12.5 ms from the gateway's send (0.5 ms hops and 0.5 ms
+/// of work at A around B's 10 ms). Below it success is 0, above it about 0.7.
+#[test]
+fn a_search_brackets_the_tipping_point() {
+    let dir = tempfile::tempdir().unwrap();
+    let sweep = dir.path().join("s.json");
+    std::fs::write(
+        &sweep,
+        serde_json::json!({
+            "name": "s",
+            "model": model("deadline-chain.json"),
+            "variant": "per-tier-timeouts",
+            "replications": 2,
+            "search": {"path": "services[gateway].steps[A].timeout_ms", "from": 5, "to": 300,
+                       "metric": "success_rate", "threshold": 0.35, "tolerance": 0.25}
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let run = stormsim(
+        &[
+            "search",
+            sweep.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--quiet",
+        ],
+        &[],
+    );
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    let numbers: Vec<f64> = stdout
+        .split(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    // "... between PATH = LOW and HIGH ...": the two numbers after the threshold.
+    let (low, high) = (numbers[1], numbers[2]);
+    assert!(high - low <= 0.25 + 1e-9, "{stdout}");
+    assert!(low <= 12.5 && 12.5 <= high, "{stdout}");
+    let csv = read(&out.join("search.csv"));
+    assert!(csv.lines().count() >= 4, "{csv}");
+}

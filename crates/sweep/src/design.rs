@@ -106,7 +106,13 @@ fn grid_values(i: usize, axis: &AxisSpec) -> Result<Vec<Value>, Problem> {
 /// Every point of the sweep, in a fixed order (the first axis varies slowest).
 pub fn points(spec: &SweepSpec, seed: u64) -> Result<Vec<Point>, Vec<Problem>> {
     if spec.axes.is_empty() {
-        return Err(vec![Problem::new("axes", "expected at least one axis")]);
+        if spec.search.is_some() {
+            return Ok(Vec::new());
+        }
+        return Err(vec![Problem::new(
+            "axes",
+            "expected at least one axis (or a `search`)",
+        )]);
     }
     match spec.design {
         DesignSpec::Grid => grid(spec),

@@ -6,6 +6,7 @@
 
 pub mod design;
 pub mod resume;
+pub mod search;
 pub mod spec;
 mod table;
 
@@ -140,6 +141,15 @@ impl Sweep {
         }
     }
 
+    /// The model variant at `point`, for a replication's seed.
+    pub fn variant_at(
+        &self,
+        point: &Point,
+        seed: u64,
+    ) -> Result<stormsim_model::Variant, ModelError> {
+        self.model_at(point, seed)
+    }
+
     /// The model variant a point runs: the variant's own overrides first, then
     /// the sweep's `set`, then the point's values, so that an axis always wins
     /// (a variant that sets the swept parameter must not mask the axis).
@@ -249,7 +259,7 @@ impl Sweep {
 }
 
 /// The summary table of one run (header, row), as `summary.csv` has it.
-fn summary_of(seed: u64, report: VariantReport) -> (Vec<String>, Vec<String>) {
+pub fn summary_of(seed: u64, report: VariantReport) -> (Vec<String>, Vec<String>) {
     let run = RunReport {
         model: String::new(),
         description: String::new(),

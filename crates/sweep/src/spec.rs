@@ -35,8 +35,13 @@ pub struct SweepSpec {
     /// Overrides applied at every point, before the axes (`PATH: VALUE`).
     #[serde(default)]
     pub set: Map<String, Value>,
-    /// The axes.
+    /// The axes (for `stormsim sweep`).
+    #[serde(default)]
     pub axes: Vec<AxisSpec>,
+    /// A tipping-point search (for `stormsim search`): bisect one parameter for
+    /// where a metric crosses a threshold.
+    #[serde(default)]
+    pub search: Option<SearchSpec>,
     /// How points are chosen: the full grid (default), or a sample.
     #[serde(default)]
     pub design: DesignSpec,
@@ -136,4 +141,28 @@ pub enum DesignSpec {
         /// How many points.
         points: u32,
     },
+}
+
+/// Bisection for the value of one parameter where a metric's replication mean
+/// crosses a threshold, e.g. where the share of metastable runs crosses 50%.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchSpec {
+    /// The parameter path searched.
+    pub path: String,
+    /// One end of the interval.
+    pub from: f64,
+    /// The other end; the metric must be on opposite sides of the threshold at
+    /// the two ends.
+    pub to: f64,
+    /// A `summary.csv` column (its mean over replications), or `metastable`
+    /// (the share of replications that ended metastable).
+    pub metric: String,
+    /// The level whose crossing is sought.
+    pub threshold: f64,
+    /// Stop when the bracket is this narrow.
+    pub tolerance: f64,
+    /// Probe whole numbers only (worker counts, queue sizes).
+    #[serde(default)]
+    pub integer: bool,
 }
