@@ -2,6 +2,8 @@
 
 use crate::output::write_atomically;
 use anyhow::{Context, Result};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::io::IsTerminal;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
@@ -36,21 +38,48 @@ pub fn run_sweep(
         .build()
         .context("cannot start the worker threads")?;
     let started = Instant::now();
-    // Progress: a line at most every 5 s, and at the end.
-    let last_report = AtomicU64::new(0);
-    let progress = |done: usize| {
+    // Progress: a bar with ETA and events per second on a terminal; plain
+    // lines every 10 s (and at the end) when stderr is a file or a pipe.
+    let bar = (!quiet && std::io::stderr().is_terminal()).then(|| {
+        let bar = ProgressBar::new(total as u64);
+        bar.set_style(
+            ProgressStyle::with_template(
+                "  {bar:30} {pos}/{len} runs · {elapsed_precise} · ETA {eta} · {msg}",
+            )
+            .expect("a valid template"),
+        );
+        bar
+    });
+    let events = AtomicU64::new(0);
+    let last_line = AtomicU64::new(0);
+    let progress = |done: usize, run_events: u64| {
         if quiet {
             return;
         }
+        let all = events.fetch_add(run_events, Ordering::Relaxed) + run_events;
         let elapsed = started.elapsed().as_secs_f64();
-        let tick = (elapsed / 5.0) as u64;
-        if done == total || last_report.fetch_max(tick, Ordering::Relaxed) < tick {
-            eprintln!("  {done}/{total} runs, {elapsed:.0} s elapsed");
+        let rate = all as f64 / elapsed.max(1e-9) / 1e6;
+        match &bar {
+            Some(bar) => {
+                bar.set_position(done as u64);
+                bar.set_message(format!("{rate:.1} M events/s"));
+            }
+            None => {
+                let tick = (elapsed / 10.0) as u64;
+                if done == total || last_line.fetch_max(tick, Ordering::Relaxed) < tick {
+                    eprintln!(
+                        "  {done}/{total} runs, {elapsed:.0} s elapsed, {rate:.1} M events/s"
+                    );
+                }
+            }
         }
     };
     let done = pool
         .install(|| run_resumable(sweep, out, resume, max_runs, &progress))
         .with_context(|| format!("cannot write the sweep's results in {}", out.display()))?;
+    if let Some(bar) = bar {
+        bar.finish();
+    }
     let aggregate = out.join("aggregate.csv");
     if !done.complete {
         // An earlier, complete aggregate must not pass for this sweep's.

@@ -13,6 +13,10 @@
 //!   (offered load split into first tries and retries, goodput, capacity,
 //!   queue length), with fault and intervention windows marked.
 //! - [`render_load_lines_svg`]: offered load over time, one line per series.
+//! - [`render_sweep_lines_svg`]: a metric against one swept parameter,
+//!   one line per series with 95% confidence bands.
+//! - [`render_heatmap_svg`]: a metric over a grid of two swept parameters
+//!   (a phase diagram), with the boundary where it crosses a level.
 //! - [`style`]: the palette, fonts and number formats every chart shares.
 #![warn(missing_docs)]
 
@@ -21,12 +25,17 @@ mod canvas;
 mod comparison;
 mod error;
 pub mod style;
+mod sweep;
 mod timeline;
 
 pub use comparison::{
     render_comparison_svg, ComparisonChart, VariantSeries, COMPARISON_HEIGHT, COMPARISON_WIDTH,
 };
 pub use error::PlotError;
+pub use sweep::{
+    render_heatmap_svg, render_sweep_lines_svg, HeatmapChart, SweepLineChart, SweepPoint,
+    SweepSeries, SWEEP_WIDTH,
+};
 pub use timeline::{
     render_load_lines_svg, render_timeline_svg, TimelineChart, TimelineMark, TimelinePanel,
     MAX_TIMELINE_PANELS, TIMELINE_WIDTH,
@@ -34,5 +43,7 @@ pub use timeline::{
 
 #[cfg(test)]
 mod comparison_tests;
+#[cfg(test)]
+mod sweep_tests;
 #[cfg(test)]
 mod timeline_tests;

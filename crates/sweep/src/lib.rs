@@ -74,6 +74,17 @@ pub struct RunResult {
     pub row: Vec<String>,
 }
 
+impl RunResult {
+    /// Events the run simulated (from its `events` column).
+    pub fn events(&self) -> u64 {
+        self.header
+            .iter()
+            .position(|h| h == "events")
+            .and_then(|i| self.row[i].parse().ok())
+            .unwrap_or(0)
+    }
+}
+
 impl Sweep {
     /// Loads a sweep file and checks it, its model, and every point's model
     /// (so a bad value fails before any run).

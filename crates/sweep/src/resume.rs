@@ -113,7 +113,7 @@ pub fn run_resumable(
     out: &Path,
     resume: bool,
     max_runs: Option<usize>,
-    progress: &(dyn Fn(usize) + Sync),
+    progress: &(dyn Fn(usize, u64) + Sync),
 ) -> std::io::Result<Progress> {
     std::fs::create_dir_all(out)?;
     // A finished table from an earlier sweep must not pass for this one's
@@ -148,6 +148,7 @@ pub fn run_resumable(
     let failure: Mutex<Option<std::io::Error>> = Mutex::new(None);
     (start..end).into_par_iter().for_each(|i| {
         let result = sweep.run_one(i);
+        let events = result.events();
         let mut a = appender
             .lock()
             .expect("no writer panics while holding the lock");
@@ -156,7 +157,7 @@ pub fn run_resumable(
             failure.lock().expect("unpoisoned").get_or_insert(e);
         }
         drop(a);
-        progress(counter.fetch_add(1, Ordering::Relaxed) + 1);
+        progress(counter.fetch_add(1, Ordering::Relaxed) + 1, events);
     });
     if let Some(e) = failure.into_inner().expect("unpoisoned") {
         return Err(e);

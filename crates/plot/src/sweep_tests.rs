@@ -1,0 +1,338 @@
+//! Tests of the sweep charts on realistic sweeps and on degenerate inputs.
+//! The rendered examples are written to `target/plot-example/` so a person
+//! can look at them (`rsvg-convert -w 1400
+//! target/plot-example/sweep-heatmap.svg -o sweep-heatmap.png`).
+
+use std::path::PathBuf;
+
+use crate::sweep::viridis;
+use crate::{
+    render_heatmap_svg, render_sweep_lines_svg, HeatmapChart, PlotError, SweepLineChart,
+    SweepPoint, SweepSeries,
+};
+
+/// Writes `svg` under `target/plot-example/` for inspection. Failures are
+/// ignored: the file is a convenience, not what the test checks.
+fn save(name: &str, svg: &str) {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target"));
+    let dir = target.join("plot-example");
+    if std::fs::create_dir_all(&dir).is_ok() {
+        let _ = std::fs::write(dir.join(name), svg);
+    }
+}
+
+fn assert_well_formed(svg: &str) {
+    assert!(svg.starts_with("<svg"), "{}", &svg[..80.min(svg.len())]);
+    assert!(svg.trim_end().ends_with("</svg>"));
+    for value in svg.split('"').skip(1).step_by(2) {
+        assert!(
+            !value.contains("NaN") && !value.contains("inf"),
+            "non-finite number in {value:?}"
+        );
+    }
+    let sizes: Vec<f64> = svg
+        .split("font-size=\"")
+        .skip(1)
+        .filter_map(|rest| rest.split('"').next()?.parse().ok())
+        .collect();
+    assert!(sizes.iter().all(|s| *s >= 14.0), "{sizes:?}");
+}
+
+const CAPACITIES: [f64; 8] = [
+    1000.0, 2000.0, 2500.0, 3000.0, 3500.0, 4000.0, 5000.0, 6000.0,
+];
+
+/// Share of 20 replications that went metastable, with a Wilson-like CI,
+/// and the success rate with a t-interval: the retry storm of the incident
+/// persists once the catalog queue holds more than ~3,000 requests.
+fn realistic_lines() -> SweepLineChart {
+    let shares = [0.0, 0.0, 0.0, 0.05, 0.95, 1.0, 1.0, 1.0];
+    let success = [0.62, 0.71, 0.74, 0.72, 0.41, 0.33, 0.27, 0.22];
+    let metastable = SweepSeries {
+        name: "share of replications metastable".into(),
+        points: CAPACITIES
+            .iter()
+            .zip(shares)
+            .map(|(&x, p)| SweepPoint {
+                x,
+                mean: p,
+                ci_low: Some((p - 0.16 * (p * (1.0 - p)).sqrt() - 0.02).max(0.0)),
+                ci_high: Some((p + 0.16 * (p * (1.0 - p)).sqrt() + 0.02).min(1.0)),
+            })
+            .collect(),
+    };
+    let success = SweepSeries {
+        name: "success rate (mean over replications)".into(),
+        points: CAPACITIES
+            .iter()
+            .zip(success)
+            .enumerate()
+            .map(|(i, (&x, s))| {
+                let half = 0.03 + 0.01 * (i % 3) as f64;
+                SweepPoint {
+                    x,
+                    mean: s,
+                    ci_low: Some(s - half),
+                    ci_high: Some(s + half),
+                }
+            })
+            .collect(),
+    };
+    SweepLineChart {
+        title: "Deeper queues make the retry storm self-sustaining".into(),
+        subtitle:
+            "model incident-catalog · 20 replications per point · seeds 1–20 · horizon 2,760 s"
+                .into(),
+        x_label: "services[catalog].queue_capacity (requests)".into(),
+        y_label: "share of replications / success rate".into(),
+        x_log: false,
+        y_range: Some((0.0, 1.0)),
+        series: vec![metastable, success],
+        threshold: Some((0.5, "half metastable".into())),
+    }
+}
+
+const RATIOS: [f64; 8] = [0.05, 0.07, 0.1, 0.14, 0.2, 0.27, 0.37, 0.5];
+const DURATIONS: [f64; 6] = [30.0, 60.0, 120.0, 240.0, 420.0, 600.0];
+
+/// Share metastable over retry-budget ratio × fault duration: long faults
+/// with generous budgets (top right) tip the system into a metastable state.
+fn realistic_heatmap() -> HeatmapChart {
+    let cells = DURATIONS
+        .iter()
+        .enumerate()
+        .map(|(r, _)| {
+            RATIOS
+                .iter()
+                .enumerate()
+                .map(|(c, _)| {
+                    // A smooth logistic in (col + row) with a sharp edge.
+                    let z = (c as f64 + 1.3 * r as f64 - 7.5) * 1.6;
+                    let v = 1.0 / (1.0 + (-z).exp());
+                    Some((v * 20.0).round() / 20.0)
+                })
+                .collect()
+        })
+        .collect();
+    HeatmapChart {
+        title: "Where retry budgets stop protecting the catalog".into(),
+        subtitle: "model incident-catalog · 20 replications per cell · share that stayed metastable after the fault ended"
+            .into(),
+        x_label: "retry budget (retries per first try)".into(),
+        y_label: "fault duration (s)".into(),
+        x_values: RATIOS.to_vec(),
+        y_values: DURATIONS.to_vec(),
+        x_log: true,
+        y_log: false,
+        cells,
+        value_label: "share metastable".into(),
+        value_range: (0.0, 1.0),
+        boundary: Some(0.5),
+    }
+}
+
+#[test]
+fn realistic_sweep_lines_are_a_readable_svg() {
+    let chart = realistic_lines();
+    let svg = render_sweep_lines_svg(&chart).expect("renders");
+    save("sweep-lines.svg", &svg);
+    assert_well_formed(&svg);
+    for text in [
+        "Deeper queues make the retry storm self-sustaining",
+        "share of replications metastable",
+        "success rate (mean over replications)",
+        "services[catalog].queue_capacity (requests)",
+        "share of replications / success rate",
+        "95% confidence interval",
+        "half metastable",
+        "6,000",
+    ] {
+        assert!(svg.contains(text), "missing {text:?}");
+    }
+    assert_eq!(render_sweep_lines_svg(&chart).expect("renders"), svg);
+}
+
+#[test]
+fn realistic_heatmap_is_a_readable_svg() {
+    let chart = realistic_heatmap();
+    let svg = render_heatmap_svg(&chart).expect("renders");
+    save("sweep-heatmap.svg", &svg);
+    assert_well_formed(&svg);
+    for text in [
+        "Where retry budgets stop protecting the catalog",
+        "retry budget (retries per first try)",
+        "fault duration (s)",
+        "share metastable",
+        "crosses 0.5",
+        "0.05",
+        "600",
+    ] {
+        assert!(svg.contains(text), "missing {text:?}");
+    }
+    assert_eq!(render_heatmap_svg(&chart).expect("renders"), svg);
+}
+
+#[test]
+fn viridis_ends_and_clamps() {
+    assert_eq!(viridis(0.0), plotters::style::RGBColor(0x44, 0x01, 0x54));
+    assert_eq!(viridis(1.0), plotters::style::RGBColor(0xFD, 0xE7, 0x25));
+    assert_eq!(viridis(2.0), viridis(1.0));
+    assert_eq!(viridis(f64::NAN), viridis(0.0));
+}
+
+#[test]
+fn sweep_lines_reject_no_or_too_many_series() {
+    let mut chart = realistic_lines();
+    chart.series.clear();
+    assert!(matches!(
+        render_sweep_lines_svg(&chart),
+        Err(PlotError::NoVariants)
+    ));
+    let s = realistic_lines().series[0].clone();
+    chart.series = vec![s; 9];
+    assert!(matches!(
+        render_sweep_lines_svg(&chart),
+        Err(PlotError::TooManyVariants { count: 9, .. })
+    ));
+}
+
+#[test]
+fn degenerate_sweep_lines_do_not_panic() {
+    let p = |x: f64, mean: f64| SweepPoint {
+        x,
+        mean,
+        ci_low: None,
+        ci_high: None,
+    };
+    let cases: Vec<Vec<SweepPoint>> = vec![
+        vec![],
+        vec![p(3.0, 0.5)],
+        vec![p(1.0, 2.0), p(2.0, 2.0), p(3.0, 2.0)],
+        vec![p(5.0, 1.0), p(5.0, 1.0)],
+        vec![p(f64::NAN, 1.0), p(1.0, f64::NAN), p(f64::INFINITY, 0.0)],
+        vec![p(-1.0, 0.0), p(0.0, 1.0), p(1e12, -1e12)],
+        vec![SweepPoint {
+            x: 1.0,
+            mean: 0.5,
+            ci_low: Some(f64::NAN),
+            ci_high: Some(0.9),
+        }],
+        vec![SweepPoint {
+            x: 2.0,
+            mean: 0.5,
+            ci_low: Some(0.1),
+            ci_high: Some(0.9),
+        }],
+    ];
+    for points in cases {
+        for x_log in [false, true] {
+            for y_range in [
+                None,
+                Some((0.0, 1.0)),
+                Some((1.0, 1.0)),
+                Some((f64::NAN, 2.0)),
+            ] {
+                let chart = SweepLineChart {
+                    title: String::new(),
+                    subtitle: String::new(),
+                    x_label: String::new(),
+                    y_label: String::new(),
+                    x_log,
+                    y_range,
+                    series: vec![SweepSeries {
+                        name: String::new(),
+                        points: points.clone(),
+                    }],
+                    threshold: Some((f64::NAN, String::new())),
+                };
+                let svg = render_sweep_lines_svg(&chart).expect("renders");
+                assert_well_formed(&svg);
+            }
+        }
+    }
+}
+
+#[test]
+fn degenerate_heatmaps_do_not_panic() {
+    let base = realistic_heatmap();
+    let mut cases = Vec::new();
+    let mut c = base.clone();
+    c.x_values.clear();
+    c.y_values.clear();
+    c.cells.clear();
+    cases.push(c);
+    let mut c = base.clone();
+    c.x_values = vec![1.0];
+    c.y_values = vec![1.0];
+    c.cells = vec![vec![Some(f64::NAN)]];
+    cases.push(c);
+    let mut c = base.clone();
+    c.cells = vec![vec![None; 3]]; // ragged and mostly missing
+    cases.push(c);
+    let mut c = base.clone();
+    c.value_range = (0.5, 0.5);
+    c.boundary = Some(f64::INFINITY);
+    cases.push(c);
+    let mut c = base.clone();
+    c.value_range = (f64::NAN, 1.0);
+    cases.push(c);
+    let mut c = base.clone();
+    c.x_values = (0..200).map(f64::from).collect();
+    c.y_values = (0..150).map(f64::from).collect();
+    c.cells = (0..150)
+        .map(|r| (0..200).map(|k| Some(f64::from(r * k % 7) / 7.0)).collect())
+        .collect();
+    cases.push(c);
+    for chart in cases {
+        let svg = render_heatmap_svg(&chart).expect("renders");
+        assert_well_formed(&svg);
+    }
+}
+
+#[test]
+fn crowded_and_sparse_charts_stay_readable() {
+    // 24 log-spaced columns, 12 rows, a few cells without data.
+    let xs: Vec<f64> = (0..24).map(|i| 0.01 * 1.25f64.powi(i)).collect();
+    let ys: Vec<f64> = (0..12).map(|i| 30.0 * f64::from(i + 1)).collect();
+    let mut chart = realistic_heatmap();
+    chart.cells = (0..12)
+        .map(|r| {
+            (0..24)
+                .map(|c| {
+                    if (r * 7 + c * 3) % 17 == 0 {
+                        return None;
+                    }
+                    let z = (f64::from(c) / 2.0 + f64::from(r) - 14.0) * 0.9;
+                    Some(1.0 / (1.0 + (-z).exp()))
+                })
+                .collect()
+        })
+        .collect();
+    chart.x_values = xs;
+    chart.y_values = ys;
+    let svg = render_heatmap_svg(&chart).expect("renders");
+    save("sweep-heatmap-dense.svg", &svg);
+    assert_well_formed(&svg);
+    assert!(svg.contains("no data"));
+
+    // Log x, three series, one without CIs and with a gap.
+    let mut lines = realistic_lines();
+    lines.x_log = true;
+    lines.y_range = None;
+    lines.threshold = None;
+    lines.series[0].points.retain(|p| p.x != 2500.0);
+    let mut third = lines.series[1].clone();
+    third.name = "goodput / offered".into();
+    for p in &mut third.points {
+        p.mean *= 0.8;
+        p.ci_low = None;
+        p.ci_high = None;
+    }
+    third.points[3].mean = f64::NAN;
+    lines.series.push(third);
+    let svg = render_sweep_lines_svg(&lines).expect("renders");
+    save("sweep-lines-log.svg", &svg);
+    assert_well_formed(&svg);
+}
