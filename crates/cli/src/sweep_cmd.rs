@@ -7,6 +7,10 @@ use std::io::IsTerminal;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
+use stormsim_plot::{
+    render_heatmap_svg, render_sweep_lines_svg, HeatmapChart, SweepLineChart, SweepPoint,
+    SweepSeries,
+};
 use stormsim_sweep::resume::run_resumable;
 use stormsim_sweep::search::{search_csv, Probe};
 use stormsim_sweep::{aggregate_csv, Sweep};
@@ -95,10 +99,21 @@ pub fn run_sweep(
         }
         return Ok(());
     }
-    write_atomically(&aggregate, aggregate_csv(sweep, &done.results)?.as_bytes())?;
+    let table = aggregate_csv(sweep, &done.results)?;
+    write_atomically(&aggregate, table.as_bytes())?;
+    let chart_path = out.join("sweep.svg");
+    match sweep_chart(sweep, &table) {
+        Some(Ok(svg)) => write_atomically(&chart_path, svg.as_bytes())?,
+        Some(Err(e)) => eprintln!("note: no sweep.svg: {e}"),
+        None => {
+            if chart_path.exists() {
+                std::fs::remove_file(&chart_path)?;
+            }
+        }
+    }
     if !quiet {
         println!(
-            "{} runs in {:.1} s; wrote {}/{{results.csv, aggregate.csv}}",
+            "{} runs in {:.1} s; wrote {}/{{results.csv, aggregate.csv, sweep.svg}}",
             total,
             started.elapsed().as_secs_f64(),
             out.display()
@@ -171,4 +186,120 @@ pub fn run_search(
         out.display()
     );
     Ok(std::process::ExitCode::SUCCESS)
+}
+
+/// The sweep's chart, from its aggregate table: with one numeric axis, lines of
+/// the share metastable and the success rate (with 95% intervals) against it;
+/// with two, a heatmap (phase diagram) of the share metastable, or of the
+/// success rate without a recovery analysis, with the 0.5 boundary drawn.
+/// `None` for other shapes (a categorical axis, more than two axes).
+pub fn sweep_chart(
+    sweep: &Sweep,
+    aggregate: &str,
+) -> Option<Result<String, stormsim_plot::PlotError>> {
+    let mut reader = csv::Reader::from_reader(aggregate.as_bytes());
+    let header: Vec<String> = reader.headers().ok()?.iter().map(str::to_string).collect();
+    let rows: Vec<Vec<String>> = reader
+        .records()
+        .filter_map(Result::ok)
+        .map(|r| r.iter().map(str::to_string).collect())
+        .collect();
+    let col = |name: &str| header.iter().position(|h| h == name);
+    let num = |row: &Vec<String>, c: Option<usize>| c.and_then(|c| row[c].parse::<f64>().ok());
+    let axes: Vec<String> = sweep
+        .points
+        .first()?
+        .values
+        .iter()
+        .map(|(c, _, _)| c.clone())
+        .collect();
+    let numeric_axes: Vec<&String> = axes
+        .iter()
+        .filter(|a| rows.iter().all(|r| num(r, col(a)).is_some()))
+        .collect();
+    let share = col("metastable_share").filter(|&c| rows.iter().all(|r| !r[c].is_empty()));
+    let subtitle = format!(
+        "{} points × {} replications; 95% Student-t intervals",
+        sweep.points.len(),
+        sweep.spec.replications
+    );
+    match (axes.len(), numeric_axes.len()) {
+        (1, 1) => {
+            let x = col(numeric_axes[0]);
+            let mut series = Vec::new();
+            if let Some(share) = share {
+                series.push(SweepSeries {
+                    name: "share of replications metastable".into(),
+                    points: rows
+                        .iter()
+                        .map(|r| SweepPoint {
+                            x: num(r, x).unwrap_or(f64::NAN),
+                            mean: num(r, Some(share)).unwrap_or(f64::NAN),
+                            ci_low: None,
+                            ci_high: None,
+                        })
+                        .collect(),
+                });
+            }
+            series.push(SweepSeries {
+                name: "success rate".into(),
+                points: rows
+                    .iter()
+                    .map(|r| SweepPoint {
+                        x: num(r, x).unwrap_or(f64::NAN),
+                        mean: num(r, col("success_rate.mean")).unwrap_or(f64::NAN),
+                        ci_low: num(r, col("success_rate.ci95_low")),
+                        ci_high: num(r, col("success_rate.ci95_high")),
+                    })
+                    .collect(),
+            });
+            Some(render_sweep_lines_svg(&SweepLineChart {
+                title: format!("{}: the sweep", sweep.spec.name),
+                subtitle,
+                x_label: numeric_axes[0].clone(),
+                y_label: "share".into(),
+                x_log: false,
+                y_range: Some((0.0, 1.0)),
+                series,
+                threshold: share.map(|_| (0.5, "half metastable".to_string())),
+            }))
+        }
+        (2, 2) => {
+            let (xc, yc) = (col(numeric_axes[0]), col(numeric_axes[1]));
+            let mut xs: Vec<f64> = rows.iter().filter_map(|r| num(r, xc)).collect();
+            let mut ys: Vec<f64> = rows.iter().filter_map(|r| num(r, yc)).collect();
+            for v in [&mut xs, &mut ys] {
+                v.sort_by(f64::total_cmp);
+                v.dedup();
+            }
+            let (value, label) = match share {
+                Some(s) => (Some(s), "share of replications metastable"),
+                None => (col("success_rate.mean"), "success rate (mean)"),
+            };
+            let mut cells = vec![vec![None; xs.len()]; ys.len()];
+            for r in &rows {
+                let (Some(x), Some(y)) = (num(r, xc), num(r, yc)) else {
+                    continue;
+                };
+                let i = xs.iter().position(|v| *v == x)?;
+                let j = ys.iter().position(|v| *v == y)?;
+                cells[j][i] = num(r, value);
+            }
+            Some(render_heatmap_svg(&HeatmapChart {
+                title: format!("{}: phase diagram", sweep.spec.name),
+                subtitle,
+                x_label: numeric_axes[0].clone(),
+                y_label: numeric_axes[1].clone(),
+                x_values: xs,
+                y_values: ys,
+                x_log: false,
+                y_log: false,
+                cells,
+                value_label: label.into(),
+                value_range: (0.0, 1.0),
+                boundary: Some(0.5),
+            }))
+        }
+        _ => None,
+    }
 }
