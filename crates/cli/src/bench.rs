@@ -81,3 +81,41 @@ pub fn bench(model: &LoadedModel, only: &[String]) -> Result<()> {
     );
     Ok(())
 }
+
+/// The classic hold model on the engine alone: with `pending` events queued,
+/// pop the earliest and push one at now + an exponential delay, `ops` times.
+/// Reports nanoseconds per hold operation, through the heap
+/// (`schedule`) and through a constant-delay lane (`schedule_constant`).
+pub fn hold(sizes: &[usize], ops: usize) {
+    use stormsim_engine::{EventQueue, SimDuration, StreamKey};
+    println!(
+        "{:>10} {:>16} {:>16}",
+        "pending", "heap ns/hold", "lane ns/hold"
+    );
+    for &pending in sizes {
+        let mut rng = StreamKey::root(1).label("hold").rng();
+        let mut heap: EventQueue<u32> = EventQueue::new();
+        for i in 0..pending {
+            heap.schedule_in(SimDuration(rng.exponential(1e6) as u64), i as u32);
+        }
+        let t0 = Instant::now();
+        for _ in 0..ops {
+            let (_, e) = heap.pop().expect("the queue is never empty");
+            heap.schedule_in(SimDuration(rng.exponential(1e6) as u64), e);
+        }
+        let heap_ns = t0.elapsed().as_nanos() as f64 / ops as f64;
+        // A lane: every event after the same constant delay (a timeout).
+        let mut lane: EventQueue<u32> = EventQueue::new();
+        let delay = SimDuration(1_000_000);
+        for i in 0..pending {
+            lane.schedule(stormsim_engine::SimTime(i as u64), i as u32);
+        }
+        let t0 = Instant::now();
+        for _ in 0..ops {
+            let (_, e) = lane.pop().expect("the queue is never empty");
+            lane.schedule_constant(delay, e);
+        }
+        let lane_ns = t0.elapsed().as_nanos() as f64 / ops as f64;
+        println!("{pending:>10} {heap_ns:>16.1} {lane_ns:>16.1}");
+    }
+}

@@ -103,6 +103,10 @@ enum Command {
         /// Run every variant.
         #[arg(long)]
         all: bool,
+        /// Instead of a model, the engine alone: the hold model at 10^3, 10^5
+        /// and 10^6 pending events.
+        #[arg(long)]
+        hold: bool,
         /// Overrides, as for `run`.
         #[arg(long = "set", value_name = "PATH=VALUE")]
         sets: Vec<String>,
@@ -195,8 +199,13 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             model,
             variants,
             all,
+            hold,
             sets,
         } => {
+            if hold {
+                bench::hold(&[1_000, 100_000, 1_000_000], 5_000_000);
+                return Ok(ExitCode::SUCCESS);
+            }
             let Some(loaded) = load_or_report(&model, &sets, None)? else {
                 return Ok(ExitCode::from(EXIT_BAD_MODEL));
             };
