@@ -71,9 +71,26 @@ enum Command {
         /// Stop after this many more runs (run a long sweep in pieces with --resume).
         #[arg(long)]
         max_runs: Option<usize>,
+        /// Run only the I-th of N slices of the runs (I from 0), into its own
+        /// --out; `auto/N` takes I from SLURM_ARRAY_TASK_ID or
+        /// JOB_COMPLETION_INDEX. Combine with `stormsim merge`.
+        #[arg(long, value_name = "I/N")]
+        shard: Option<String>,
         /// Print nothing but errors.
         #[arg(long, short)]
         quiet: bool,
+    },
+    /// Merge the results of a sweep's shards into its tables: the same bytes as
+    /// an unsharded run.
+    Merge {
+        /// The sweep file the shards ran.
+        sweep: PathBuf,
+        /// The shards' output folders.
+        #[arg(required = true)]
+        shards: Vec<PathBuf>,
+        /// Output folder. Default: outputs/<sweep name>/
+        #[arg(long)]
+        out: Option<PathBuf>,
     },
     /// Find a tipping point: bisect the sweep file's `search` parameter for where
     /// a metric's replication mean crosses a threshold; write search.csv.
@@ -152,27 +169,35 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             );
             Ok(ExitCode::SUCCESS)
         }
+        Command::Merge { sweep, shards, out } => {
+            let Some(loaded) = load_sweep_or_report(&sweep)? else {
+                return Ok(ExitCode::from(EXIT_BAD_MODEL));
+            };
+            let out = out.unwrap_or_else(|| Path::new("outputs").join(&loaded.spec.name));
+            sweep_cmd::merge_shards(&loaded, &out, &shards)?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Sweep {
             sweep,
             out,
             jobs,
             resume,
             max_runs,
+            shard,
             quiet,
         } => {
-            let loaded = match stormsim_sweep::Sweep::load(&sweep) {
+            let shard = match shard.as_deref().map(sweep_cmd::parse_shard).transpose() {
                 Ok(s) => s,
-                Err(stormsim_sweep::SweepError::Invalid(ModelError { problems })) => {
-                    eprintln!("{}: {} problem(s) found:", sweep.display(), problems.len());
-                    for p in problems {
-                        eprintln!("  {p}");
-                    }
+                Err(message) => {
+                    eprintln!("error: {message}");
                     return Ok(ExitCode::from(EXIT_BAD_MODEL));
                 }
-                Err(e) => return Err(e.into()),
+            };
+            let Some(loaded) = load_sweep_or_report(&sweep)? else {
+                return Ok(ExitCode::from(EXIT_BAD_MODEL));
             };
             let out = out.unwrap_or_else(|| Path::new("outputs").join(&loaded.spec.name));
-            sweep_cmd::run_sweep(&loaded, &out, jobs, resume, max_runs, quiet)?;
+            sweep_cmd::run_sweep(&loaded, &out, jobs, resume, max_runs, shard, quiet)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Search {
@@ -181,16 +206,8 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             jobs,
             quiet,
         } => {
-            let loaded = match stormsim_sweep::Sweep::load(&sweep) {
-                Ok(s) => s,
-                Err(stormsim_sweep::SweepError::Invalid(ModelError { problems })) => {
-                    eprintln!("{}: {} problem(s) found:", sweep.display(), problems.len());
-                    for p in problems {
-                        eprintln!("  {p}");
-                    }
-                    return Ok(ExitCode::from(EXIT_BAD_MODEL));
-                }
-                Err(e) => return Err(e.into()),
+            let Some(loaded) = load_sweep_or_report(&sweep)? else {
+                return Ok(ExitCode::from(EXIT_BAD_MODEL));
             };
             let out = out.unwrap_or_else(|| Path::new("outputs").join(&loaded.spec.name));
             sweep_cmd::run_search(&loaded, &out, jobs, quiet)
@@ -247,6 +264,22 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
+    }
+}
+
+/// Loads a sweep file; on a problem in it or its model prints every problem
+/// and returns `None`.
+fn load_sweep_or_report(path: &Path) -> Result<Option<stormsim_sweep::Sweep>> {
+    match stormsim_sweep::Sweep::load(path) {
+        Ok(s) => Ok(Some(s)),
+        Err(stormsim_sweep::SweepError::Invalid(ModelError { problems })) => {
+            eprintln!("{}: {} problem(s) found:", path.display(), problems.len());
+            for p in problems {
+                eprintln!("  {p}");
+            }
+            Ok(None)
+        }
+        Err(e) => Err(e.into()),
     }
 }
 

@@ -11,9 +11,9 @@ use stormsim_plot::{
     render_heatmap_svg, render_sweep_lines_svg, HeatmapChart, SweepLineChart, SweepPoint,
     SweepSeries,
 };
-use stormsim_sweep::resume::run_resumable;
+use stormsim_sweep::resume::{merge, run_resumable, shard_slice};
 use stormsim_sweep::search::{search_csv, Probe};
-use stormsim_sweep::{aggregate_csv, Sweep};
+use stormsim_sweep::{aggregate_csv, results_csv, Sweep};
 
 /// Runs `sweep` on `jobs` threads (all cores if `None`) and writes
 /// `results.csv` and `aggregate.csv` to `out`; with `resume`, continues an
@@ -24,9 +24,14 @@ pub fn run_sweep(
     jobs: Option<usize>,
     resume: bool,
     max_runs: Option<usize>,
+    shard: Option<(usize, usize)>,
     quiet: bool,
 ) -> Result<()> {
-    let total = sweep.runs();
+    let slice = match shard {
+        Some((index, count)) => shard_slice(sweep.runs(), index, count),
+        None => 0..sweep.runs(),
+    };
+    let total = slice.end;
     if !quiet {
         eprintln!(
             "sweep {:?}: {} points × {} replications = {} runs of {}",
@@ -79,12 +84,23 @@ pub fn run_sweep(
         }
     };
     let done = pool
-        .install(|| run_resumable(sweep, out, resume, max_runs, &progress))
+        .install(|| run_resumable(sweep, out, slice.clone(), resume, max_runs, &progress))
         .with_context(|| format!("cannot write the sweep's results in {}", out.display()))?;
     if let Some(bar) = bar {
         bar.finish();
     }
     let aggregate = out.join("aggregate.csv");
+    if let (Some((index, count)), true) = (shard, done.complete) {
+        if !quiet {
+            println!(
+                "shard {index}/{count}: runs {} to {} done in {}; combine the shards with `stormsim merge`",
+                slice.start,
+                slice.end - 1,
+                out.display()
+            );
+        }
+        return Ok(());
+    }
     if !done.complete {
         // An earlier, complete aggregate must not pass for this sweep's.
         if aggregate.exists() {
@@ -99,8 +115,35 @@ pub fn run_sweep(
         }
         return Ok(());
     }
-    let table = aggregate_csv(sweep, &done.results)?;
-    write_atomically(&aggregate, table.as_bytes())?;
+    write_tables_and_chart(sweep, out, &done.results, false)?;
+    if !quiet {
+        println!(
+            "{} runs in {:.1} s; wrote {}/{{results.csv, aggregate.csv, sweep.svg}}",
+            total,
+            started.elapsed().as_secs_f64(),
+            out.display()
+        );
+    }
+    Ok(())
+}
+
+/// Writes `aggregate.csv` and `sweep.svg` (and `results.csv` too with
+/// `with_results`, as a merge does) from a whole sweep's results.
+fn write_tables_and_chart(
+    sweep: &Sweep,
+    out: &Path,
+    results: &[stormsim_sweep::RunResult],
+    with_results: bool,
+) -> Result<()> {
+    std::fs::create_dir_all(out)?;
+    if with_results {
+        write_atomically(
+            &out.join("results.csv"),
+            results_csv(sweep, results)?.as_bytes(),
+        )?;
+    }
+    let table = aggregate_csv(sweep, results)?;
+    write_atomically(&out.join("aggregate.csv"), table.as_bytes())?;
     let chart_path = out.join("sweep.svg");
     match sweep_chart(sweep, &table) {
         Some(Ok(svg)) => write_atomically(&chart_path, svg.as_bytes())?,
@@ -111,15 +154,52 @@ pub fn run_sweep(
             }
         }
     }
-    if !quiet {
-        println!(
-            "{} runs in {:.1} s; wrote {}/{{results.csv, aggregate.csv, sweep.svg}}",
-            total,
-            started.elapsed().as_secs_f64(),
-            out.display()
-        );
-    }
     Ok(())
+}
+
+/// `stormsim merge`: the shards' results into the whole sweep's tables, the
+/// same bytes as an unsharded run.
+pub fn merge_shards(sweep: &Sweep, out: &Path, shards: &[std::path::PathBuf]) -> Result<()> {
+    let results = merge(sweep, shards).context("cannot merge the shards")?;
+    write_tables_and_chart(sweep, out, &results, true)?;
+    println!(
+        "merged {} runs from {} shard(s) into {}/{{results.csv, aggregate.csv, sweep.svg}}",
+        results.len(),
+        shards.len(),
+        out.display()
+    );
+    Ok(())
+}
+
+/// Parses `--shard I/N`, or `auto/N` (the index from `SLURM_ARRAY_TASK_ID` or
+/// `JOB_COMPLETION_INDEX`, as a Slurm job array or a Kubernetes indexed job
+/// sets it).
+pub fn parse_shard(text: &str) -> Result<(usize, usize), String> {
+    let (index, count) = text
+        .split_once('/')
+        .ok_or_else(|| format!("--shard {text:?}: expected I/N"))?;
+    let count: usize = count
+        .parse()
+        .ok()
+        .filter(|c| *c > 0)
+        .ok_or_else(|| format!("--shard {text:?}: N must be a positive whole number"))?;
+    let index: usize = if index == "auto" {
+        let var = ["SLURM_ARRAY_TASK_ID", "JOB_COMPLETION_INDEX"]
+            .iter()
+            .find_map(|v| std::env::var(v).ok())
+            .ok_or("--shard auto/N needs SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX")?;
+        var.trim()
+            .parse()
+            .map_err(|_| format!("shard index {var:?} is not a whole number"))?
+    } else {
+        index
+            .parse()
+            .map_err(|_| format!("--shard {text:?}: I must be a whole number"))?
+    };
+    if index >= count {
+        return Err(format!("--shard {index}/{count}: I must be below N"));
+    }
+    Ok((index, count))
 }
 
 /// Runs the sweep file's tipping-point search and writes `search.csv`.

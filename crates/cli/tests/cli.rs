@@ -549,3 +549,99 @@ fn a_search_brackets_the_tipping_point() {
     let csv = read(&out.join("search.csv"));
     assert!(csv.lines().count() >= 4, "{csv}");
 }
+
+/// Shards run as separate processes (one through `auto/N` and the variable a
+/// Kubernetes indexed job sets), merged, give the unsharded sweep's bytes.
+#[test]
+fn merged_shards_equal_the_unsharded_sweep() {
+    let dir = tempfile::tempdir().unwrap();
+    let sweep = dir.path().join("s.json");
+    std::fs::write(
+        &sweep,
+        serde_json::json!({
+            "name": "s",
+            "model": model("deadline-chain.json"),
+            "variant": "per-tier-retries",
+            "replications": 2,
+            "axes": [{"path": "services[A].steps[B].timeout_ms", "values": [100, 300, 500, 700]}]
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let s = sweep.to_str().unwrap();
+    let whole = dir.path().join("whole");
+    let ok = |out: Output| {
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    };
+    ok(stormsim(
+        &["sweep", s, "--out", whole.to_str().unwrap(), "--quiet"],
+        &[],
+    ));
+    let shard = |i: usize| dir.path().join(format!("shard{i}"));
+    for i in 0..3 {
+        let out = shard(i);
+        if i == 1 {
+            let env = [("JOB_COMPLETION_INDEX", "1")];
+            ok(stormsim(
+                &[
+                    "sweep",
+                    s,
+                    "--shard",
+                    "auto/3",
+                    "--out",
+                    out.to_str().unwrap(),
+                    "--quiet",
+                ],
+                &env,
+            ));
+        } else {
+            let spec = format!("{i}/3");
+            ok(stormsim(
+                &[
+                    "sweep",
+                    s,
+                    "--shard",
+                    &spec,
+                    "--out",
+                    out.to_str().unwrap(),
+                    "--quiet",
+                ],
+                &[],
+            ));
+        }
+    }
+    let merged = dir.path().join("merged");
+    let (a, b, c) = (shard(0), shard(1), shard(2));
+    ok(stormsim(
+        &[
+            "merge",
+            s,
+            a.to_str().unwrap(),
+            b.to_str().unwrap(),
+            c.to_str().unwrap(),
+            "--out",
+            merged.to_str().unwrap(),
+        ],
+        &[],
+    ));
+    for f in ["results.csv", "aggregate.csv", "sweep.svg"] {
+        assert_eq!(read(&whole.join(f)), read(&merged.join(f)), "{f} differs");
+    }
+    // A missing shard is named, not silently merged.
+    let out = stormsim(
+        &[
+            "merge",
+            s,
+            a.to_str().unwrap(),
+            "--out",
+            merged.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("runs"));
+}

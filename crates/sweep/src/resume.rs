@@ -29,6 +29,8 @@ pub struct Progress {
 
 struct Appender {
     file: File,
+    /// The first run of this slice (its row carries the header).
+    first: usize,
     next: usize,
     waiting: BTreeMap<usize, RunResult>,
     written: Vec<RunResult>,
@@ -38,7 +40,7 @@ impl Appender {
     /// Writes every waiting result that continues the file's prefix.
     fn flush_prefix(&mut self, sweep: &Sweep) -> std::io::Result<()> {
         while let Some(result) = self.waiting.remove(&self.next) {
-            let line = table::results_line(sweep, &result, self.next == 0)
+            let line = table::results_line(sweep, &result, self.next == self.first)
                 .map_err(std::io::Error::other)?;
             self.file.write_all(line.as_bytes())?;
             self.next += 1;
@@ -50,7 +52,11 @@ impl Appender {
 
 /// The rows already in a partial file, as results, and the byte length of its
 /// complete lines (a line cut by an interruption is dropped).
-fn read_partial(sweep: &Sweep, path: &Path) -> std::io::Result<(Vec<RunResult>, u64)> {
+fn read_partial(
+    sweep: &Sweep,
+    path: &Path,
+    first: usize,
+) -> std::io::Result<(Vec<RunResult>, u64)> {
     let file = match File::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((Vec::new(), 0)),
@@ -82,7 +88,7 @@ fn read_partial(sweep: &Sweep, path: &Path) -> std::io::Result<(Vec<RunResult>, 
                 if cells.len() != h.len() {
                     break;
                 }
-                let index = results.len();
+                let index = first + results.len();
                 let reps = sweep.spec.replications as usize;
                 let expect = [(index / reps).to_string(), (index % reps).to_string()];
                 if cells[0] != expect[0] || cells[1] != expect[1] {
@@ -105,12 +111,14 @@ fn read_partial(sweep: &Sweep, path: &Path) -> std::io::Result<(Vec<RunResult>, 
     Ok((results, kept))
 }
 
-/// Runs the sweep into `out`: resuming `results.csv.partial` if `resume`, at
-/// most `max_runs` more runs if given, appending rows in run order. When every
-/// run is done the partial file becomes `results.csv`.
+/// Runs the sweep's runs `slice` (all of them, or a shard's) into `out`:
+/// resuming `results.csv.partial` if `resume`, at most `max_runs` more runs if
+/// given, appending rows in run order. When every run of the slice is done the
+/// partial file becomes `results.csv`.
 pub fn run_resumable(
     sweep: &Sweep,
     out: &Path,
+    slice: std::ops::Range<usize>,
     resume: bool,
     max_runs: Option<usize>,
     progress: &(dyn Fn(usize, u64) + Sync),
@@ -124,7 +132,7 @@ pub fn run_resumable(
     }
     let partial = partial_path(out);
     let (done, kept) = if resume {
-        read_partial(sweep, &partial)?
+        read_partial(sweep, &partial, slice.start)?
     } else {
         (Vec::new(), 0)
     };
@@ -136,10 +144,11 @@ pub fn run_resumable(
     // Drop a line an interruption cut short, then append after the prefix.
     file.set_len(kept)?;
     file.seek(SeekFrom::End(0))?;
-    let start = done.len();
-    let end = max_runs.map_or(sweep.runs(), |m| (start + m).min(sweep.runs()));
+    let start = slice.start + done.len();
+    let end = max_runs.map_or(slice.end, |m| (start + m).min(slice.end));
     let appender = Mutex::new(Appender {
         file,
+        first: slice.start,
         next: start,
         waiting: BTreeMap::new(),
         written: done,
@@ -163,7 +172,7 @@ pub fn run_resumable(
         return Err(e);
     }
     let appender = appender.into_inner().expect("unpoisoned");
-    let complete = appender.next == sweep.runs();
+    let complete = appender.next == slice.end;
     appender.file.sync_all()?;
     if complete {
         std::fs::rename(&partial, out.join("results.csv"))?;
@@ -172,4 +181,54 @@ pub fn run_resumable(
         results: appender.written,
         complete,
     })
+}
+
+/// The runs of shard `index` of `count`: a contiguous slice, the shards
+/// together covering every run exactly once.
+pub fn shard_slice(runs: usize, index: usize, count: usize) -> std::ops::Range<usize> {
+    (index * runs / count)..((index + 1) * runs / count)
+}
+
+/// Reads a finished `results.csv` (a whole sweep's or a shard's) back into
+/// results, checking that its rows are consecutive runs of `sweep`.
+pub fn read_results(sweep: &Sweep, path: &Path) -> std::io::Result<Vec<RunResult>> {
+    let text = std::fs::read_to_string(path)?;
+    let first_row = text
+        .lines()
+        .nth(1)
+        .ok_or_else(|| std::io::Error::other(format!("{}: no rows", path.display())))?;
+    let reps = sweep.spec.replications as usize;
+    let mut cells = first_row.split(',');
+    let point: usize = cells.next().and_then(|c| c.parse().ok()).unwrap_or(0);
+    let replication: usize = cells.next().and_then(|c| c.parse().ok()).unwrap_or(0);
+    let (results, _) = read_partial(sweep, path, point * reps + replication)?;
+    Ok(results)
+}
+
+/// Merges shards' results into the whole sweep's, in run order; every run must
+/// appear exactly once.
+pub fn merge(sweep: &Sweep, shards: &[PathBuf]) -> std::io::Result<Vec<RunResult>> {
+    let reps = sweep.spec.replications as usize;
+    let mut all: Vec<RunResult> = Vec::new();
+    for shard in shards {
+        all.extend(read_results(sweep, &shard.join("results.csv"))?);
+    }
+    all.sort_by_key(|r| r.point * reps + r.replication as usize);
+    for (i, r) in all.iter().enumerate() {
+        if r.point * reps + r.replication as usize != i {
+            return Err(std::io::Error::other(format!(
+                "the shards do not cover run {i} exactly once (point {}, replication {})",
+                i / reps,
+                i % reps
+            )));
+        }
+    }
+    if all.len() != sweep.runs() {
+        return Err(std::io::Error::other(format!(
+            "the shards hold {} of the sweep's {} runs",
+            all.len(),
+            sweep.runs()
+        )));
+    }
+    Ok(all)
 }
