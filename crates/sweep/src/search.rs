@@ -7,7 +7,6 @@ use crate::spec::SearchSpec;
 use crate::{summary_of, Sweep};
 use rayon::prelude::*;
 use serde_json::Value;
-use statrs::distribution::{ContinuousCDF, StudentsT};
 use stormsim_model::Problem;
 use stormsim_sim::run_variant;
 
@@ -45,20 +44,6 @@ pub struct SearchResult {
     /// Whether both ends of the bracket are on their side beyond their 95%
     /// intervals; if not, the boundary is as uncertain as the noise.
     pub certain: bool,
-}
-
-fn mean_ci(xs: &[f64]) -> (f64, Option<(f64, f64)>) {
-    let n = xs.len() as f64;
-    let mean = xs.iter().sum::<f64>() / n;
-    if xs.len() < 2 {
-        return (mean, None);
-    }
-    let sd = (xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
-    let t = StudentsT::new(0.0, 1.0, n - 1.0)
-        .map(|d| d.inverse_cdf(0.975))
-        .unwrap_or(f64::NAN);
-    let half = t * sd / n.sqrt();
-    (mean, Some((mean - half, mean + half)))
 }
 
 impl Sweep {
@@ -104,7 +89,8 @@ impl Sweep {
             })
             .collect();
         let xs = xs?;
-        let (mean, ci) = mean_ci(&xs);
+        let (mean, spread) = crate::table::mean_ci(&xs);
+        let ci = spread.map(|(_, half)| (mean - half, mean + half));
         Ok(Probe {
             value: if search.integer { value.round() } else { value },
             mean,

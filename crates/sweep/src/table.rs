@@ -47,8 +47,9 @@ pub(crate) fn results_line(
     finish(out)
 }
 
-/// Mean, and the half-width of the 95% Student-t interval (`None` for one value).
-fn mean_ci(xs: &[f64]) -> (f64, Option<f64>) {
+/// Mean, and with two or more values the sample standard deviation and the
+/// half-width of the 95% Student-t interval.
+pub(crate) fn mean_ci(xs: &[f64]) -> (f64, Option<(f64, f64)>) {
     let n = xs.len() as f64;
     let mean = xs.iter().sum::<f64>() / n;
     if xs.len() < 2 {
@@ -58,7 +59,7 @@ fn mean_ci(xs: &[f64]) -> (f64, Option<f64>) {
     let t = StudentsT::new(0.0, 1.0, n - 1.0)
         .map(|d| d.inverse_cdf(0.975))
         .unwrap_or(f64::NAN);
-    (mean, Some(t * sd / n.sqrt()))
+    (mean, Some((sd, t * sd / n.sqrt())))
 }
 
 fn fmt(x: f64) -> String {
@@ -68,8 +69,8 @@ fn fmt(x: f64) -> String {
 
 /// `aggregate.csv`: per point, the axes, `replications`, `metastable_share`
 /// (empty without a recovery analysis), and for every numeric summary column
-/// `C`: `C.mean`, `C.ci95_low`, `C.ci95_high` (the interval empty with one
-/// replication).
+/// `C`: `C.mean`, `C.sd`, `C.ci95_low`, `C.ci95_high` (all but the mean empty
+/// with one replication).
 pub fn aggregate_csv(sweep: &Sweep, results: &[RunResult]) -> Result<String, csv::Error> {
     let mut out = csv::Writer::from_writer(Vec::new());
     let Some(first) = results.first() else {
@@ -94,7 +95,7 @@ pub fn aggregate_csv(sweep: &Sweep, results: &[RunResult]) -> Result<String, csv
     h.push("replications".into());
     h.push("metastable_share".into());
     for &c in &numeric {
-        for suffix in ["mean", "ci95_low", "ci95_high"] {
+        for suffix in ["mean", "sd", "ci95_low", "ci95_high"] {
             h.push(format!("{}.{suffix}", header[c]));
         }
     }
@@ -122,17 +123,18 @@ pub fn aggregate_csv(sweep: &Sweep, results: &[RunResult]) -> Result<String, csv
                 .filter_map(|r| r[c].parse::<f64>().ok())
                 .collect();
             if xs.len() != rows.len() {
-                line.extend([String::new(), String::new(), String::new()]);
+                line.extend([String::new(), String::new(), String::new(), String::new()]);
                 continue;
             }
-            let (mean, half) = mean_ci(&xs);
+            let (mean, spread) = mean_ci(&xs);
             line.push(fmt(mean));
-            match half {
-                Some(h) => {
+            match spread {
+                Some((sd, h)) => {
+                    line.push(fmt(sd));
                     line.push(fmt(mean - h));
                     line.push(fmt(mean + h));
                 }
-                None => line.extend([String::new(), String::new()]),
+                None => line.extend([String::new(), String::new(), String::new()]),
             }
         }
         out.write_record(&line)?;
@@ -153,9 +155,11 @@ mod tests {
     fn the_interval_is_students_t() {
         // n = 4, sd = 1.2910 (values 1..4), t(0.975, 3) = 3.1824:
         // half-width = 3.1824 · 1.2910 / 2 = 2.0542.
-        let (mean, half) = mean_ci(&[1.0, 2.0, 3.0, 4.0]);
+        let (mean, spread) = mean_ci(&[1.0, 2.0, 3.0, 4.0]);
         assert_eq!(mean, 2.5);
-        assert!((half.unwrap() - 2.0542).abs() < 1e-3, "{half:?}");
+        let (sd, half) = spread.unwrap();
+        assert!((sd - 1.2910).abs() < 1e-4, "{sd}");
+        assert!((half - 2.0542).abs() < 1e-3, "{half}");
         assert_eq!(mean_ci(&[7.0]), (7.0, None));
     }
 }
