@@ -26,6 +26,9 @@ const MEASURED_TO_SVG: f64 = 0.94;
 /// The whole picture, in pixels with the origin at the top left.
 pub(crate) type Canvas<'a> = DrawingArea<SVGBackend<'a>, Shift>;
 
+/// Left and right margin of every chart, px.
+pub(crate) const MARGIN: i32 = 24;
+
 /// A pixel rectangle (right and bottom exclusive, as plotters draws them).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Rect {

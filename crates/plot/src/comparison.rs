@@ -30,8 +30,10 @@ use crate::axes::{
     draw_x_axis, draw_y_axis, log_range, log_ticks, x_axis_height, y_axis_width, zero_based_ticks,
     Scale,
 };
+use crate::canvas::MARGIN;
 use crate::canvas::{bar, dashed_hline, line, line_height, polyline, Canvas, Rect, TextSpec};
 use crate::error::drawing;
+use crate::header::note;
 use crate::style::{
     darken, ensure_fonts, format_compact, format_ms, format_number, format_percent, format_ratio,
     lighten, series_color, size, text_on, AXIS, BACKGROUND, GUIDE, INK, MAX_SERIES, MUTED_INK,
@@ -85,7 +87,6 @@ pub const COMPARISON_WIDTH: u32 = 1400;
 /// Height of the comparison chart, in pixels.
 pub const COMPARISON_HEIGHT: u32 = 900;
 
-const MARGIN: i32 = 24;
 /// Name column width limit: longer variant names are shortened with "…".
 const MAX_NAME_WIDTH: i32 = 230;
 
@@ -211,13 +212,6 @@ fn panel_title(canvas: &Canvas<'_>, rect: Rect, title: &str) -> Result<Rect, Plo
         rect.right,
         rect.bottom,
     ))
-}
-
-/// A muted note centred in `rect`, for panels without data.
-fn note(canvas: &Canvas<'_>, rect: Rect, text: &str) -> Result<(), PlotError> {
-    TextSpec::new(size::AXIS_TITLE, MUTED_INK)
-        .anchor(HPos::Center, VPos::Center)
-        .draw(canvas, text, (rect.center_x(), rect.center_y()))
 }
 
 // ---------------------------------------------------------------- CDF panel

@@ -24,6 +24,7 @@ mod axes;
 mod canvas;
 mod comparison;
 mod error;
+mod header;
 pub mod style;
 mod sweep;
 mod timeline;

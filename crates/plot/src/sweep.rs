@@ -9,11 +9,13 @@ use plotters::style::{Color, RGBColor};
 
 use crate::axes::{draw_x_axis, draw_y_axis, log_range, log_ticks, nice_step};
 use crate::axes::{x_axis_height, y_axis_width, Scale};
+use crate::canvas::MARGIN;
 use crate::canvas::{
     dashed_hline, fill_polygon, fill_rect, line, line_height, polyline, stroke_rect, Canvas, Rect,
     TextSpec,
 };
 use crate::error::drawing;
+use crate::header::note;
 use crate::style::{
     ensure_fonts, format_number, series_color, size, AXIS, BACKGROUND, GRID_MINOR, GUIDE, INK,
     MAX_SERIES, MUTED_INK,
@@ -23,7 +25,6 @@ use crate::PlotError;
 /// Width of both sweep charts, in pixels.
 pub const SWEEP_WIDTH: u32 = 1200;
 
-const MARGIN: i32 = 24;
 /// Opacity of a confidence band.
 const BAND_ALPHA: f64 = 0.18;
 
@@ -133,15 +134,11 @@ struct LegendEntry {
 
 const SWATCH_W: i32 = 36;
 
-/// Title, subtitle and a legend wrapped onto as many rows as needed.
-struct Header {
-    positions: Vec<(i32, i32)>,
-    bottom: i32,
-}
+/// The header of a sweep chart: its legend's swatches on the shared layout.
+struct Header(crate::header::Header);
 
-fn legend_spec() -> TextSpec {
-    TextSpec::new(size::LEGEND, INK).anchor(HPos::Left, VPos::Center)
-}
+/// Space above the legend, px.
+const LEGEND_GAP: i32 = 10;
 
 impl Header {
     fn layout(
@@ -150,34 +147,13 @@ impl Header {
         legend: &[LegendEntry],
         width: i32,
     ) -> Result<Header, PlotError> {
-        let mut y = 16;
-        if !title.is_empty() {
-            y += line_height(size::TITLE);
-        }
-        if !subtitle.is_empty() {
-            y += line_height(size::SUBTITLE) + 2;
-        }
-        y += 10;
-        let entry = legend_spec();
-        let row_h = 24;
-        let (mut x, mut center) = (MARGIN, y + row_h / 2);
-        let mut positions = Vec::new();
-        for e in legend {
-            let label = entry.fit(&e.label, width - 2 * MARGIN - SWATCH_W - 8)?;
-            let w = SWATCH_W + 8 + entry.width(&label)?;
-            if x > MARGIN && x + w > width - MARGIN {
-                x = MARGIN;
-                center += row_h;
-            }
-            positions.push((x, center));
-            x += w + 32;
-        }
-        let bottom = if legend.is_empty() {
-            y
-        } else {
-            center + row_h / 2 + 8
-        };
-        Ok(Header { positions, bottom })
+        let labels = legend.iter().map(|e| e.label.as_str());
+        crate::header::Header::layout(title, subtitle, labels, SWATCH_W, width, LEGEND_GAP)
+            .map(Header)
+    }
+
+    fn bottom(&self) -> i32 {
+        self.0.bottom
     }
 
     fn draw(
@@ -188,20 +164,14 @@ impl Header {
         legend: &[LegendEntry],
         width: i32,
     ) -> Result<(), PlotError> {
-        let max_w = width - 2 * MARGIN;
-        let mut y = 16;
-        if !title.is_empty() {
-            let spec = TextSpec::new(size::TITLE, INK).bold();
-            spec.draw(canvas, &spec.fit(title, max_w)?, (MARGIN, y))?;
-            y += line_height(size::TITLE);
-        }
-        if !subtitle.is_empty() {
-            let sub = TextSpec::new(size::SUBTITLE, MUTED_INK);
-            sub.draw(canvas, &sub.fit(subtitle, max_w)?, (MARGIN, y + 2))?;
-        }
-        let entry = legend_spec();
-        for (e, &(x, cy)) in legend.iter().zip(&self.positions) {
-            match e.swatch {
+        let labels = legend.iter().map(|e| e.label.as_str());
+        self.0.draw(
+            canvas,
+            title,
+            subtitle,
+            labels,
+            width,
+            &|canvas, i, x, cy| match legend[i].swatch {
                 Swatch::Series(i) => {
                     polyline(
                         canvas,
@@ -209,36 +179,24 @@ impl Header {
                         series_color(i),
                         3,
                     )?;
-                    marker(canvas, (x + SWATCH_W / 2, cy), i)?;
+                    marker(canvas, (x + SWATCH_W / 2, cy), i)
                 }
-                Swatch::Band => {
-                    fill_polygon(
-                        canvas,
-                        vec![
-                            (x, cy - 8),
-                            (x + SWATCH_W, cy - 8),
-                            (x + SWATCH_W, cy + 8),
-                            (x, cy + 8),
-                        ],
-                        MUTED_INK.mix(0.3),
-                    )?;
-                }
-                Swatch::Dashed => dashed_hline(canvas, x, x + SWATCH_W, cy, INK, 6, 4)?,
-                Swatch::Boundary => boundary_segment(canvas, (x, cy), (x + SWATCH_W, cy), 0, None)?,
-                Swatch::NoData => no_data_cell(canvas, Rect::new(x + 6, cy - 9, x + 30, cy + 9))?,
-            }
-            let label = entry.fit(&e.label, max_w - SWATCH_W - 8)?;
-            entry.draw(canvas, &label, (x + SWATCH_W + 8, cy))?;
-        }
-        Ok(())
+                Swatch::Band => fill_polygon(
+                    canvas,
+                    vec![
+                        (x, cy - 8),
+                        (x + SWATCH_W, cy - 8),
+                        (x + SWATCH_W, cy + 8),
+                        (x, cy + 8),
+                    ],
+                    MUTED_INK.mix(0.3),
+                ),
+                Swatch::Dashed => dashed_hline(canvas, x, x + SWATCH_W, cy, INK, 6, 4),
+                Swatch::Boundary => boundary_segment(canvas, (x, cy), (x + SWATCH_W, cy), 0, None),
+                Swatch::NoData => no_data_cell(canvas, Rect::new(x + 6, cy - 9, x + 30, cy + 9)),
+            },
+        )
     }
-}
-
-/// A muted note centred in `rect`, for plots without data.
-fn note(canvas: &Canvas<'_>, rect: Rect, text: &str) -> Result<(), PlotError> {
-    TextSpec::new(size::AXIS_TITLE, MUTED_INK)
-        .anchor(HPos::Center, VPos::Center)
-        .draw(canvas, text, (rect.center_x(), rect.center_y()))
 }
 
 // ------------------------------------------------------------ markers
@@ -454,9 +412,9 @@ pub fn render_sweep_lines_svg(chart: &SweepLineChart) -> Result<String, PlotErro
     // Room on the right for the last x label to centre under its tick.
     let plot = Rect::new(
         plot_left,
-        header.bottom + 12,
+        header.bottom() + 12,
         width - MARGIN - 20,
-        header.bottom + 12 + 440,
+        header.bottom() + 12 + 440,
     );
     let height = plot.bottom + x_axis_height() + 16;
 
@@ -780,9 +738,9 @@ pub fn render_heatmap_svg(chart: &HeatmapChart) -> Result<String, PlotError> {
     let plot_h = ((cell_h * rows.max(1) as f64).round() as i32).clamp(240, 520);
     let plot = Rect::new(
         plot_left,
-        header.bottom + 12,
+        header.bottom() + 12,
         plot_right,
-        header.bottom + 12 + plot_h,
+        header.bottom() + 12 + plot_h,
     );
     let height = plot.bottom + x_axis_height() + 16;
     // Cell edges: column c spans col_x(c)..col_x(c + 1); row r (0 = lowest)

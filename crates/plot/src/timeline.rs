@@ -11,10 +11,12 @@ use plotters::style::{Color, RGBColor};
 
 use crate::axes::{draw_x_axis, draw_y_axis, nice_step, x_axis_height, y_axis_width};
 use crate::axes::{zero_based_ticks, Scale};
+use crate::canvas::MARGIN;
 use crate::canvas::{
     dashed_polyline, fill_polygon, fill_rect, line, line_height, polyline, Canvas, Rect, TextSpec,
 };
 use crate::error::drawing;
+use crate::header::note;
 use crate::style::{
     darken, ensure_fonts, format_compact, format_number, series_color, size, AXIS, BACKGROUND,
     GRID, INK, MAX_SERIES, MUTED_INK, OKABE_ITO,
@@ -111,7 +113,6 @@ pub const TIMELINE_WIDTH: u32 = 1400;
 /// readable on a screen.
 pub const MAX_TIMELINE_PANELS: usize = 10;
 
-const MARGIN: i32 = 24;
 /// Height of a panel's main (requests/s) plot.
 const PLOT_H: i32 = 168;
 /// Height of a panel's queue strip, and the gap above it.
@@ -246,7 +247,7 @@ pub fn render_timeline_svg(chart: &TimelineChart) -> Result<String, PlotError> {
     let legend = legend_entries(chart);
     let header = Header::layout(&chart.title, &chart.subtitle, &legend, width)?;
     let marks = MarkLayout::new(&chart.marks, &time, &xs, width)?;
-    let marks_top = header.bottom;
+    let marks_top = header.bottom();
     let panels_top = marks_top + marks.height();
     let panel_h = panel_title_height() + PLOT_H + QUEUE_GAP + QUEUE_H;
     let n_i32 = n as i32;
@@ -344,9 +345,9 @@ pub fn render_load_lines_svg(
     let plot_h = 400;
     let plot = Rect::new(
         plot_left,
-        header.bottom + 8,
+        header.bottom() + 8,
         plot_right,
-        header.bottom + 8 + plot_h,
+        header.bottom() + 8 + plot_h,
     );
     let height = plot.bottom + x_axis_height() + 16;
 
@@ -783,13 +784,11 @@ fn legend_entries(chart: &TimelineChart) -> Vec<LegendEntry> {
     entries
 }
 
-/// Title, subtitle and a legend wrapped onto as many rows as it needs.
-struct Header {
-    /// Left x and row centre y of each legend entry.
-    positions: Vec<(i32, i32)>,
-    /// Where the content below may start.
-    bottom: i32,
-}
+/// The header of a timeline chart: its legend's swatches on the shared layout.
+struct Header(crate::header::Header);
+
+/// Space above the legend, px.
+const LEGEND_GAP: i32 = 12;
 
 impl Header {
     fn layout(
@@ -798,33 +797,13 @@ impl Header {
         legend: &[LegendEntry],
         width: i32,
     ) -> Result<Header, PlotError> {
-        let mut y = 16;
-        if !title.is_empty() {
-            y += line_height(size::TITLE);
-        }
-        if !subtitle.is_empty() {
-            y += line_height(size::SUBTITLE) + 2;
-        }
-        y += 12;
-        let entry = legend_spec();
-        let row_h = 24;
-        let mut x = MARGIN;
-        let mut center = y + row_h / 2;
-        let mut positions = Vec::new();
-        for e in legend {
-            let label = entry.fit(&e.label, width - 2 * MARGIN - SWATCH_W - 8)?;
-            let w = SWATCH_W + 8 + entry.width(&label)?;
-            if x > MARGIN && x + w > width - MARGIN {
-                x = MARGIN;
-                center += row_h;
-            }
-            positions.push((x, center));
-            x += w + 32;
-        }
-        Ok(Header {
-            positions,
-            bottom: center + row_h / 2 + 10,
-        })
+        let labels = legend.iter().map(|e| e.label.as_str());
+        crate::header::Header::layout(title, subtitle, labels, SWATCH_W, width, LEGEND_GAP)
+            .map(Header)
+    }
+
+    fn bottom(&self) -> i32 {
+        self.0.bottom
     }
 
     fn draw(
@@ -834,20 +813,15 @@ impl Header {
         subtitle: &str,
         legend: &[LegendEntry],
     ) -> Result<(), PlotError> {
-        let max_w = TIMELINE_WIDTH as i32 - 2 * MARGIN;
-        let mut y = 16;
-        if !title.is_empty() {
-            let spec = TextSpec::new(size::TITLE, INK).bold();
-            spec.draw(canvas, &spec.fit(title, max_w)?, (MARGIN, y))?;
-            y += line_height(size::TITLE);
-        }
-        if !subtitle.is_empty() {
-            let sub = TextSpec::new(size::SUBTITLE, MUTED_INK);
-            sub.draw(canvas, &sub.fit(subtitle, max_w)?, (MARGIN, y + 2))?;
-        }
-        let entry = legend_spec();
-        for (e, &(x, cy)) in legend.iter().zip(&self.positions) {
-            match e.swatch {
+        let labels = legend.iter().map(|e| e.label.as_str());
+        let width = TIMELINE_WIDTH as i32;
+        self.0.draw(
+            canvas,
+            title,
+            subtitle,
+            labels,
+            width,
+            &|canvas, i, x, cy| match legend[i].swatch {
                 Swatch::Area(c) => {
                     fill_rect(canvas, (x, cy - 8), (x + SWATCH_W, cy + 8), BACKGROUND)?;
                     fill_polygon(
@@ -859,29 +833,15 @@ impl Header {
                             (x, cy + 8),
                         ],
                         c.mix(AREA_ALPHA),
-                    )?;
+                    )
                 }
-                Swatch::Line(c, w) => polyline(canvas, vec![(x, cy), (x + SWATCH_W, cy)], c, w)?,
+                Swatch::Line(c, w) => polyline(canvas, vec![(x, cy), (x + SWATCH_W, cy)], c, w),
                 Swatch::Dashed(c) => {
-                    dashed_polyline(canvas, &[(x, cy), (x + SWATCH_W, cy)], c, 2, 7, 4)?
+                    dashed_polyline(canvas, &[(x, cy), (x + SWATCH_W, cy)], c, 2, 7, 4)
                 }
-            }
-            let label = entry.fit(&e.label, max_w - SWATCH_W - 8)?;
-            entry.draw(canvas, &label, (x + SWATCH_W + 8, cy))?;
-        }
-        Ok(())
+            },
+        )
     }
-}
-
-fn legend_spec() -> TextSpec {
-    TextSpec::new(size::LEGEND, INK).anchor(HPos::Left, VPos::Center)
-}
-
-/// A muted note centred in `rect`, for plots without data.
-fn note(canvas: &Canvas<'_>, rect: Rect, text: &str) -> Result<(), PlotError> {
-    TextSpec::new(size::AXIS_TITLE, MUTED_INK)
-        .anchor(HPos::Center, VPos::Center)
-        .draw(canvas, text, (rect.center_x(), rect.center_y()))
 }
 
 // --------------------------------------------------------------- marks
