@@ -10,8 +10,12 @@ use plotters::style::text_anchor::{HPos, VPos};
 /// Legend rows are this tall.
 const ROW_H: i32 = 24;
 
-/// Draws legend entry `i`'s swatch with its left edge at `x`, centred on `y`.
-pub(crate) type DrawSwatch<'f> = dyn Fn(&Canvas<'_>, usize, i32, i32) -> Result<(), PlotError> + 'f;
+/// One legend entry, as each chart defines it: a label after a swatch.
+pub(crate) trait LegendItem {
+    fn label(&self) -> &str;
+    /// Draws the swatch with its left edge at `x`, centred on `y`.
+    fn draw_swatch(&self, canvas: &Canvas<'_>, x: i32, y: i32) -> Result<(), PlotError>;
+}
 
 /// A laid-out header.
 pub(crate) struct Header {
@@ -27,13 +31,13 @@ fn legend_spec() -> TextSpec {
 }
 
 impl Header {
-    /// Lays out `title`, `subtitle` and legend entries with these `labels`
-    /// (each after a swatch `swatch_w` wide) in a chart `width` wide, leaving
-    /// `gap` px above the legend.
-    pub fn layout<'a>(
+    /// Lays out `title`, `subtitle` and the `legend` (each entry's swatch
+    /// `swatch_w` wide) in a chart `width` wide, leaving `gap` px above the
+    /// legend.
+    pub fn layout(
         title: &str,
         subtitle: &str,
-        labels: impl IntoIterator<Item = &'a str>,
+        legend: &[impl LegendItem],
         swatch_w: i32,
         width: i32,
         gap: i32,
@@ -49,8 +53,8 @@ impl Header {
         let entry = legend_spec();
         let (mut x, mut center) = (MARGIN, y + ROW_H / 2);
         let mut positions = Vec::new();
-        for label in labels {
-            let label = entry.fit(label, width - 2 * MARGIN - swatch_w - 8)?;
+        for item in legend {
+            let label = entry.fit(item.label(), width - 2 * MARGIN - swatch_w - 8)?;
             let w = swatch_w + 8 + entry.width(&label)?;
             if x > MARGIN && x + w > width - MARGIN {
                 x = MARGIN;
@@ -71,16 +75,14 @@ impl Header {
         })
     }
 
-    /// Draws the title, the subtitle and each legend entry's label, calling
-    /// `swatch(canvas, entry, x, centre_y)` to draw the entry's swatch.
-    pub fn draw<'a>(
+    /// Draws the title, the subtitle and the legend laid out for them.
+    pub fn draw(
         &self,
         canvas: &Canvas<'_>,
         title: &str,
         subtitle: &str,
-        labels: impl IntoIterator<Item = &'a str>,
+        legend: &[impl LegendItem],
         width: i32,
-        swatch: &DrawSwatch<'_>,
     ) -> Result<(), PlotError> {
         let max_w = width - 2 * MARGIN;
         let mut y = 16;
@@ -94,9 +96,9 @@ impl Header {
             sub.draw(canvas, &sub.fit(subtitle, max_w)?, (MARGIN, y + 2))?;
         }
         let entry = legend_spec();
-        for (i, (label, &(x, cy))) in labels.into_iter().zip(&self.positions).enumerate() {
-            swatch(canvas, i, x, cy)?;
-            let label = entry.fit(label, max_w - self.swatch_w - 8)?;
+        for (item, &(x, cy)) in legend.iter().zip(&self.positions) {
+            item.draw_swatch(canvas, x, cy)?;
+            let label = entry.fit(item.label(), max_w - self.swatch_w - 8)?;
             entry.draw(canvas, &label, (x + self.swatch_w + 8, cy))?;
         }
         Ok(())

@@ -15,7 +15,7 @@ use crate::canvas::{
     TextSpec,
 };
 use crate::error::drawing;
-use crate::header::note;
+use crate::header::{note, Header, LegendItem};
 use crate::style::{
     ensure_fonts, format_number, series_color, size, AXIS, BACKGROUND, GRID_MINOR, GUIDE, INK,
     MAX_SERIES, MUTED_INK,
@@ -134,68 +134,39 @@ struct LegendEntry {
 
 const SWATCH_W: i32 = 36;
 
-/// The header of a sweep chart: its legend's swatches on the shared layout.
-struct Header(crate::header::Header);
-
 /// Space above the legend, px.
 const LEGEND_GAP: i32 = 10;
 
-impl Header {
-    fn layout(
-        title: &str,
-        subtitle: &str,
-        legend: &[LegendEntry],
-        width: i32,
-    ) -> Result<Header, PlotError> {
-        let labels = legend.iter().map(|e| e.label.as_str());
-        crate::header::Header::layout(title, subtitle, labels, SWATCH_W, width, LEGEND_GAP)
-            .map(Header)
+impl LegendItem for LegendEntry {
+    fn label(&self) -> &str {
+        &self.label
     }
 
-    fn bottom(&self) -> i32 {
-        self.0.bottom
-    }
-
-    fn draw(
-        &self,
-        canvas: &Canvas<'_>,
-        title: &str,
-        subtitle: &str,
-        legend: &[LegendEntry],
-        width: i32,
-    ) -> Result<(), PlotError> {
-        let labels = legend.iter().map(|e| e.label.as_str());
-        self.0.draw(
-            canvas,
-            title,
-            subtitle,
-            labels,
-            width,
-            &|canvas, i, x, cy| match legend[i].swatch {
-                Swatch::Series(i) => {
-                    polyline(
-                        canvas,
-                        vec![(x, cy), (x + SWATCH_W, cy)],
-                        series_color(i),
-                        3,
-                    )?;
-                    marker(canvas, (x + SWATCH_W / 2, cy), i)
-                }
-                Swatch::Band => fill_polygon(
+    fn draw_swatch(&self, canvas: &Canvas<'_>, x: i32, cy: i32) -> Result<(), PlotError> {
+        match self.swatch {
+            Swatch::Series(i) => {
+                polyline(
                     canvas,
-                    vec![
-                        (x, cy - 8),
-                        (x + SWATCH_W, cy - 8),
-                        (x + SWATCH_W, cy + 8),
-                        (x, cy + 8),
-                    ],
-                    MUTED_INK.mix(0.3),
-                ),
-                Swatch::Dashed => dashed_hline(canvas, x, x + SWATCH_W, cy, INK, 6, 4),
-                Swatch::Boundary => boundary_segment(canvas, (x, cy), (x + SWATCH_W, cy), 0, None),
-                Swatch::NoData => no_data_cell(canvas, Rect::new(x + 6, cy - 9, x + 30, cy + 9)),
-            },
-        )
+                    vec![(x, cy), (x + SWATCH_W, cy)],
+                    series_color(i),
+                    3,
+                )?;
+                marker(canvas, (x + SWATCH_W / 2, cy), i)
+            }
+            Swatch::Band => fill_polygon(
+                canvas,
+                vec![
+                    (x, cy - 8),
+                    (x + SWATCH_W, cy - 8),
+                    (x + SWATCH_W, cy + 8),
+                    (x, cy + 8),
+                ],
+                MUTED_INK.mix(0.3),
+            ),
+            Swatch::Dashed => dashed_hline(canvas, x, x + SWATCH_W, cy, INK, 6, 4),
+            Swatch::Boundary => boundary_segment(canvas, (x, cy), (x + SWATCH_W, cy), 0, None),
+            Swatch::NoData => no_data_cell(canvas, Rect::new(x + 6, cy - 9, x + 30, cy + 9)),
+        }
     }
 }
 
@@ -407,14 +378,21 @@ pub fn render_sweep_lines_svg(chart: &SweepLineChart) -> Result<String, PlotErro
             },
         });
     }
-    let header = Header::layout(&chart.title, &chart.subtitle, &legend, width)?;
+    let header = Header::layout(
+        &chart.title,
+        &chart.subtitle,
+        &legend,
+        SWATCH_W,
+        width,
+        LEGEND_GAP,
+    )?;
     let plot_left = MARGIN + y_axis_width(&labels, !chart.y_label.is_empty())?;
     // Room on the right for the last x label to centre under its tick.
     let plot = Rect::new(
         plot_left,
-        header.bottom() + 12,
+        header.bottom + 12,
         width - MARGIN - 20,
-        header.bottom() + 12 + 440,
+        header.bottom + 12 + 440,
     );
     let height = plot.bottom + x_axis_height() + 16;
 
@@ -707,7 +685,14 @@ pub fn render_heatmap_svg(chart: &HeatmapChart) -> Result<String, PlotError> {
             label: "no data".into(),
         });
     }
-    let header = Header::layout(&chart.title, &chart.subtitle, &legend, width)?;
+    let header = Header::layout(
+        &chart.title,
+        &chart.subtitle,
+        &legend,
+        SWATCH_W,
+        width,
+        LEGEND_GAP,
+    )?;
 
     let tick = TextSpec::new(size::TICK, MUTED_INK);
     let x_labels: Vec<String> = chart.x_values.iter().map(|v| format_number(*v)).collect();
@@ -738,9 +723,9 @@ pub fn render_heatmap_svg(chart: &HeatmapChart) -> Result<String, PlotError> {
     let plot_h = ((cell_h * rows.max(1) as f64).round() as i32).clamp(240, 520);
     let plot = Rect::new(
         plot_left,
-        header.bottom() + 12,
+        header.bottom + 12,
         plot_right,
-        header.bottom() + 12 + plot_h,
+        header.bottom + 12 + plot_h,
     );
     let height = plot.bottom + x_axis_height() + 16;
     // Cell edges: column c spans col_x(c)..col_x(c + 1); row r (0 = lowest)

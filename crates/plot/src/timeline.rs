@@ -16,7 +16,7 @@ use crate::canvas::{
     dashed_polyline, fill_polygon, fill_rect, line, line_height, polyline, Canvas, Rect, TextSpec,
 };
 use crate::error::drawing;
-use crate::header::note;
+use crate::header::{note, Header, LegendItem};
 use crate::style::{
     darken, ensure_fonts, format_compact, format_number, series_color, size, AXIS, BACKGROUND,
     GRID, INK, MAX_SERIES, MUTED_INK, OKABE_ITO,
@@ -245,9 +245,16 @@ pub fn render_timeline_svg(chart: &TimelineChart) -> Result<String, PlotError> {
 
     // Vertical layout.
     let legend = legend_entries(chart);
-    let header = Header::layout(&chart.title, &chart.subtitle, &legend, width)?;
+    let header = Header::layout(
+        &chart.title,
+        &chart.subtitle,
+        &legend,
+        SWATCH_W,
+        width,
+        LEGEND_GAP,
+    )?;
     let marks = MarkLayout::new(&chart.marks, &time, &xs, width)?;
-    let marks_top = header.bottom();
+    let marks_top = header.bottom;
     let panels_top = marks_top + marks.height();
     let panel_h = panel_title_height() + PLOT_H + QUEUE_GAP + QUEUE_H;
     let n_i32 = n as i32;
@@ -259,7 +266,7 @@ pub fn render_timeline_svg(chart: &TimelineChart) -> Result<String, PlotError> {
         let canvas =
             SVGBackend::with_string(&mut svg, (TIMELINE_WIDTH, height as u32)).into_drawing_area();
         canvas.fill(&BACKGROUND).map_err(drawing)?;
-        header.draw(&canvas, &chart.title, &chart.subtitle, &legend)?;
+        header.draw(&canvas, &chart.title, &chart.subtitle, &legend, width)?;
         marks.draw(&canvas, marks_top, panels_top, panels_bottom)?;
 
         let mut top = panels_top;
@@ -341,13 +348,13 @@ pub fn render_load_lines_svg(
             }
         })
         .collect();
-    let header = Header::layout(title, subtitle, &legend, width)?;
+    let header = Header::layout(title, subtitle, &legend, SWATCH_W, width, LEGEND_GAP)?;
     let plot_h = 400;
     let plot = Rect::new(
         plot_left,
-        header.bottom() + 8,
+        header.bottom + 8,
         plot_right,
-        header.bottom() + 8 + plot_h,
+        header.bottom + 8 + plot_h,
     );
     let height = plot.bottom + x_axis_height() + 16;
 
@@ -356,7 +363,7 @@ pub fn render_load_lines_svg(
         let canvas =
             SVGBackend::with_string(&mut svg, (TIMELINE_WIDTH, height as u32)).into_drawing_area();
         canvas.fill(&BACKGROUND).map_err(drawing)?;
-        header.draw(&canvas, title, subtitle, &legend)?;
+        header.draw(&canvas, title, subtitle, &legend, width)?;
         let ys = Scale::linear(0.0, end, plot.bottom, plot.top);
         draw_y_axis(
             &canvas,
@@ -784,63 +791,34 @@ fn legend_entries(chart: &TimelineChart) -> Vec<LegendEntry> {
     entries
 }
 
-/// The header of a timeline chart: its legend's swatches on the shared layout.
-struct Header(crate::header::Header);
-
 /// Space above the legend, px.
 const LEGEND_GAP: i32 = 12;
 
-impl Header {
-    fn layout(
-        title: &str,
-        subtitle: &str,
-        legend: &[LegendEntry],
-        width: i32,
-    ) -> Result<Header, PlotError> {
-        let labels = legend.iter().map(|e| e.label.as_str());
-        crate::header::Header::layout(title, subtitle, labels, SWATCH_W, width, LEGEND_GAP)
-            .map(Header)
+impl LegendItem for LegendEntry {
+    fn label(&self) -> &str {
+        &self.label
     }
 
-    fn bottom(&self) -> i32 {
-        self.0.bottom
-    }
-
-    fn draw(
-        &self,
-        canvas: &Canvas<'_>,
-        title: &str,
-        subtitle: &str,
-        legend: &[LegendEntry],
-    ) -> Result<(), PlotError> {
-        let labels = legend.iter().map(|e| e.label.as_str());
-        let width = TIMELINE_WIDTH as i32;
-        self.0.draw(
-            canvas,
-            title,
-            subtitle,
-            labels,
-            width,
-            &|canvas, i, x, cy| match legend[i].swatch {
-                Swatch::Area(c) => {
-                    fill_rect(canvas, (x, cy - 8), (x + SWATCH_W, cy + 8), BACKGROUND)?;
-                    fill_polygon(
-                        canvas,
-                        vec![
-                            (x, cy - 8),
-                            (x + SWATCH_W, cy - 8),
-                            (x + SWATCH_W, cy + 8),
-                            (x, cy + 8),
-                        ],
-                        c.mix(AREA_ALPHA),
-                    )
-                }
-                Swatch::Line(c, w) => polyline(canvas, vec![(x, cy), (x + SWATCH_W, cy)], c, w),
-                Swatch::Dashed(c) => {
-                    dashed_polyline(canvas, &[(x, cy), (x + SWATCH_W, cy)], c, 2, 7, 4)
-                }
-            },
-        )
+    fn draw_swatch(&self, canvas: &Canvas<'_>, x: i32, cy: i32) -> Result<(), PlotError> {
+        match self.swatch {
+            Swatch::Area(c) => {
+                fill_rect(canvas, (x, cy - 8), (x + SWATCH_W, cy + 8), BACKGROUND)?;
+                fill_polygon(
+                    canvas,
+                    vec![
+                        (x, cy - 8),
+                        (x + SWATCH_W, cy - 8),
+                        (x + SWATCH_W, cy + 8),
+                        (x, cy + 8),
+                    ],
+                    c.mix(AREA_ALPHA),
+                )
+            }
+            Swatch::Line(c, w) => polyline(canvas, vec![(x, cy), (x + SWATCH_W, cy)], c, w),
+            Swatch::Dashed(c) => {
+                dashed_polyline(canvas, &[(x, cy), (x + SWATCH_W, cy)], c, 2, 7, 4)
+            }
+        }
     }
 }
 
