@@ -441,19 +441,37 @@ fn has_requests(v: &VariantSeries) -> bool {
     v.requests > 0
 }
 
+/// Titles a bar panel and returns its plot area: right of the name column,
+/// above the x axis.
+fn bar_panel(
+    canvas: &Canvas<'_>,
+    rect: Rect,
+    title: &str,
+    names: &NameColumn,
+) -> Result<Rect, PlotError> {
+    let content = panel_title(canvas, rect, title)?;
+    Ok(Rect::new(
+        content.left + names.width,
+        content.top + 4,
+        content.right - 12,
+        content.bottom - x_axis_height(),
+    ))
+}
+
+/// A muted note in place of a row's bars, centred on `y`.
+fn row_note(canvas: &Canvas<'_>, plot: Rect, y: i32, text: &str) -> Result<(), PlotError> {
+    TextSpec::new(size::VALUE, MUTED_INK)
+        .anchor(HPos::Left, VPos::Center)
+        .draw(canvas, text, (plot.left + 8, y))
+}
+
 fn draw_success_panel(
     canvas: &Canvas<'_>,
     rect: Rect,
     chart: &ComparisonChart,
     names: &NameColumn,
 ) -> Result<(), PlotError> {
-    let content = panel_title(canvas, rect, "Success rate")?;
-    let plot = Rect::new(
-        content.left + names.width,
-        content.top + 4,
-        content.right - 12,
-        content.bottom - x_axis_height(),
-    );
+    let plot = bar_panel(canvas, rect, "Success rate", names)?;
     let xs = Scale::linear(0.0, 100.0, plot.left, plot.right);
     let ticks = [0.0, 20.0, 40.0, 60.0, 80.0, 100.0];
     draw_x_axis(
@@ -476,9 +494,7 @@ fn draw_success_panel(
             } else {
                 "no requests"
             };
-            TextSpec::new(size::VALUE, MUTED_INK)
-                .anchor(HPos::Left, VPos::Center)
-                .draw(canvas, why, (plot.left + 8, y))?;
+            row_note(canvas, plot, y, why)?;
             continue;
         }
         let t = (h * 0.62).clamp(4.0, 28.0) as i32;
@@ -513,13 +529,7 @@ fn draw_percentile_panel(
     chart: &ComparisonChart,
     names: &NameColumn,
 ) -> Result<(), PlotError> {
-    let content = panel_title(canvas, rect, "Latency percentiles: p50 and p99")?;
-    let plot = Rect::new(
-        content.left + names.width,
-        content.top + 4,
-        content.right - 12,
-        content.bottom - x_axis_height(),
-    );
+    let plot = bar_panel(canvas, rect, "Latency percentiles: p50 and p99", names)?;
     let value = TextSpec::new(size::VALUE, INK);
     let label = |p: &str, ms: f64| format!("{p} {}", format_ms(ms));
 
@@ -553,9 +563,7 @@ fn draw_percentile_panel(
     for (i, v) in chart.variants.iter().enumerate() {
         let (y, h) = row(plot, i, n);
         if !has_requests(v) {
-            TextSpec::new(size::VALUE, MUTED_INK)
-                .anchor(HPos::Left, VPos::Center)
-                .draw(canvas, "no requests", (plot.left + 8, y))?;
+            row_note(canvas, plot, y, "no requests")?;
             continue;
         }
         let t = (h * 0.38).clamp(3.0, 17.0) as i32;
