@@ -75,6 +75,15 @@ impl Dist {
         matches!(self, Dist::Constant(_))
     }
 
+    /// The value of a constant distribution: its samples need no random stream
+    /// at all, not even one to be set up.
+    pub fn constant(&self) -> Option<SimDuration> {
+        match self {
+            Dist::Constant(d) => Some(*d),
+            _ => None,
+        }
+    }
+
     /// The mean, in ms (for reports and analytic checks).
     pub fn mean_ms(&self) -> f64 {
         match self {

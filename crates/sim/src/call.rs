@@ -18,7 +18,7 @@
 //! doing ([`crate::service`]).
 
 use crate::metrics::{FailReason, Outcome};
-use crate::policy::backoff::next_delay;
+use crate::policy::backoff::{base_delay, next_delay};
 use crate::policy::breaker::CallOutcome;
 use crate::policy::budget::AttemptOutcome;
 use crate::policy::deadline::{plan_attempt, AttemptPlan};
@@ -50,7 +50,7 @@ impl Simulator<'_> {
         // client library does.
         let caller = match owner {
             Owner::Task(task) => self.tasks[task].instance,
-            Owner::Root(_) => 0,
+            Owner::Root { .. } => 0,
         };
         let call = self.calls.insert(Call {
             owner,
@@ -399,12 +399,17 @@ impl Simulator<'_> {
         }
         self.services[to].counters.retries += 1;
         self.edge_counters[edge].retries += 1;
-        let mut rng = call
-            .key
-            .index(BACKOFF)
-            .index(u64::from(call.attempts))
-            .rng();
-        let delay = next_delay(&policy.retry, call.attempts, call.last_delay, &mut rng);
+        // Without jitter there is nothing to draw, and no stream to set up.
+        let delay = if policy.retry.jitter == Jitter::None {
+            base_delay(&policy.retry.backoff, call.attempts)
+        } else {
+            let mut rng = call
+                .key
+                .index(BACKOFF)
+                .index(u64::from(call.attempts))
+                .rng();
+            next_delay(&policy.retry, call.attempts, call.last_delay, &mut rng)
+        };
         // A Retry-After (from a 429 or a 503) overrides the client's own backoff
         // (gRPC's pushback does the same).
         let delay = retry_after.unwrap_or(delay);
@@ -444,7 +449,7 @@ impl Simulator<'_> {
         };
         self.leave_bulkhead(call.edge, call.caller, call.bulkhead);
         match call.owner {
-            Owner::Root(root) => self.finish_root(root, outcome),
+            Owner::Root { arrived, workload } => self.finish_root(arrived, workload, outcome),
             Owner::Task(task) => self.call_finished(task, outcome),
         }
     }

@@ -211,6 +211,20 @@ impl LatencyRecorder {
         self.max = self.max.max(latency);
     }
 
+    /// All of `parts` in one: the latency of every request is the union of the
+    /// latencies per workload, so it is merged once at the end rather than
+    /// recorded twice per request.
+    pub fn merged<'a>(parts: impl IntoIterator<Item = &'a LatencyRecorder>) -> LatencyRecorder {
+        let mut all = LatencyRecorder::default();
+        for part in parts {
+            all.histogram
+                .add(&part.histogram)
+                .expect("auto-resizing histograms of the same precision merge");
+            all.max = all.max.max(part.max);
+        }
+        all
+    }
+
     /// Requests recorded.
     pub fn count(&self) -> u64 {
         self.histogram.len()

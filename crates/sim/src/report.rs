@@ -5,7 +5,9 @@
 //! without a note there.
 
 use crate::analysis::{classify, Recovery, Sample};
-use crate::metrics::{round_ms, EdgeCounters, FailureCounts, Quantiles, ServiceCounters};
+use crate::metrics::{
+    round_ms, EdgeCounters, FailureCounts, LatencyRecorder, Quantiles, ServiceCounters,
+};
 use crate::simulator::{LimitHit, Simulator};
 use crate::timeseries::TimeSeries;
 use serde::Serialize;
@@ -175,6 +177,7 @@ pub(crate) fn variant_report(
     stopped: Option<LimitHit>,
 ) -> VariantReport {
     let requests = sim.requests;
+    let latency = LatencyRecorder::merged(sim.per_workload.iter().map(|w| &w.latency));
     let per_request = |x: u64| {
         if requests == 0 {
             0.0
@@ -337,7 +340,7 @@ pub(crate) fn variant_report(
         failed_by_reason: sim.failures,
         unanswered: requests - sim.succeeded - failed,
         success_rate: per_request(sim.succeeded),
-        latency_ms: sim.latency.quantiles(),
+        latency_ms: latency.quantiles(),
         ok_latency_ms: sim.ok_latency.quantiles(),
         services,
         focus: sim.model.services[focus].name.clone(),
@@ -350,7 +353,7 @@ pub(crate) fn variant_report(
         sim_time_s: seconds(sim.ended),
         peak_requests_in_flight: sim.peak_in_flight,
         stopped_by_limit: stopped.map(|s| s.to_string()),
-        latency_cdf: sim.latency.cdf(),
+        latency_cdf: latency.cdf(),
         series: series.clone(),
         timeline: changes
             .iter()

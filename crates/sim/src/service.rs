@@ -8,6 +8,9 @@ use crate::world::*;
 use stormsim_engine::StreamKey;
 use stormsim_model::{CallContext, DownMode, OnCancel, Step};
 
+/// How many places down a service's queue `release_worker` prefetches.
+const QUEUE_PREFETCH: usize = 4;
+
 impl Simulator<'_> {
     /// An attempt reached its callee: admission control, then a worker, the
     /// queue, or a rejection.
@@ -339,6 +342,12 @@ impl Simulator<'_> {
             })
             .flatten()
         {
+            // The queue is FIFO: the handlers a few places down it are the next
+            // to get a worker; warm them up (see `Simulator::warm_up_upcoming`).
+            let queue = &self.services[service_id].instances[instance].queue;
+            if let Some(&soon) = queue.get(QUEUE_PREFETCH) {
+                self.tasks.prefetch(soon);
+            }
             let task = &self.tasks[next];
             let expired = margin.is_some_and(|m| task.deadline.is_some_and(|d| now + m >= d));
             let state = &mut self.services[service_id].instances[instance];

@@ -15,9 +15,8 @@ use crate::policy::{self, budget::RetryBudget, Throttle};
 use crate::report::{self, VariantReport};
 use crate::timeseries::{Gauges, TimeSeries};
 use crate::world::*;
-use slotmap::SlotMap;
 use std::collections::VecDeque;
-use stormsim_engine::{EventQueue, SimDuration, SimTime, StreamKey, StreamRng, TimerHandle};
+use stormsim_engine::{EventQueue, SimDuration, SimTime, Slab, StreamKey, StreamRng, TimerHandle};
 use stormsim_model::{Arrival, CallPolicy, Change, Model, ServiceId, Step};
 
 /// Everything that can happen. Small and `Copy`: the queue moves them a lot.
@@ -167,10 +166,11 @@ pub struct Simulator<'m> {
     pub(crate) model: &'m Model,
     pub(crate) changes: &'m [Change],
     pub(crate) queue: EventQueue<Event>,
-    pub(crate) roots: SlotMap<RootId, Root>,
-    pub(crate) tasks: SlotMap<TaskId, Task>,
-    pub(crate) calls: SlotMap<CallId, Call>,
-    pub(crate) attempts: SlotMap<AttemptId, Attempt>,
+    /// Logical requests not answered yet.
+    pub(crate) roots_in_flight: u64,
+    pub(crate) tasks: Slab<Task>,
+    pub(crate) calls: Slab<Call>,
+    pub(crate) attempts: Slab<Attempt>,
     /// Every call edge: one per workload (the caller's own policy), then one per
     /// call step.
     pub(crate) edges: Vec<CallPolicy>,
@@ -192,7 +192,6 @@ pub struct Simulator<'m> {
     pub(crate) requests: u64,
     pub(crate) succeeded: u64,
     pub(crate) failures: FailureCounts,
-    pub(crate) latency: LatencyRecorder,
     pub(crate) ok_latency: LatencyRecorder,
     pub(crate) per_workload: Vec<WorkloadCounters>,
     pub(crate) series: TimeSeries,
@@ -203,6 +202,11 @@ pub struct Simulator<'m> {
     /// The time the run ended (the horizon, or the last event).
     pub(crate) ended: SimTime,
 }
+
+/// How many places down a lane [`Simulator::warm_up_upcoming`] looks for the
+/// entities of events, and for the entities those point to.
+const PREFETCH_FAR: usize = 8;
+const PREFETCH_NEAR: usize = 4;
 
 /// Salt of the network latency draws of a request's trip down and back up.
 pub(crate) const NET_DOWN: u64 = u64::MAX - 1;
@@ -257,10 +261,10 @@ impl<'m> Simulator<'m> {
             edge_counters: vec![EdgeCounters::default(); edge_caller.len()],
             edge_caller,
             queue: EventQueue::new(),
-            roots: SlotMap::with_key(),
-            tasks: SlotMap::with_key(),
-            calls: SlotMap::with_key(),
-            attempts: SlotMap::with_key(),
+            roots_in_flight: 0,
+            tasks: Slab::new(),
+            calls: Slab::new(),
+            attempts: Slab::new(),
             edges,
             step_edge,
             workloads,
@@ -270,7 +274,6 @@ impl<'m> Simulator<'m> {
             requests: 0,
             succeeded: 0,
             failures: FailureCounts::default(),
-            latency: LatencyRecorder::default(),
             ok_latency: LatencyRecorder::default(),
             per_workload: model
                 .workloads
@@ -348,6 +351,7 @@ impl<'m> Simulator<'m> {
                 break;
             }
             self.open_buckets_until(t);
+            self.warm_up_upcoming();
             self.dispatch(event);
             if self.queue.delivered() >= limits.max_events {
                 stopped = Some(LimitHit::Events(self.queue.delivered()));
@@ -378,11 +382,10 @@ impl<'m> Simulator<'m> {
     /// to do (no horizon, no limit), so every entity must have ended exactly once.
     pub(crate) fn check_invariants(&self, drained: bool) -> Result<(), String> {
         let answered = self.succeeded + self.failures.total();
-        if answered + self.roots.len() as u64 != self.requests {
+        if answered + self.roots_in_flight != self.requests {
             return Err(format!(
                 "{} requests, {answered} answered, {} unanswered",
-                self.requests,
-                self.roots.len()
+                self.requests, self.roots_in_flight
             ));
         }
         for (index, (spec, state)) in self.model.services.iter().zip(&self.services).enumerate() {
@@ -398,7 +401,7 @@ impl<'m> Simulator<'m> {
         }
         if drained {
             let leftovers = [
-                ("logical requests", self.roots.len()),
+                ("logical requests", self.roots_in_flight as usize),
                 ("calls", self.calls.len()),
                 ("attempts", self.attempts.len()),
                 ("handlers", self.tasks.len()),
@@ -615,7 +618,29 @@ impl<'m> Simulator<'m> {
         }
     }
 
+    /// Handles `event`, then everything it set off at the same instant: tasks
+    /// given a worker, calls given a bulkhead slot, and messages over a
+    /// zero-latency network, in that order until none is left.
     fn dispatch(&mut self, event: Event) {
+        self.handle(event);
+        loop {
+            if let Some(task) = self.ready.pop_front() {
+                if self.tasks.contains_key(task) {
+                    self.run_step(task);
+                }
+            } else if let Some(call) = self.ready_calls.pop_front() {
+                if self.calls.contains_key(call) {
+                    self.send_attempt(call);
+                }
+            } else if let Some(event) = self.queue.pop_now() {
+                self.handle(event);
+            } else {
+                break;
+            }
+        }
+    }
+
+    fn handle(&mut self, event: Event) {
         match event {
             Event::Arrival { workload } => self.on_arrival(workload as usize),
             Event::AttemptArrives(a) => self.on_attempt_arrives(a),
@@ -626,22 +651,37 @@ impl<'m> Simulator<'m> {
             Event::Change(i) => self.on_change(i as usize),
             Event::BulkheadTimeout(c) => self.on_bulkhead_timeout(c),
         }
-        loop {
-            if let Some(task) = self.ready.pop_front() {
-                if self.tasks.contains_key(task) {
-                    self.run_step(task);
+    }
+
+    /// The clock.
+    /// Prefetches the entities of the events a few places down each FIFO lane
+    /// (timeouts, backoffs): those entities were last touched a timeout ago,
+    /// so each handler would otherwise start with a miss to memory, and the
+    /// run is bound by those misses (see `stormsim_engine::Slab`). Two stages:
+    /// far ahead the event's own entity, nearer the ones it points to, which
+    /// can only be read once it has arrived. A hint: the run's results do not
+    /// depend on it.
+    fn warm_up_upcoming(&self) {
+        for event in self.queue.upcoming(PREFETCH_FAR) {
+            match *event {
+                Event::AttemptTimeout(a) => self.attempts.prefetch(a),
+                Event::BackoffDone(c) | Event::BulkheadTimeout(c) => self.calls.prefetch(c),
+                Event::WorkDone(t) => self.tasks.prefetch(t),
+                _ => {}
+            }
+        }
+        for event in self.queue.upcoming(PREFETCH_NEAR) {
+            if let Event::AttemptTimeout(a) = *event {
+                if let Some(a) = self.attempts.get(a) {
+                    self.calls.prefetch(a.call);
+                    if let Some(child) = a.child {
+                        self.tasks.prefetch(child);
+                    }
                 }
-            } else if let Some(call) = self.ready_calls.pop_front() {
-                if self.calls.contains_key(call) {
-                    self.send_attempt(call);
-                }
-            } else {
-                break;
             }
         }
     }
 
-    /// The clock.
     pub(crate) fn now(&self) -> SimTime {
         self.queue.now()
     }
@@ -678,27 +718,25 @@ impl<'m> Simulator<'m> {
         };
         let deadline = w.deadline.map(|d| now + d);
         self.requests += 1;
-        let root = self.roots.insert(Root {
-            arrived: now,
-            workload: workload as u32,
-        });
-        self.peak_in_flight = self.peak_in_flight.max(self.roots.len() as u64);
+        self.roots_in_flight += 1;
+        self.peak_in_flight = self.peak_in_flight.max(self.roots_in_flight);
         self.per_workload[workload].requests += 1;
         self.series.global_mut().requests += 1;
         let class = self.model.workloads[workload].class;
-        self.start_call(Owner::Root(root), workload as EdgeId, key, deadline, class);
+        let owner = Owner::Root {
+            arrived: now,
+            workload: workload as u32,
+        };
+        self.start_call(owner, workload as EdgeId, key, deadline, class);
         self.schedule_arrival(workload, next);
     }
 
     /// A logical request got its answer.
-    pub(crate) fn finish_root(&mut self, root: RootId, outcome: Outcome) {
-        let Some(r) = self.roots.remove(root) else {
-            return;
-        };
-        let latency = self.now() - r.arrived;
+    pub(crate) fn finish_root(&mut self, arrived: SimTime, workload: u32, outcome: Outcome) {
+        self.roots_in_flight -= 1;
+        let latency = self.now() - arrived;
         self.last_answer = self.now();
-        self.latency.record(latency);
-        let per_workload = &mut self.per_workload[r.workload as usize];
+        let per_workload = &mut self.per_workload[workload as usize];
         per_workload.latency.record(latency);
         match outcome {
             Outcome::Ok => {
@@ -717,18 +755,21 @@ impl<'m> Simulator<'m> {
     /// A network traversal's latency, keyed by the attempt and the direction.
     pub(crate) fn network_delay(&self, key: StreamKey, direction: u64) -> SimDuration {
         let net = &self.model.network;
-        if net.is_constant() {
-            net.sample(&mut key.rng())
+        if let Some(constant) = net.constant() {
+            constant
         } else {
             net.sample(&mut key.index(direction).rng())
         }
     }
 
     /// Sends `event` across the network: one hop's latency, keyed by the
-    /// request and the direction. A constant latency rides a FIFO lane.
+    /// request and the direction. A constant latency rides a FIFO lane; none
+    /// at all delivers it at the current instant, after the event in hand.
     pub(crate) fn send_over_network(&mut self, key: StreamKey, direction: u64, event: Event) {
         let delay = self.network_delay(key, direction);
-        if self.model.network.is_constant() {
+        if delay == SimDuration::ZERO {
+            self.queue.schedule_now(event);
+        } else if self.model.network.is_constant() {
             self.queue.schedule_constant(delay, event);
         } else {
             self.queue.schedule_in(delay, event);

@@ -40,9 +40,10 @@ pub fn next_delay(
     previous: SimDuration,
     rng: &mut StreamRng,
 ) -> SimDuration {
-    let d = base_delay(&policy.backoff, retry).as_nanos() as f64;
+    let base = base_delay(&policy.backoff, retry);
+    let d = base.as_nanos() as f64;
     let ns = match policy.jitter {
-        Jitter::None => return SimDuration(d as u64),
+        Jitter::None => return base,
         Jitter::Full => uniform(0.0, d, rng),
         Jitter::Equal => d / 2.0 + uniform(0.0, d / 2.0, rng),
         Jitter::Proportional => {
