@@ -285,6 +285,13 @@ fn load_sweep_or_report(path: &Path) -> Result<Option<stormsim_sweep::Sweep>> {
 
 /// Loads a model; on a model error prints every problem and returns `None`.
 fn load_or_report(path: &Path, sets: &[String], seed: Option<u64>) -> Result<Option<LoadedModel>> {
+    if path.to_string_lossy().ends_with(".sweep.json") {
+        eprintln!(
+            "{}: a sweep file, not a model: run it with `stormsim sweep {0}` (or `stormsim search {0}`)",
+            path.display()
+        );
+        return Ok(None);
+    }
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("cannot read model file {}", path.display()))?;
     let mut parsed = Vec::new();

@@ -496,6 +496,49 @@ fn a_bad_sweep_names_its_problems_and_exits_2() {
     );
 }
 
+/// A sweep may carry its model inline: the same runs as from the model's file,
+/// and an error inside it is named by its path under `model`.
+#[test]
+fn a_sweep_with_its_model_inline_runs_as_one_with_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = model("deadline-chain.json");
+    let inline: Value = serde_json::from_str(&read(&file)).unwrap();
+    let results = |name: &str, model: Value| {
+        let sweep = write_json(
+            &dir.path().join(format!("{name}.json")),
+            serde_json::json!({
+                "name": name,
+                "model": model,
+                "variant": "per-tier-timeouts",
+                "axes": [{"path": "services[gateway].steps[A].timeout_ms", "values": [10, 500]}]
+            }),
+        );
+        let out = dir.path().join(name);
+        let run = stormsim(
+            &[
+                "sweep",
+                sweep.to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+                "--quiet",
+            ],
+            &[],
+        );
+        (run, out.join("results.csv"))
+    };
+    let (by_file, file_results) = results("by-file", Value::from(file.to_str().unwrap()));
+    let (by_value, inline_results) = results("inline", inline.clone());
+    assert!(by_file.status.success() && by_value.status.success());
+    assert_eq!(read(&file_results), read(&inline_results));
+
+    let mut broken = inline;
+    broken["services"][0]["workers"] = Value::from(-1);
+    let (run, _) = results("broken", broken);
+    assert_eq!(run.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(stderr.contains("model: services[0].workers"), "{stderr}");
+}
+
 /// The search brackets a tipping point: in S1's per-tier-timeouts variant the
 /// gateway's timeout decides whether the fast 70% of requests get through, and
 /// the fast path takes 12.5 ms from the gateway's send (0.5 ms hops and 0.5 ms

@@ -11,7 +11,7 @@ pub mod spec;
 mod table;
 
 pub use design::Point;
-pub use spec::SweepSpec;
+pub use spec::{ModelSource, SweepSpec};
 pub use table::{aggregate_csv, results_csv};
 
 use rayon::prelude::*;
@@ -95,12 +95,29 @@ impl Sweep {
         })?;
         let doc = parse_json(&text).map_err(SweepError::Invalid)?;
         let spec: SweepSpec = serde_path_to_error_free(&doc)?;
-        let model_path = path.parent().unwrap_or(Path::new(".")).join(&spec.model);
-        let model_text = std::fs::read_to_string(&model_path).map_err(|source| SweepError::Io {
-            path: model_path.clone(),
-            source,
+        let (model_path, model_text) = match &spec.model {
+            ModelSource::File(file) => {
+                let model_path = path.parent().unwrap_or(Path::new(".")).join(file);
+                let text =
+                    std::fs::read_to_string(&model_path).map_err(|source| SweepError::Io {
+                        path: model_path.clone(),
+                        source,
+                    })?;
+                (model_path, text)
+            }
+            // Inline: the sweep file is the model's file; its errors name paths
+            // inside the model, as a model file's would.
+            ModelSource::Inline(model) => (
+                path.to_path_buf(),
+                serde_json::to_string_pretty(model).expect("a JSON object serializes"),
+            ),
+        };
+        let base = load_model(&model_text, &[], None).map_err(|mut e| {
+            if let ModelSource::Inline(_) = spec.model {
+                e.problems = e.problems.into_iter().map(|p| p.within("model")).collect();
+            }
+            SweepError::Invalid(e)
         })?;
-        let base = load_model(&model_text, &[], None).map_err(SweepError::Invalid)?;
         let seed = spec.seed.unwrap_or(base.seed);
         if spec.replications == 0 {
             return Err(invalid(vec![Problem::new(

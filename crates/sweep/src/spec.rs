@@ -14,8 +14,9 @@ pub struct SweepSpec {
     /// What the sweep explores.
     #[serde(default)]
     pub description: String,
-    /// The model file, relative to the sweep file.
-    pub model: String,
+    /// The base model: a file name, relative to the sweep file, or the model
+    /// itself, inline.
+    pub model: ModelSource,
     /// The model's variant to run at every point (default: its first). A
     /// `variants` axis overrides it.
     #[serde(default)]
@@ -45,6 +46,16 @@ pub struct SweepSpec {
     /// How points are chosen: the full grid (default), or a sample.
     #[serde(default)]
     pub design: DesignSpec,
+}
+
+/// Where a sweep's base model comes from.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum ModelSource {
+    /// A model file, relative to the sweep file.
+    File(String),
+    /// The model, inline (a JSON object, as in a model file).
+    Inline(Map<String, Value>),
 }
 
 fn one() -> u32 {
