@@ -5,9 +5,9 @@
 # is tested in crates/cli/tests/cli.rs.
 #
 # Usage, from the repository root, with stormsim built (cargo build --release):
-#   SWEEP=models/sweeps/catalog-phase.json SHARDS=8 sbatch --array=0-7 docs/cluster/slurm-sweep.sh
+#   SWEEP=models/catalog-phase.sweep.json SHARDS=8 sbatch --array=0-7 docs/cluster/slurm-sweep.sh
 #   # when every task is done:
-#   target/release/stormsim merge models/sweeps/catalog-phase.json outputs/shards/catalog-phase/*
+#   target/release/stormsim merge models/catalog-phase.sweep.json outputs/shards/catalog-phase/*
 #SBATCH --job-name=stormsim-sweep
 #SBATCH --cpus-per-task=4
 #SBATCH --time=01:00:00

@@ -36,7 +36,7 @@ enum Command {
     /// summary.csv and charts.
     Run {
         /// The model file(s) (JSON). Several run one after another, each into
-        /// outputs/<its name>/: `stormsim run models/*.json` regenerates outputs/.
+        /// outputs/<its name>/ (sweep files among them are skipped, named).
         #[arg(required = true)]
         models: Vec<PathBuf>,
         /// Output folder (with one model). Default: outputs/<model name>/
@@ -250,6 +250,20 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             // Check every model before running any: a typo in the last file
             // should not surface after minutes of work.
             let mut loaded = Vec::new();
+            // `run models/*.json` meets the sweep files too: with other files
+            // beside them they are skipped, named; alone, refused.
+            let (sweeps, models): (Vec<_>, Vec<_>) =
+                models.into_iter().partition(|m| is_sweep_file(m));
+            for sweep in &sweeps {
+                eprintln!(
+                    "{}: a sweep file, not a model: run it with `stormsim sweep {0}` (or `stormsim search {0}`){}",
+                    sweep.display(),
+                    if models.is_empty() { "" } else { "; skipped" }
+                );
+            }
+            if models.is_empty() {
+                return Ok(ExitCode::from(EXIT_BAD_MODEL));
+            }
             for model in &models {
                 match load_or_report(model, &sets, seed)? {
                     Some(m) => loaded.push(m),
@@ -284,14 +298,11 @@ fn load_sweep_or_report(path: &Path) -> Result<Option<stormsim_sweep::Sweep>> {
 }
 
 /// Loads a model; on a model error prints every problem and returns `None`.
+fn is_sweep_file(path: &Path) -> bool {
+    path.to_string_lossy().ends_with(".sweep.json")
+}
+
 fn load_or_report(path: &Path, sets: &[String], seed: Option<u64>) -> Result<Option<LoadedModel>> {
-    if path.to_string_lossy().ends_with(".sweep.json") {
-        eprintln!(
-            "{}: a sweep file, not a model: run it with `stormsim sweep {0}` (or `stormsim search {0}`)",
-            path.display()
-        );
-        return Ok(None);
-    }
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("cannot read model file {}", path.display()))?;
     let mut parsed = Vec::new();
