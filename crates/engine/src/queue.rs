@@ -91,6 +91,8 @@ pub struct EventQueue<E> {
     lane_fronts: Vec<(SimTime, u64)>,
     /// Events due at `now`, before everything else, in the order scheduled.
     at_now: VecDeque<E>,
+    /// The lane the last entry came from (`usize::MAX`: the heap).
+    popped_lane: usize,
     now: SimTime,
     next_seq: u64,
     /// Current generation of each timer slot.
@@ -116,6 +118,7 @@ impl<E> EventQueue<E> {
             lane_delays: Vec::new(),
             lane_fronts: Vec::new(),
             at_now: VecDeque::new(),
+            popped_lane: usize::MAX,
             now: SimTime::ZERO,
             next_seq: 0,
             generations: Vec::new(),
@@ -221,6 +224,7 @@ impl<E> EventQueue<E> {
                 from = i;
             }
         }
+        self.popped_lane = from;
         if from == usize::MAX {
             return self.heap.pop();
         }
@@ -263,17 +267,16 @@ impl<E> EventQueue<E> {
         None
     }
 
-    /// The live events `distance` places behind the front of each FIFO lane:
-    /// events that are not due yet but will be soon, for the caller to warm up
-    /// what their handlers will touch (a lane is in time order, so its future
-    /// is known; the heap's is not, cheaply).
-    pub fn upcoming(&self, distance: usize) -> impl Iterator<Item = &E> {
-        self.lanes.iter().filter_map(move |lane| {
-            let entry = lane.entries.get(distance)?;
-            let live = entry.slot == NOT_CANCELLABLE
-                || self.generations[entry.slot as usize] == entry.generation;
-            live.then_some(&entry.event)
-        })
+    /// The event `distance` places behind the front of the FIFO lane the last
+    /// popped event came from, if it is live: an event not due yet but soon,
+    /// for the caller to warm up what its handler will touch (a lane is in
+    /// time order, so its future is known; the heap's is not, cheaply). Only
+    /// that lane moved, so only its view changed.
+    pub fn upcoming(&self, distance: usize) -> Option<&E> {
+        let entry = self.lanes.get(self.popped_lane)?.entries.get(distance)?;
+        let live = entry.slot == NOT_CANCELLABLE
+            || self.generations[entry.slot as usize] == entry.generation;
+        live.then_some(&entry.event)
     }
 
     /// The time of the next entry (possibly a stale one), without popping.
@@ -382,12 +385,16 @@ mod tests {
                 timer
             })
             .collect();
-        assert_eq!(q.upcoming(1).copied().collect::<Vec<_>>(), vec!["b"]);
+        // The last pop came from the heap: no lane moved.
+        assert_eq!(q.upcoming(1), None);
+        q.schedule_in(SimDuration(20), "after the lane");
+        assert_eq!(q.pop(), Some((SimTime(10), "a")));
+        assert_eq!(q.upcoming(0), Some(&"b"));
         q.cancel(timers[1]);
         // A cancelled entry is not worth warming up.
-        assert_eq!(q.upcoming(1).count(), 0);
-        assert_eq!(q.upcoming(3).copied().collect::<Vec<_>>(), vec!["d"]);
-        assert_eq!(q.upcoming(4).count(), 0);
+        assert_eq!(q.upcoming(0), None);
+        assert_eq!(q.upcoming(2), Some(&"d"));
+        assert_eq!(q.upcoming(3), None);
     }
 
     #[test]

@@ -258,7 +258,7 @@ impl Simulator<'_> {
             to,
             key,
             attempt_no,
-            timer: None,
+            timer: AttemptTimer::None,
             ends_at_deadline,
             budget,
             child: None,
@@ -273,7 +273,7 @@ impl Simulator<'_> {
                 let timer = self
                     .queue
                     .schedule_timer(send_at + timeout, Event::AttemptTimeout(attempt));
-                self.attempts[attempt].timer = Some(timer);
+                self.attempts[attempt].timer = AttemptTimer::Armed(timer);
             }
             self.calls[call_id].current = Some(attempt);
             let delay = self.network_delay(key, NET_DOWN);
@@ -281,19 +281,53 @@ impl Simulator<'_> {
                 .schedule(send_at + delay, Event::AttemptArrives(attempt));
             return;
         }
+        let hop = self.network_delay(key, NET_DOWN);
         if !timeout.is_infinite() {
             // The edge's own timeout recurs: a FIFO lane. A timeout cut by the
             // deadline or capped varies: the heap.
-            let event = Event::AttemptTimeout(attempt);
-            let timer = if timeout == self.edges[edge as usize].attempt_timeout {
-                self.queue.schedule_constant_timer(timeout, event)
+            let recurring = timeout == self.edges[edge as usize].attempt_timeout;
+            self.attempts[attempt].timer = if hop < timeout {
+                // Armed on arrival, unless refused at once (see AttemptTimer).
+                AttemptTimer::Pending {
+                    expires: now + timeout,
+                    recurring,
+                }
             } else {
-                self.queue.schedule_timer(now + timeout, event)
+                let event = Event::AttemptTimeout(attempt);
+                AttemptTimer::Armed(if recurring {
+                    self.queue.schedule_constant_timer(timeout, event)
+                } else {
+                    self.queue.schedule_timer(now + timeout, event)
+                })
             };
-            self.attempts[attempt].timer = Some(timer);
         }
         self.calls[call_id].current = Some(attempt);
-        self.send_over_network(key, NET_DOWN, Event::AttemptArrives(attempt));
+        self.deliver_after(hop, Event::AttemptArrives(attempt));
+    }
+
+    /// Arms an attempt's pending timer unless its answer, due at `answer_at`,
+    /// comes first (`SimTime::NEVER`: not known yet). A timer due at the same
+    /// instant as the answer is armed first, so it wins, as it would have had it
+    /// been armed at send.
+    pub(crate) fn arm_timer_unless_answered_by(&mut self, attempt: AttemptId, answer_at: SimTime) {
+        let now = self.now();
+        let Some(a) = self.attempts.get_mut(attempt) else {
+            return;
+        };
+        let AttemptTimer::Pending { expires, recurring } = a.timer else {
+            return;
+        };
+        if answer_at < expires {
+            return;
+        }
+        let event = Event::AttemptTimeout(attempt);
+        // From arrival, a recurring timeout over a constant hop is itself a
+        // constant delay.
+        a.timer = AttemptTimer::Armed(if recurring && self.model.network.is_constant() {
+            self.queue.schedule_constant_timer(expires - now, event)
+        } else {
+            self.queue.schedule_timer(expires, event)
+        });
     }
 
     /// An attempt ended: settle its breaker permit, its budget accounting and
@@ -345,7 +379,7 @@ impl Simulator<'_> {
         let Some(a) = self.attempts.remove(attempt) else {
             return;
         };
-        if let Some(timer) = a.timer {
+        if let AttemptTimer::Armed(timer) = a.timer {
             self.queue.cancel(timer);
         }
         self.end_attempt(&a, Some(outcome));
@@ -459,7 +493,7 @@ impl Simulator<'_> {
         let Some(a) = self.attempts.remove(attempt) else {
             return;
         };
-        if let Some(timer) = a.timer {
+        if let AttemptTimer::Armed(timer) = a.timer {
             self.queue.cancel(timer);
         }
         self.end_attempt(&a, None);

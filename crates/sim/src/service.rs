@@ -5,7 +5,7 @@ use crate::metrics::{FailReason, Outcome};
 use crate::policy::rate_limit::RateDecision;
 use crate::simulator::{Event, Simulator, NET_UP};
 use crate::world::*;
-use stormsim_engine::StreamKey;
+use stormsim_engine::{SimTime, StreamKey};
 use stormsim_model::{CallContext, DownMode, OnCancel, Step};
 
 /// How many places down a service's queue `release_worker` prefetches.
@@ -29,8 +29,14 @@ impl Simulator<'_> {
                 DownMode::Refuse => self.refuse(attempt, key, FailReason::ConnectionRefused),
                 DownMode::Blackhole => {
                     let connect = self.edges[edge as usize].connect_timeout;
+                    let answer_at = if connect.is_infinite() {
+                        SimTime::NEVER
+                    } else {
+                        (sent_at + connect).max(now)
+                    };
+                    self.arm_timer_unless_answered_by(attempt, answer_at);
                     if !connect.is_infinite() {
-                        let at = (sent_at + connect).max(now);
+                        let at = answer_at;
                         self.queue.schedule(
                             at,
                             Event::ResponseArrives(attempt, Outcome::Failed(FailReason::Timeout)),
@@ -114,6 +120,8 @@ impl Simulator<'_> {
             in_flight_at_arrival: in_flight + 1,
         });
         self.attempts[attempt].child = Some(task);
+        // Kept: it may now run past its timeout.
+        self.arm_timer_unless_answered_by(attempt, SimTime::NEVER);
         if admitted {
             let busy = self.services[service_id].instances[instance].busy + 1;
             self.set_busy(service_id, instance, busy);
@@ -157,9 +165,10 @@ impl Simulator<'_> {
 
     /// Answers an attempt at once with an error, before any handler ran.
     fn refuse(&mut self, attempt: AttemptId, key: StreamKey, reason: FailReason) {
-        self.send_over_network(
-            key,
-            NET_UP,
+        let hop = self.network_delay(key, NET_UP);
+        self.arm_timer_unless_answered_by(attempt, self.now() + hop);
+        self.deliver_after(
+            hop,
             Event::ResponseArrives(attempt, Outcome::Failed(reason)),
         );
     }

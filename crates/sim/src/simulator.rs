@@ -662,21 +662,17 @@ impl<'m> Simulator<'m> {
     /// can only be read once it has arrived. A hint: the run's results do not
     /// depend on it.
     fn warm_up_upcoming(&self) {
-        for event in self.queue.upcoming(PREFETCH_FAR) {
-            match *event {
-                Event::AttemptTimeout(a) => self.attempts.prefetch(a),
-                Event::BackoffDone(c) | Event::BulkheadTimeout(c) => self.calls.prefetch(c),
-                Event::WorkDone(t) => self.tasks.prefetch(t),
-                _ => {}
-            }
+        match self.queue.upcoming(PREFETCH_FAR) {
+            Some(&Event::AttemptTimeout(a)) => self.attempts.prefetch(a),
+            Some(&Event::BackoffDone(c) | &Event::BulkheadTimeout(c)) => self.calls.prefetch(c),
+            Some(&Event::WorkDone(t)) => self.tasks.prefetch(t),
+            _ => {}
         }
-        for event in self.queue.upcoming(PREFETCH_NEAR) {
-            if let Event::AttemptTimeout(a) = *event {
-                if let Some(a) = self.attempts.get(a) {
-                    self.calls.prefetch(a.call);
-                    if let Some(child) = a.child {
-                        self.tasks.prefetch(child);
-                    }
+        if let Some(&Event::AttemptTimeout(a)) = self.queue.upcoming(PREFETCH_NEAR) {
+            if let Some(a) = self.attempts.get(a) {
+                self.calls.prefetch(a.call);
+                if let Some(child) = a.child {
+                    self.tasks.prefetch(child);
                 }
             }
         }
@@ -767,6 +763,11 @@ impl<'m> Simulator<'m> {
     /// at all delivers it at the current instant, after the event in hand.
     pub(crate) fn send_over_network(&mut self, key: StreamKey, direction: u64, event: Event) {
         let delay = self.network_delay(key, direction);
+        self.deliver_after(delay, event);
+    }
+
+    /// Delivers `event` after a hop of `delay`, drawn from the network.
+    pub(crate) fn deliver_after(&mut self, delay: SimDuration, event: Event) {
         if delay == SimDuration::ZERO {
             self.queue.schedule_now(event);
         } else if self.model.network.is_constant() {

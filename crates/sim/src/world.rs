@@ -88,8 +88,8 @@ pub struct Attempt {
     pub key: StreamKey,
     /// 1 for a first try, more for a retry.
     pub attempt_no: u32,
-    /// The per-attempt timer, if finite.
-    pub timer: Option<TimerHandle>,
+    /// The per-attempt timeout.
+    pub timer: AttemptTimer,
     /// Whether the timer is the deadline (reported as `deadline_exceeded`).
     pub ends_at_deadline: bool,
     /// Budget sent to the callee, if propagated.
@@ -102,6 +102,31 @@ pub struct Attempt {
     pub instance: u32,
     /// Priority class of the request.
     pub class: Option<u8>,
+}
+
+/// An attempt's timeout timer.
+///
+/// Armed lazily: an attempt that reaches its callee before it could expire gets
+/// its timer only once the callee keeps it (queues or starts it), or answers it
+/// too late. In a retry storm most attempts are refused at once, and a timer
+/// armed at send would be cancelled a hop later and left in its lane as a
+/// tombstone: three in four entries of the timeout lane, in the Catalog
+/// benchmark. The expiry is the same either way; only the order of events due
+/// at the very same nanosecond could differ.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AttemptTimer {
+    /// No timeout.
+    None,
+    /// Not armed yet; expires at this time.
+    Pending {
+        /// When it expires.
+        expires: SimTime,
+        /// Whether its length is the edge's own timeout (a recurring delay,
+        /// for a FIFO lane) rather than one cut by a deadline.
+        recurring: bool,
+    },
+    /// Armed.
+    Armed(TimerHandle),
 }
 
 /// Where a handler is.
