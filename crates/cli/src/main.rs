@@ -128,6 +128,24 @@ enum Command {
         #[arg(long = "set", value_name = "PATH=VALUE")]
         sets: Vec<String>,
     },
+    /// Check the simulator against queueing theory: run the textbook queues of
+    /// models/validation/ with replications, print each quantity against its
+    /// closed form, write validation.csv; exit 1 if a row fails.
+    Validate {
+        /// Runs per variant, each with its own seed (at least 2).
+        #[arg(long, default_value_t = stormsim_validate::DEFAULT_REPLICATIONS)]
+        replications: u32,
+        /// Output folder for validation.csv.
+        #[arg(long, default_value = "outputs/validation")]
+        out: PathBuf,
+        /// The folder of validation models (every *.json in it).
+        #[arg(long, default_value = "models/validation")]
+        models: PathBuf,
+        /// Multiply every arrival window by this: below 1 for a quicker check
+        /// with wider intervals (a run too short for its warm-up is refused).
+        #[arg(long, default_value_t = 1.0)]
+        duration_scale: f64,
+    },
     /// Check a model without running it: every problem, with its JSON path.
     Check {
         /// The model file (JSON).
@@ -151,6 +169,12 @@ fn main() -> ExitCode {
 
 fn dispatch(cli: Cli) -> Result<ExitCode> {
     match cli.command {
+        Command::Validate {
+            replications,
+            out,
+            models,
+            duration_scale,
+        } => validate(&models, &out, replications, duration_scale),
         Command::Check { model, sets } => {
             let Some(loaded) = load_or_report(&model, &sets, None)? else {
                 return Ok(ExitCode::from(EXIT_BAD_MODEL));
@@ -279,6 +303,40 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// `stormsim validate`: the table on stdout, validation.csv (no wall time in
+/// it, so the same bytes every run), the wall time on stderr. A model the
+/// formulas do not cover is a bad model (exit 2); a failed row exits 1.
+fn validate(models: &Path, out: &Path, replications: u32, duration_scale: f64) -> Result<ExitCode> {
+    use stormsim_validate::{run_suite, Options, ValidateError};
+    let started = std::time::Instant::now();
+    let options = Options {
+        replications,
+        duration_scale,
+    };
+    let validation = match run_suite(models, &options) {
+        Ok(v) => v,
+        Err(e @ (ValidateError::Io { .. } | ValidateError::Csv(_))) => return Err(e.into()),
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(ExitCode::from(EXIT_BAD_MODEL));
+        }
+    };
+    print!("{}", validation.table());
+    std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
+    let csv = out.join("validation.csv");
+    output::write_atomically(&csv, validation.csv()?.as_bytes())?;
+    eprintln!(
+        "wrote {} in {:.1} s",
+        csv.display(),
+        started.elapsed().as_secs_f64()
+    );
+    Ok(if validation.all_pass() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }
 
 /// Loads a sweep file; on a problem in it or its model prints every problem

@@ -678,3 +678,54 @@ fn merged_shards_equal_the_unsharded_sweep() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("runs"));
 }
+
+/// `stormsim validate`, shortened: the table on stdout, exit 0, and a
+/// validation.csv that is the same bytes on a second run (no wall time in it).
+/// That every row passes at a useful length is the validate crate's own test.
+#[test]
+fn validate_prints_the_table_and_writes_the_same_csv_every_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |out: &Path| {
+        stormsim(
+            &[
+                "validate",
+                "--replications",
+                "3",
+                "--duration-scale",
+                "0.1",
+                "--out",
+                out.to_str().unwrap(),
+            ],
+            &[],
+        )
+    };
+    let (first, second) = (dir.path().join("a"), dir.path().join("b"));
+    let out = run(&first);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(table.starts_with("quantity"), "{table}");
+    assert!(table.contains("M/M/5/5 ρ=0.95 P(block)"), "{table}");
+    run(&second);
+    let csv = read(&first.join("validation.csv"));
+    assert_eq!(csv, read(&second.join("validation.csv")));
+    assert!(csv.starts_with("model,variant,queue,utilisation,quantity,analytic,simulated,"));
+    assert_eq!(csv.lines().count(), 1 + 54);
+
+    // A model the formulas do not cover is refused as a bad model, with why.
+    let models = dir.path().join("models");
+    std::fs::create_dir(&models).unwrap();
+    std::fs::write(
+        models.join("timeout.json"),
+        r#"{"name": "t", "workloads": [{"name": "a", "target": "s", "duration_s": 10,
+            "timeout_ms": 5, "arrival": {"kind": "poisson", "rate_per_s": 10}}],
+            "services": [{"name": "s", "steps": [{"work": {"kind": "constant", "ms": 1}}]}]}"#,
+    )
+    .unwrap();
+    let out = stormsim(&["validate", "--models", models.to_str().unwrap()], &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("timeout"));
+}

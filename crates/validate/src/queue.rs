@@ -1,0 +1,280 @@
+//! Which textbook queue a validation model is, read off the checked model
+//! itself: the analytic values then come from the very numbers the simulator
+//! ran (a variant's arrival rate, the service distribution's parameters), and
+//! a model outside what the formulas cover is refused instead of compared
+//! with the wrong formula.
+
+use crate::formulas::{
+    erlang_b, erlang_c, mmc_mean_wait, pollaczek_khinchine_wait, relaxation_time, Moments,
+};
+use stormsim_model::{Admission, Arrival, Dist, Model, Step};
+
+/// Warm-up discarded at the start of every run, in relaxation times: after
+/// five, what is left of the start-empty bias is under 1% of what it was.
+pub const WARM_UP_RELAXATIONS: f64 = 5.0;
+
+/// A quantity the suite measures, with its closed form.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Quantity {
+    /// Mean time in system W (wait plus service), ms.
+    TimeInSystem,
+    /// Mean wait in queue Wq, ms.
+    Wait,
+    /// Probability that an arrival waits (all servers busy).
+    WaitProbability,
+    /// Probability that an arrival is lost (all servers busy, no queue).
+    Blocking,
+    /// Little's law on the run itself: time-average requests in the system
+    /// over arrival rate × mean time in system; 1 when L = λW.
+    Little,
+}
+
+impl Quantity {
+    /// Short label, as in the table.
+    pub fn label(self) -> &'static str {
+        match self {
+            Quantity::TimeInSystem => "W ms",
+            Quantity::Wait => "Wq ms",
+            Quantity::WaitProbability => "P(wait)",
+            Quantity::Blocking => "P(block)",
+            Quantity::Little => "L/(λW)",
+        }
+    }
+
+    /// Column-friendly name, as in `validation.csv`.
+    pub fn key(self) -> &'static str {
+        match self {
+            Quantity::TimeInSystem => "w_ms",
+            Quantity::Wait => "wq_ms",
+            Quantity::WaitProbability => "p_wait",
+            Quantity::Blocking => "p_block",
+            Quantity::Little => "little_ratio",
+        }
+    }
+}
+
+/// A single-station queue with Poisson arrivals: M/G/1, M/M/c, or a loss
+/// system M/G/c/c. Times in ms.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Queue {
+    /// Arrival rate λ, per ms.
+    pub rate: f64,
+    /// Servers c (workers).
+    pub servers: u32,
+    /// No waiting room: arrivals that find every server busy are lost.
+    pub loss: bool,
+    /// The service time's moments.
+    pub service: Moments,
+    /// Kendall's letter for the service distribution: M, D or G.
+    pub service_kind: char,
+    /// Arrivals stop at this time, ms.
+    pub arrivals_until: f64,
+    /// Width of a time-series bucket, ms.
+    pub bucket: f64,
+}
+
+impl Queue {
+    /// Reads the queue off a checked model, or says every reason it is not
+    /// one of the queues the formulas cover.
+    pub fn from_model(model: &Model) -> Result<Queue, String> {
+        let mut why = Vec::new();
+        if model.workloads.len() != 1 || model.services.len() != 1 {
+            why.push("needs exactly one workload and one service".to_string());
+        }
+        if model.horizon.is_some() {
+            why.push("a horizon would leave requests unanswered and bias the means".into());
+        }
+        if model.network.constant().is_none_or(|d| d.as_nanos() != 0) {
+            why.push("the network must add no latency".into());
+        }
+        let (Some(workload), Some(service)) = (model.workloads.first(), model.services.first())
+        else {
+            return Err(why.join("; "));
+        };
+        let rate = match workload.arrival {
+            Arrival::Poisson { mean_gap_ns } => 1e6 / mean_gap_ns,
+            _ => {
+                why.push("arrivals must be Poisson".into());
+                f64::NAN
+            }
+        };
+        let arrivals_until = workload.duration.map(|d| d.as_ms());
+        if arrivals_until.is_none() || workload.max_requests.is_some() {
+            why.push("arrivals must be bounded by `duration_s` alone".into());
+        }
+        let edge = &workload.edge;
+        if workload.deadline.is_some()
+            || !edge.attempt_timeout.is_infinite()
+            || edge.retry.max_attempts != 1
+            || edge.breaker.is_some()
+            || edge.bulkhead.is_some()
+            || edge.rate_limit.is_some()
+            || edge.throttle.is_some()
+        {
+            why.push("the caller must wait for every answer: no deadline, timeout, retry or client policy".into());
+        }
+        if service.instances != 1 || service.instances_down != 0 {
+            why.push("the service must have one instance, up".into());
+        }
+        if service.admission != Admission::default() || service.default_deadline.is_some() {
+            why.push("the service must admit every request the queue has room for".into());
+        }
+        let loss = match service.queue_capacity {
+            0 => true,
+            usize::MAX => false,
+            _ => {
+                why.push(
+                    "the queue must be unbounded, or absent (capacity 0, a loss system)".into(),
+                );
+                false
+            }
+        };
+        let dist = match service.steps.as_slice() {
+            [Step::Work { dist, .. }] if service.only_classes.iter().all(Option::is_none) => {
+                Some(dist)
+            }
+            _ => {
+                why.push("the handler must be one `work` step, run for every request".into());
+                None
+            }
+        };
+        let service_kind = match dist {
+            Some(Dist::Exponential { .. }) => 'M',
+            Some(Dist::Constant(_)) => 'D',
+            _ => 'G',
+        };
+        let servers = service.workers;
+        if servers == u32::MAX {
+            why.push("the number of workers must be bounded".into());
+        }
+        if !loss && servers > 1 && service_kind != 'M' {
+            why.push("several servers with a queue need exponential service (M/M/c): M/G/c has no closed form".into());
+        }
+        let queue = Queue {
+            rate,
+            servers,
+            loss,
+            service: dist.map_or(
+                Moments {
+                    mean: f64::NAN,
+                    second: f64::NAN,
+                },
+                Moments::of,
+            ),
+            service_kind,
+            arrivals_until: arrivals_until.unwrap_or(0.0),
+            bucket: model.bucket.as_ms(),
+        };
+        if why.is_empty() && !loss && queue.utilisation() >= 1.0 {
+            why.push(format!(
+                "utilisation {:.3} ≥ 1: the queue has no steady state",
+                queue.utilisation()
+            ));
+        }
+        if why.is_empty() {
+            Ok(queue)
+        } else {
+            Err(why.join("; "))
+        }
+    }
+
+    /// Kendall's notation: M/M/1, M/D/1, M/G/1, M/M/4, M/M/5/5.
+    pub fn notation(&self) -> String {
+        let c = self.servers;
+        if self.loss {
+            format!("M/{}/{c}/{c}", self.service_kind)
+        } else {
+            format!("M/{}/{c}", self.service_kind)
+        }
+    }
+
+    /// Offered load a = λ·E[S], Erlangs.
+    pub fn offered(&self) -> f64 {
+        self.rate * self.service.mean
+    }
+
+    /// Offered load per server ρ = λ·E[S]/c (for a loss system, what the
+    /// servers would carry if nothing were lost).
+    pub fn utilisation(&self) -> f64 {
+        self.offered() / f64::from(self.servers)
+    }
+
+    /// What the run should discard before measuring, ms.
+    pub fn warm_up(&self) -> f64 {
+        let relaxation = if self.loss {
+            // A loss system forgets its start as its requests in service end.
+            self.service.mean * ((1.0 + self.service.scv()) / 2.0).max(1.0)
+        } else {
+            relaxation_time(self.servers, self.utilisation(), self.service)
+        };
+        WARM_UP_RELAXATIONS * relaxation
+    }
+
+    /// The quantities measured on this queue, with their analytic values.
+    pub fn expected(&self) -> Vec<(Quantity, f64)> {
+        let a = self.offered();
+        if self.loss {
+            return vec![
+                (Quantity::Blocking, erlang_b(self.servers, a)),
+                (Quantity::Little, 1.0),
+            ];
+        }
+        let (wait, p_wait) = if self.servers == 1 {
+            // Any M/G/1: PASTA and L = λW on the server give P(busy) = ρ.
+            (pollaczek_khinchine_wait(self.rate, self.service), a)
+        } else {
+            (
+                mmc_mean_wait(self.servers, a, self.service.mean),
+                erlang_c(self.servers, a),
+            )
+        };
+        vec![
+            (Quantity::TimeInSystem, wait + self.service.mean),
+            (Quantity::Wait, wait),
+            (Quantity::WaitProbability, p_wait),
+            (Quantity::Little, 1.0),
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use stormsim_model::load_model;
+
+    fn queue_of(json: &str) -> Result<Queue, String> {
+        let loaded = load_model(json, &[], None).expect("a valid model");
+        Queue::from_model(&loaded.variants[0].model)
+    }
+
+    #[test]
+    fn reads_an_mmc_queue() {
+        let q = queue_of(
+            r#"{"name": "q", "workloads": [{"name": "a", "target": "s", "duration_s": 10,
+                "arrival": {"kind": "poisson", "rate_per_s": 320}}],
+                "services": [{"name": "s", "workers": 4,
+                "steps": [{"work": {"kind": "exponential", "mean_ms": 10}}]}]}"#,
+        )
+        .expect("an M/M/4 queue");
+        assert_eq!(q.notation(), "M/M/4");
+        assert!((q.utilisation() - 0.8).abs() < 1e-12);
+        assert!((q.arrivals_until - 10_000.0).abs() < 1e-9);
+        let expected = q.expected();
+        assert_eq!(expected.len(), 4);
+        assert!((expected[2].1 - erlang_c(4, 3.2)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn refuses_what_the_formulas_do_not_cover() {
+        let why = queue_of(
+            r#"{"name": "q", "workloads": [{"name": "a", "target": "s", "requests": 10,
+                "timeout_ms": 50, "arrival": {"kind": "constant", "rate_per_s": 200}}],
+                "services": [{"name": "s", "workers": 4, "queue_capacity": 3,
+                "steps": [{"work": {"kind": "constant", "ms": 10}}]}]}"#,
+        )
+        .expect_err("not a textbook queue");
+        for reason in ["Poisson", "duration_s", "timeout", "unbounded", "M/G/c"] {
+            assert!(why.contains(reason), "{reason:?} missing from {why:?}");
+        }
+    }
+}
