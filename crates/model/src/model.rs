@@ -4,8 +4,8 @@
 use crate::dist::Dist;
 pub use crate::spec::{
     BalancerKind, BreakerSpec, BudgetSpec, BulkheadSpec, CallContext, CodelSpec,
-    ConcurrencyLimitSpec, DownMode, Jitter, OnCancel, OutlierDetectionSpec, RateLimitSpec,
-    RetryableOutcome, SlidingWindowType, ThrottleSpec, TimelineRole,
+    ConcurrencyLimitSpec, DownMode, HedgeTarget, Jitter, OnCancel, OutlierDetectionSpec, Placement,
+    RateLimitSpec, RetryableOutcome, SlidingWindowType, ThrottleSpec, TimelineRole,
 };
 use stormsim_engine::{SimDuration, SimTime};
 
@@ -21,6 +21,8 @@ pub struct Model {
     pub seed: u64,
     /// One-way latency of every hop.
     pub network: Dist,
+    /// The hosts, if the model places instances on them.
+    pub hosts: Option<Hosts>,
     /// Sources of logical requests.
     pub workloads: Vec<Workload>,
     /// Services, in model order.
@@ -37,6 +39,44 @@ pub struct Model {
     pub focus: ServiceId,
     /// Priority class names, in order of first appearance among workloads.
     pub classes: Vec<String>,
+}
+
+/// Validated hosts: `zones × per_zone` of them, host `h` in zone `h / per_zone`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Hosts {
+    /// Failure domains.
+    pub zones: u32,
+    /// Hosts per zone.
+    pub per_zone: u32,
+    /// Slow periods, if any.
+    pub slow: Option<SlowPeriods>,
+}
+
+impl Hosts {
+    /// Hosts in all.
+    pub fn count(&self) -> u32 {
+        self.zones * self.per_zone
+    }
+
+    /// The host of replica `replica` of shard `shard`.
+    pub fn host_of(&self, placement: Placement, shard: u32, replica: u32) -> u32 {
+        let (zone, host_in_zone) = match placement {
+            Placement::Spread => (replica % self.zones, shard % self.per_zone),
+            Placement::Colocated => (shard % self.zones, (shard / self.zones) % self.per_zone),
+        };
+        zone * self.per_zone + host_in_zone
+    }
+}
+
+/// Validated slow periods.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SlowPeriods {
+    /// Mean normal period, ns.
+    pub mean_gap_ns: f64,
+    /// Mean slow period, ns.
+    pub mean_length_ns: f64,
+    /// Slowdown of work started in a slow period.
+    pub factor: f64,
 }
 
 /// A validated recovery analysis.
@@ -129,6 +169,17 @@ pub struct Service {
     pub instances_down: u32,
     /// What callers meet at a down instance.
     pub down_mode: DownMode,
+    /// Shards; `instances / shards` replicas each.
+    pub shards: u32,
+    /// The host of each instance (`None`: the model has no hosts).
+    pub host_of: Option<Vec<u32>>,
+}
+
+impl Service {
+    /// Replicas per shard.
+    pub fn replicas(&self) -> u32 {
+        self.instances / self.shards
+    }
 }
 
 /// Validated admission control.
@@ -191,6 +242,40 @@ pub struct CallPolicy {
     pub outlier_detection: Option<OutlierDetectionSpec>,
     /// Connect timeout at a blackholed instance (`INFINITE` if none).
     pub connect_timeout: SimDuration,
+    /// A parallel fan-out over the callee's shards.
+    pub fan_out: Option<FanOut>,
+    /// Hedged attempts.
+    pub hedge: Option<HedgePolicy>,
+}
+
+/// A validated fan-out.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FanOut {
+    /// Successes that complete it (at most the callee's shards).
+    pub wait_for: u32,
+    /// When to stop waiting.
+    pub deadline: Option<SimDuration>,
+}
+
+/// A validated hedging policy.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HedgePolicy {
+    /// The fixed delay, or the one used before enough latencies are known.
+    pub delay: Option<SimDuration>,
+    /// Adaptive delay's percentile, in (0, 1).
+    pub percentile: Option<f64>,
+    /// Latencies the percentile is taken over.
+    pub window: u32,
+    /// Most hedges per call.
+    pub max_hedges: u32,
+    /// The brake's ratio of hedges to first attempts.
+    pub max_ratio: Option<f64>,
+    /// Cancel the losers.
+    pub tied: bool,
+    /// Delay of the losers' cancellation.
+    pub cancel_delay: SimDuration,
+    /// Where hedges go.
+    pub target: HedgeTarget,
 }
 
 /// A validated retry policy.

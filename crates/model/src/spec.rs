@@ -28,6 +28,10 @@ pub struct ModelSpec {
     /// The network between services.
     #[serde(default)]
     pub network: NetworkSpec,
+    /// The machines instances run on, in zones (failure domains), and their
+    /// correlated slow periods. Absent: one host per instance, never slow.
+    #[serde(default)]
+    pub hosts: Option<HostsSpec>,
     /// Sources of logical requests.
     pub workloads: Vec<WorkloadSpec>,
     /// The services and what their handlers do.
@@ -178,6 +182,51 @@ fn zero_dist() -> DistSpec {
     DistSpec::Constant { ms: 0.0 }
 }
 
+/// The machines of the model: `zones` failure domains of `per_zone` hosts each.
+/// Services place their instances on them (`placement`).
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HostsSpec {
+    /// Failure domains.
+    #[schemars(range(min = 1))]
+    pub zones: u32,
+    /// Hosts in each zone.
+    #[schemars(range(min = 1))]
+    pub per_zone: u32,
+    /// Host-level slow periods (GC pauses, noisy neighbours): every host
+    /// alternates between normal and slow periods of exponential lengths, on its
+    /// own random stream, and everything that starts on a slow host takes
+    /// `factor` times longer. Absent: hosts are never slow.
+    #[serde(default)]
+    pub slow: Option<SlowPeriodsSpec>,
+}
+
+/// An on/off process of slow periods per host.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SlowPeriodsSpec {
+    /// Mean time between slow periods, s.
+    pub mean_gap_s: f64,
+    /// Mean length of a slow period, s.
+    pub mean_length_s: f64,
+    /// How much longer local work takes when it starts in a slow period (> 1).
+    pub factor: f64,
+}
+
+/// How a service's instances sit on the hosts. An instance is replica
+/// `i % replicas` of shard `i / replicas`, where `replicas = instances / shards`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Placement {
+    /// Replica `r` of a shard in zone `r % zones` (replicas in different
+    /// failure domains), on host `shard % per_zone` of it.
+    #[default]
+    Spread,
+    /// Every replica of a shard on one host (`shard`-th host, zones first):
+    /// a hedge to another replica meets the same slow host.
+    Colocated,
+}
+
 /// An open-loop source of logical requests: arrivals do not wait for answers.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -297,6 +346,16 @@ pub struct ServiceSpec {
     /// What a caller meets at a down instance.
     #[serde(default)]
     pub down_mode: DownMode,
+    /// The instances form this many shards (each holding a part of the data),
+    /// each of `instances / shards` replicas; `instances` must be a multiple. A
+    /// `fan_out` call sends one child call per shard, and every attempt of a
+    /// child goes to a replica of its shard.
+    #[serde(default = "one_u32")]
+    #[schemars(range(min = 1))]
+    pub shards: u32,
+    /// Where the instances run (with the model's `hosts`).
+    #[serde(default)]
+    pub placement: Placement,
 }
 
 /// What a caller meets at a down instance.
@@ -669,12 +728,102 @@ pub struct StepSpec {
     /// not sent to the callee; present, `propagate` defaults to `true`.
     #[serde(default)]
     pub deadline: Option<DeadlineSpec>,
+    /// For `call`: send one child call to every shard of the callee at once, and
+    /// complete on all, on the first `wait_for` successes, or at `deadline_ms`
+    /// with what answered (ok / partial / deadline_exceeded).
+    #[serde(default)]
+    pub fan_out: Option<FanOutSpec>,
+    /// For `call`: send a delayed duplicate of an attempt that has not answered
+    /// yet to another replica (The Tail at Scale). Needs `idempotent: true`.
+    #[serde(default)]
+    pub hedge: Option<HedgeSpec>,
+    /// For `call`: the operation may run twice without harm (a read): hedging
+    /// is allowed only then.
+    #[serde(default)]
+    pub idempotent: Option<bool>,
     /// For `call`: whether the call is tied to this request's lifetime. `request`
     /// (default): when this request's caller gives up, the call is cancelled and
     /// the handler stops (Go's `r.Context()`). `background`: the call runs on
     /// (Go's `context.Background()`), cutting the cancellation wire.
     #[serde(default)]
     pub context: Option<CallContext>,
+}
+
+/// A parallel fan-out: one child call per shard of the callee, each with the
+/// step's policies (timeout, retries, hedging).
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FanOutSpec {
+    /// Complete as soon as this many children succeeded, cancelling the rest.
+    /// Absent: all of them (the answer is as slow as the slowest child).
+    #[serde(default)]
+    #[schemars(range(min = 1))]
+    pub wait_for: Option<u32>,
+    /// Stop waiting after this long and answer with what has come: `partial`
+    /// if some children succeeded but fewer than `wait_for`, `deadline_exceeded`
+    /// (a failure) if none did. Absent: wait for every child to end.
+    #[serde(default)]
+    pub deadline_ms: Option<f64>,
+}
+
+/// Hedged requests: after `delay_ms` (or at a percentile of the edge's recent
+/// latencies) without an answer, send the same request to another replica;
+/// the first success wins.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HedgeSpec {
+    /// A fixed hedge delay, ms. With `percentile`, the delay used until enough
+    /// latencies are observed.
+    #[serde(default)]
+    pub delay_ms: Option<f64>,
+    /// Adaptive delay: this percentile (e.g. 0.95) of the latency of this
+    /// caller's last `window` successful attempts on the edge.
+    #[serde(default)]
+    pub percentile: Option<f64>,
+    /// Latencies the adaptive delay is computed from.
+    #[serde(default = "default_hedge_window")]
+    #[schemars(range(min = 10))]
+    pub window: u32,
+    /// Most hedges per try (besides the try itself).
+    #[serde(default = "one_u32")]
+    #[schemars(range(min = 1, max = 255))]
+    pub max_hedges: u32,
+    /// The brake: hedges may be at most this share of first attempts (a token
+    /// bucket of 10 hedges, refilled by `max_ratio` per first attempt); beyond,
+    /// hedging stops, as under overload. Absent: no brake.
+    #[serde(default)]
+    pub max_ratio: Option<f64>,
+    /// Tied requests: when one copy succeeds, the others are cancelled (after
+    /// `cancel_delay_ms`) and their callee told. Untied (`false`): the losers run
+    /// on, and their backend work is wasted.
+    #[serde(default = "default_true")]
+    pub tied: bool,
+    /// Delay before the losers' cancellation reaches them, ms.
+    #[serde(default)]
+    pub cancel_delay_ms: f64,
+    /// Where hedges go.
+    #[serde(default)]
+    pub target: HedgeTarget,
+}
+
+fn default_hedge_window() -> u32 {
+    1000
+}
+
+fn default_true() -> bool {
+    true
+}
+
+/// The replica a hedge goes to.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum HedgeTarget {
+    /// A replica in another zone than those already tried, if there is one;
+    /// else any other replica.
+    #[default]
+    OtherZone,
+    /// Any replica not already tried (the balancer's choice among them).
+    AnyOther,
 }
 
 /// What local work does when its caller gives up.

@@ -186,6 +186,32 @@ pub fn validate(spec: &ModelSpec) -> Result<Model, Vec<Problem>> {
     };
 
     let network = ck.dist("network.one_way", &spec.network.one_way);
+    let hosts = spec.hosts.as_ref().map(|h| {
+        if h.zones == 0 {
+            ck.fail("hosts.zones", "expected at least 1 zone, got 0");
+        }
+        if h.per_zone == 0 {
+            ck.fail("hosts.per_zone", "expected at least 1 host per zone, got 0");
+        }
+        Hosts {
+            zones: h.zones.max(1),
+            per_zone: h.per_zone.max(1),
+            slow: h.slow.as_ref().map(|s| {
+                let factor = ck.positive("hosts.slow.factor", s.factor);
+                if factor < 1.0 {
+                    ck.fail(
+                        "hosts.slow.factor",
+                        format!("expected a slowdown of at least 1, got {factor}"),
+                    );
+                }
+                SlowPeriods {
+                    mean_gap_ns: ck.positive("hosts.slow.mean_gap_s", s.mean_gap_s) * 1e9,
+                    mean_length_ns: ck.positive("hosts.slow.mean_length_s", s.mean_length_s) * 1e9,
+                    factor,
+                }
+            }),
+        }
+    });
 
     let mut classes: Vec<String> = Vec::new();
     for w in &spec.workloads {
@@ -370,7 +396,48 @@ pub fn validate(spec: &ModelSpec) -> Result<Model, Vec<Problem>> {
                 s.instances_down.min(s.instances)
             },
             down_mode: s.down_mode,
+            shards: {
+                if s.shards == 0 || s.instances % s.shards.max(1) != 0 {
+                    ck.fail(
+                        format!("{at}.shards"),
+                        format!(
+                            "expected a divisor of `instances` ({}), got {}",
+                            s.instances, s.shards
+                        ),
+                    );
+                }
+                s.shards.max(1)
+            },
+            host_of: hosts.map(|h| {
+                let replicas = (s.instances / s.shards.max(1)).max(1);
+                (0..s.instances)
+                    .map(|i| h.host_of(s.placement, i / replicas, i % replicas))
+                    .collect()
+            }),
         });
+    }
+    // A fan-out waits for all its children (one per shard of the callee), or
+    // for at most that many.
+    let shards: Vec<u32> = services.iter().map(|s| s.shards).collect();
+    for (i, service) in services.iter_mut().enumerate() {
+        for (j, step) in service.steps.iter_mut().enumerate() {
+            let Step::Call(policy) = step else { continue };
+            let callee_shards = shards.get(policy.to).copied().unwrap_or(1);
+            let Some(fan_out) = policy.fan_out.as_mut() else {
+                continue;
+            };
+            if fan_out.wait_for == u32::MAX {
+                fan_out.wait_for = callee_shards;
+            } else if fan_out.wait_for > callee_shards {
+                ck.fail(
+                    format!("services[{i}].steps[{j}].fan_out.wait_for"),
+                    format!(
+                        "expected at most the callee's {callee_shards} shards, got {}",
+                        fan_out.wait_for
+                    ),
+                );
+            }
+        }
     }
     if ck.problems.is_empty() {
         find_call_cycles(&mut ck, &services);
@@ -413,6 +480,7 @@ pub fn validate(spec: &ModelSpec) -> Result<Model, Vec<Problem>> {
             name: spec.name.clone(),
             seed: spec.seed,
             network,
+            hosts,
             workloads,
             services,
             limits: Limits {
@@ -461,6 +529,9 @@ fn check_step(
                 ("connect_timeout_ms", step.connect_timeout_ms.is_some()),
                 ("deadline", step.deadline.is_some()),
                 ("context", step.context.is_some()),
+                ("fan_out", step.fan_out.is_some()),
+                ("hedge", step.hedge.is_some()),
+                ("idempotent", step.idempotent.is_some()),
             ];
             for (field, present) in call_only {
                 if present {
@@ -484,7 +555,30 @@ fn check_step(
             }
             // A call to itself is reported as the cycle `A -> A`.
             let to = lookup(ck, format!("{at}.call"), callee);
-            Some(Step::Call(Box::new(call_policy(
+            let hedge = step.hedge.as_ref().map(|h| {
+                if step.idempotent != Some(true) {
+                    ck.fail(
+                        format!("{at}.hedge"),
+                        "hedging sends the same request twice: mark the call `idempotent: true` if it may run twice",
+                    );
+                }
+                hedge_policy(ck, &format!("{at}.hedge"), h)
+            });
+            let fan_out = step.fan_out.as_ref().map(|f| {
+                if f.wait_for == Some(0) {
+                    ck.fail(
+                        format!("{at}.fan_out.wait_for"),
+                        "expected at least 1, got 0",
+                    );
+                }
+                FanOut {
+                    // Resolved against the callee's shards once all are known.
+                    wait_for: f.wait_for.unwrap_or(u32::MAX),
+                    deadline: ck
+                        .optional_positive_ms(&format!("{at}.fan_out.deadline_ms"), f.deadline_ms),
+                }
+            });
+            let mut policy = call_policy(
                 ck,
                 at,
                 to,
@@ -501,8 +595,54 @@ fn check_step(
                     deadline: step.deadline.as_ref(),
                     context: step.context,
                 },
-            ))))
+            );
+            policy.hedge = hedge;
+            policy.fan_out = fan_out;
+            Some(Step::Call(Box::new(policy)))
         }
+    }
+}
+
+fn hedge_policy(ck: &mut Checker, at: &str, h: &HedgeSpec) -> HedgePolicy {
+    if h.delay_ms.is_none() && h.percentile.is_none() {
+        ck.fail(
+            at,
+            "expected `delay_ms` (a fixed hedge delay) or `percentile` (adaptive), or both",
+        );
+    }
+    if let Some(p) = h.percentile {
+        if !(p > 0.0 && p < 1.0) {
+            ck.fail(
+                format!("{at}.percentile"),
+                format!("expected a quantile strictly between 0 and 1, got {p}"),
+            );
+        }
+    }
+    if h.window < 10 {
+        ck.fail(
+            format!("{at}.window"),
+            format!("expected at least 10 latencies, got {}", h.window),
+        );
+    }
+    if h.max_hedges == 0 || h.max_hedges > 255 {
+        ck.fail(
+            format!("{at}.max_hedges"),
+            format!("expected 1 to 255 hedges per try, got {}", h.max_hedges),
+        );
+    }
+    HedgePolicy {
+        delay: ck.optional_positive_ms(&format!("{at}.delay_ms"), h.delay_ms),
+        percentile: h.percentile,
+        window: h.window.max(10),
+        max_hedges: h.max_hedges.clamp(1, 255),
+        max_ratio: h
+            .max_ratio
+            .map(|r| ck.non_negative(&format!("{at}.max_ratio"), r)),
+        tied: h.tied,
+        cancel_delay: SimDuration::from_ms(
+            ck.non_negative(&format!("{at}.cancel_delay_ms"), h.cancel_delay_ms),
+        ),
+        target: h.target,
     }
 }
 
@@ -553,6 +693,8 @@ fn call_policy(ck: &mut Checker, at: &str, to: ServiceId, f: EdgeFields<'_>) -> 
         connect_timeout: ck
             .optional_positive_ms(&format!("{at}.connect_timeout_ms"), f.connect_timeout_ms)
             .unwrap_or(SimDuration::INFINITE),
+        fan_out: None,
+        hedge: None,
     }
 }
 

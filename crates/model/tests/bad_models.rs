@@ -242,3 +242,43 @@ fn random_garbage_never_panics() {
         }
     }
 }
+
+/// Fan-out, hedging and placement (S4) are checked like the rest: hedging a
+/// call that may not run twice, a fan-out waiting for more children than the
+/// callee has shards, shards that do not divide the instances, a hedge with
+/// no delay, a slowdown below 1 — all reported at once, each at its path.
+#[test]
+fn fan_out_and_hedging_problems_name_their_paths() {
+    let mut doc = with(base(), "services[gateway].steps[0].hedge", json!({}));
+    doc = with(
+        doc,
+        "services[gateway].steps[0].fan_out",
+        json!({"wait_for": 5}),
+    );
+    doc = with(doc, "services[B].shards", json!(3));
+    doc = with(doc, "services[B].instances", json!(4));
+    doc = with(
+        doc,
+        "hosts",
+        json!({"zones": 2, "per_zone": 1, "slow": {"mean_gap_s": 10, "mean_length_s": 1, "factor": 0.5}}),
+    );
+    let p = problems(&doc);
+    let expect = [
+        "services[0].steps[0].hedge: hedging sends the same request twice",
+        "services[0].steps[0].hedge: expected `delay_ms`",
+        "services[1].shards: expected a divisor of `instances` (4), got 3",
+        "hosts.slow.factor: expected a slowdown of at least 1",
+        "services[0].steps[0].fan_out.wait_for: expected at most the callee's 3 shards, got 5",
+    ];
+    for e in expect {
+        assert!(
+            p.iter().any(|x| x.starts_with(e)),
+            "missing {e:?} in {p:#?}"
+        );
+    }
+    // A work step takes none of them.
+    let doc = with(base(), "services[B].steps[0].hedge", json!({"delay_ms": 5}));
+    assert!(problems(&doc)
+        .iter()
+        .any(|x| x.starts_with("services[1].steps[0].hedge: only a `call` step takes this field")));
+}

@@ -19,15 +19,17 @@
 
 use crate::metrics::{FailReason, Outcome};
 use crate::policy::backoff::{base_delay, next_delay};
+use crate::policy::balancer::LoadBalancer;
 use crate::policy::breaker::CallOutcome;
 use crate::policy::budget::AttemptOutcome;
 use crate::policy::deadline::{plan_attempt, AttemptPlan};
 use crate::policy::rate_limit::RateDecision;
 use crate::policy::retry::{decide, is_retryable, RetryDecision};
+use crate::report::{AttemptOutcomeKind, AttemptRecord};
 use crate::simulator::{Event, Simulator, NET_DOWN};
 use crate::world::*;
 use stormsim_engine::{SimDuration, SimTime, StreamKey};
-use stormsim_model::{Backoff, Jitter};
+use stormsim_model::{Backoff, CallPolicy, HedgeTarget, Jitter, Model, Service};
 
 /// Salt of the backoff jitter draws of a call.
 const BACKOFF: u64 = u64::MAX - 3;
@@ -35,25 +37,82 @@ const BACKOFF: u64 = u64::MAX - 3;
 const THROTTLE: u64 = u64::MAX - 4;
 /// Salt of a balancer's draw for an attempt.
 const BALANCE: u64 = u64::MAX - 5;
+/// Salt of a hedge's own stream.
+const HEDGE: u64 = u64::MAX - 6;
+
+/// Where a hedge may go: not to a replica this call already has an attempt
+/// on, and, with `other_zone`, to a zone none of them is in when such a replica
+/// is eligible.
+fn exclude_for_hedge(
+    callee: &Service,
+    model: &Model,
+    policy: &CallPolicy,
+    tried: &[u32],
+    eligible: &mut [bool],
+) {
+    for &i in tried {
+        eligible[i as usize] = false;
+    }
+    let other_zone = policy
+        .hedge
+        .is_some_and(|h| h.target == HedgeTarget::OtherZone);
+    let (true, Some(hosts), Some(host_of)) = (other_zone, model.hosts, &callee.host_of) else {
+        return;
+    };
+    let zone = |i: usize| host_of[i] / hosts.per_zone;
+    let tried_zones: Vec<u32> = tried.iter().map(|&i| zone(i as usize)).collect();
+    let elsewhere: Vec<bool> = eligible
+        .iter()
+        .enumerate()
+        .map(|(i, &e)| e && !tried_zones.contains(&zone(i)))
+        .collect();
+    if elsewhere.contains(&true) {
+        eligible.copy_from_slice(&elsewhere);
+    }
+}
+
+/// Whose call it is, and what it inherits from the request it serves.
+pub(crate) struct CallOrigin {
+    /// Who waits for it.
+    pub owner: Owner,
+    /// The logical request.
+    pub request: u32,
+    /// The request's deadline, in the caller's view.
+    pub deadline: Option<SimTime>,
+    /// The request's priority class.
+    pub class: Option<u8>,
+}
 
 impl Simulator<'_> {
     /// Starts a call on `edge` for `owner` and sends its first attempt.
     pub(crate) fn start_call(
         &mut self,
-        owner: Owner,
+        origin: CallOrigin,
         edge: EdgeId,
         key: StreamKey,
-        deadline: Option<SimTime>,
-        class: Option<u8>,
+        shard: Option<u32>,
     ) -> CallId {
+        let CallOrigin {
+            owner,
+            request,
+            deadline,
+            class,
+        } = origin;
         // Each caller instance keeps its own policy state, as each instance of a
         // client library does.
         let caller = match owner {
             Owner::Task(task) => self.tasks[task].instance,
+            Owner::FanOut(fan) => self.tasks[self.fan_outs[fan].task].instance,
             Owner::Root { .. } => 0,
         };
+        let hedging = self.edges[edge as usize]
+            .hedge
+            .map(|_| Box::<Hedging>::default());
         let call = self.calls.insert(Call {
             owner,
+            request,
+            shard: shard.unwrap_or(NO_SHARD),
+            hedging,
             caller,
             edge,
             key,
@@ -137,21 +196,53 @@ impl Simulator<'_> {
         }
     }
 
-    /// Deadline layer, then the breaker, then the per-attempt timeout and the
-    /// network.
+    /// The call's next try: its first attempt, or a retry.
     pub(crate) fn send_attempt(&mut self, call_id: CallId) {
+        self.launch_attempt(call_id, 0);
+    }
+
+    /// Deadline layer, then the breaker, then the per-attempt timeout and the
+    /// network, for the call's next try (`hedge` 0) or the `hedge`-th hedge of
+    /// its current one. A hedge that cannot go (no time left, breaker open, no
+    /// other replica, a local refusal) is simply not sent: the try in flight
+    /// goes on, and the retry loop is not involved.
+    fn launch_attempt(&mut self, call_id: CallId, hedge: u32) {
         let now = self.now();
         let call = &mut self.calls[call_id];
-        call.attempts += 1;
-        call.backoff = None;
-        let is_retry = std::mem::take(&mut call.holds_retry);
-        let (attempt_no, deadline, key, edge, caller) = (
+        if hedge == 0 {
+            call.attempts += 1;
+            call.backoff = None;
+            if let Some(h) = call.hedging.as_mut() {
+                h.sent = 0;
+                h.try_sent = now;
+            }
+        }
+        let is_retry = hedge == 0 && std::mem::take(&mut call.holds_retry);
+        let (attempt_no, deadline, key, edge, caller, shard, request) = (
             call.attempts,
             call.deadline,
             call.key,
             call.edge,
             call.caller,
+            (call.shard != NO_SHARD).then_some(call.shard),
+            call.request,
         );
+        let attempt_key = if hedge == 0 {
+            key.index(u64::from(attempt_no))
+        } else {
+            // A hedge is another request: its own draws at its own replica.
+            key.index(u64::from(attempt_no))
+                .index(HEDGE)
+                .index(u64::from(hedge))
+        };
+        // The replicas this call already has an attempt on: a hedge goes elsewhere.
+        let tried: Vec<u32> = if hedge > 0 {
+            self.attempts_in_flight(call_id)
+                .filter_map(|a| self.attempts.get(a).map(|a| a.instance))
+                .collect()
+        } else {
+            Vec::new()
+        };
         let policy = &self.edges[edge as usize];
         let to = policy.to;
         let plan = plan_attempt(
@@ -167,6 +258,9 @@ impl Simulator<'_> {
             budget,
         } = plan
         else {
+            if hedge > 0 {
+                return;
+            }
             if is_retry {
                 self.edge_state[edge as usize][caller as usize]
                     .budget
@@ -186,14 +280,16 @@ impl Simulator<'_> {
                 }
                 self.services[to].counters.breaker_rejected += 1;
                 self.edge_counters[edge as usize].breaker_rejected += 1;
-                self.after_attempt(call_id, Outcome::Failed(FailReason::BreakerOpen), None);
+                if hedge == 0 {
+                    self.after_attempt(call_id, Outcome::Failed(FailReason::BreakerOpen), None);
+                }
                 return;
             }
         };
         // Local refusals after the breaker: its permit goes back unused.
         let mut local_refusal = None;
         if let Some(throttle) = state.throttle.as_mut() {
-            let mut rng = key.index(u64::from(attempt_no)).index(THROTTLE).rng();
+            let mut rng = attempt_key.index(THROTTLE).rng();
             if throttle.should_reject(now, &mut rng) {
                 self.services[to].counters.throttled += 1;
                 self.edge_counters[edge as usize].throttled += 1;
@@ -202,19 +298,52 @@ impl Simulator<'_> {
         }
         // The balancer picks the callee's instance among those this caller has
         // not ejected; none left is Envoy's "no healthy upstream" (503).
-        let instances = self.model.services[to].instances as usize;
+        let callee = &self.model.services[to];
+        let instances = callee.instances as usize;
         let mut instance = 0;
-        if instances > 1 && local_refusal.is_none() {
+        if (instances > 1 || hedge > 0) && local_refusal.is_none() {
             let mut eligible = vec![true; instances];
+            // A fan-out's child goes to a replica of its shard, through that
+            // shard's balancer.
+            let (range, balancer) = match (shard, callee.shards > 1) {
+                (Some(shard), true) => {
+                    let replicas = callee.replicas() as usize;
+                    let kind = state.balancer.kind();
+                    if state.shard_balancers.len() < callee.shards as usize {
+                        state
+                            .shard_balancers
+                            .resize_with(callee.shards as usize, || LoadBalancer::new(kind));
+                    }
+                    let first = shard as usize * replicas;
+                    (
+                        first..first + replicas,
+                        &mut state.shard_balancers[shard as usize],
+                    )
+                }
+                _ => (0..instances, &mut state.balancer),
+            };
+            for (i, e) in eligible.iter_mut().enumerate() {
+                *e = range.contains(&i);
+            }
             if let Some(outlier) = state.outlier.as_ref() {
                 outlier.exclude_ejected(now, &mut eligible);
             }
-            let mut rng = key.index(u64::from(attempt_no)).index(BALANCE).rng();
-            match state
-                .balancer
-                .pick(&state.outstanding[..instances], &eligible, &mut rng)
-            {
-                Some(i) => instance = i,
+            if hedge > 0 {
+                exclude_for_hedge(
+                    callee,
+                    self.model,
+                    &self.edges[edge as usize],
+                    &tried,
+                    &mut eligible,
+                );
+            }
+            let mut rng = attempt_key.index(BALANCE).rng();
+            match balancer.pick(
+                &state.outstanding[range.clone()],
+                &eligible[range.clone()],
+                &mut rng,
+            ) {
+                Some(i) => instance = range.start + i,
                 None => local_refusal = Some((FailReason::Rejected, None)),
             }
         }
@@ -239,16 +368,24 @@ impl Simulator<'_> {
             if is_retry {
                 state.budget.on_retry_finished();
             }
-            self.after_attempt(call_id, Outcome::Failed(reason), retry_after);
+            if hedge == 0 {
+                self.after_attempt(call_id, Outcome::Failed(reason), retry_after);
+            }
             return;
         }
-        if attempt_no == 1 {
+        if attempt_no == 1 && hedge == 0 {
             state.budget.on_request(now);
+            if let Some(brake) = state.hedge_brake.as_mut() {
+                brake.on_request(now);
+            }
+        }
+        if hedge > 0 {
+            self.edge_counters[edge as usize].hedges += 1;
         }
         state.in_flight += 1;
         state.outstanding[instance] += 1;
         self.edge_counters[edge as usize].attempts += 1;
-        let key = key.index(u64::from(attempt_no));
+        let key = attempt_key;
         let attempt = self.attempts.insert(Attempt {
             call: call_id,
             edge,
@@ -265,7 +402,19 @@ impl Simulator<'_> {
             retry_after: None,
             instance: instance as u32,
             class,
+            // The model allows at most 255 hedges per try.
+            hedge: u8::try_from(hedge).unwrap_or(u8::MAX),
+            request,
+            orphaned: false,
         });
+        // The new attempt is the call's current one; a hedged one stays in
+        // flight beside it.
+        let call = &mut self.calls[call_id];
+        if let (Some(previous), Some(h)) = (call.current, call.hedging.as_mut()) {
+            if hedge > 0 {
+                h.others.push(previous);
+            }
+        }
         if send_at > now {
             // The limiter made the attempt wait for a permit (resilience4j):
             // its timeout runs from when it is sent.
@@ -279,6 +428,7 @@ impl Simulator<'_> {
             let delay = self.network_delay(key, NET_DOWN);
             self.queue
                 .schedule(send_at + delay, Event::AttemptArrives(attempt));
+            self.schedule_hedge(call_id);
             return;
         }
         let hop = self.network_delay(key, NET_DOWN);
@@ -303,6 +453,80 @@ impl Simulator<'_> {
         }
         self.calls[call_id].current = Some(attempt);
         self.deliver_after(hop, Event::AttemptArrives(attempt));
+        self.schedule_hedge(call_id);
+    }
+
+    /// Arms the timer of the call's next hedge, if its edge hedges, it has
+    /// hedges left for this try, and a delay is known yet.
+    fn schedule_hedge(&mut self, call_id: CallId) {
+        let call = &self.calls[call_id];
+        let Some(policy) = self.edges[call.edge as usize].hedge else {
+            return;
+        };
+        let Some(hedging) = call.hedging.as_ref() else {
+            return;
+        };
+        if hedging.sent >= policy.max_hedges {
+            return;
+        }
+        let state = &self.edge_state[call.edge as usize][call.caller as usize];
+        let Some(delay) = state.hedge_delay.as_ref().and_then(|d| d.delay()) else {
+            return;
+        };
+        let event = Event::HedgeDue(call_id);
+        // A fixed delay recurs: a FIFO lane; an adaptive one moves: the heap.
+        let timer = if policy.percentile.is_none() {
+            self.queue.schedule_constant_timer(delay, event)
+        } else {
+            self.queue.schedule_timer(self.now() + delay, event)
+        };
+        if let Some(old) = self.calls[call_id]
+            .hedging
+            .as_mut()
+            .and_then(|h| h.timer.replace(timer))
+        {
+            self.queue.cancel(old);
+        }
+    }
+
+    /// The hedge delay passed: if the call still waits on its try, and the
+    /// brake allows, send a hedge to another replica.
+    pub(crate) fn on_hedge_due(&mut self, call_id: CallId) {
+        let now = self.now();
+        let Some(call) = self.calls.get_mut(call_id) else {
+            return;
+        };
+        let (edge, caller) = (call.edge as usize, call.caller as usize);
+        let waiting = call.current.is_some();
+        let Some(hedging) = call.hedging.as_mut() else {
+            return;
+        };
+        hedging.timer = None;
+        if !waiting {
+            return;
+        }
+        if let Some(brake) = self.edge_state[edge][caller].hedge_brake.as_mut() {
+            if !brake.allow(now) {
+                self.edge_counters[edge].hedges_braked += 1;
+                return;
+            }
+        }
+        hedging.sent += 1;
+        let hedge = hedging.sent;
+        self.launch_attempt(call_id, hedge);
+    }
+
+    /// The call's attempts in flight: its current one and its hedges.
+    pub(crate) fn attempts_in_flight(
+        &self,
+        call_id: CallId,
+    ) -> impl Iterator<Item = AttemptId> + '_ {
+        let call = self.calls.get(call_id);
+        let current = call.and_then(|c| c.current);
+        let others = call
+            .and_then(|c| c.hedging.as_ref())
+            .map_or(&[][..], |h| &h.others[..]);
+        current.into_iter().chain(others.iter().copied())
     }
 
     /// Arms an attempt's pending timer unless its answer, due at `answer_at`,
@@ -379,12 +603,23 @@ impl Simulator<'_> {
         let Some(a) = self.attempts.remove(attempt) else {
             return;
         };
+        if a.orphaned {
+            // Refused on arrival; its caller settled it when it left.
+            return;
+        }
         if let AttemptTimer::Armed(timer) = a.timer {
             self.queue.cancel(timer);
         }
         self.end_attempt(&a, Some(outcome));
-        self.calls[a.call].current = None;
-        self.after_attempt(a.call, outcome, a.retry_after);
+        let kind = if outcome == Outcome::Ok {
+            AttemptOutcomeKind::Success
+        } else {
+            AttemptOutcomeKind::Error
+        };
+        self.log_attempt(&a, kind);
+        if self.settle_copies(a.call, attempt, outcome) {
+            self.after_attempt(a.call, outcome, a.retry_after);
+        }
     }
 
     /// The per-attempt timer expired: give up on the attempt, then retry or fail.
@@ -395,11 +630,121 @@ impl Simulator<'_> {
         let outcome = Outcome::Failed(Self::reason_of_expiry(a.ends_at_deadline));
         self.edge_counters[a.edge as usize].timeouts += 1;
         self.end_attempt(&a, Some(outcome));
+        self.log_attempt(&a, AttemptOutcomeKind::Timeout);
         if let Some(child) = a.child {
             self.caller_gone(child);
         }
-        self.calls[a.call].current = None;
-        self.after_attempt(a.call, outcome, None);
+        if self.settle_copies(a.call, attempt, outcome) {
+            self.after_attempt(a.call, outcome, None);
+        }
+    }
+
+    /// `attempt` of the call ended with `outcome`: takes it out of the call's
+    /// attempts in flight. Returns whether the call moves on (to its retry
+    /// loop, which finishes it on a success); not while a copy of a failed
+    /// attempt (a hedge, or the try a hedge duplicates) is still in flight, nor
+    /// when the call is gone (a loser whose cancellation was still on its way).
+    /// A success ends the race: the other copies are cancelled (tied) or left
+    /// to run, their answers ignored (untied).
+    fn settle_copies(&mut self, call_id: CallId, attempt: AttemptId, outcome: Outcome) -> bool {
+        let Some(call) = self.calls.get_mut(call_id) else {
+            return false;
+        };
+        let Some(hedging) = call.hedging.as_mut() else {
+            call.current = None;
+            return true;
+        };
+        if call.current == Some(attempt) {
+            call.current = hedging.others.pop();
+        } else {
+            hedging.others.retain(|&a| a != attempt);
+        }
+        if outcome != Outcome::Ok && call.current.is_some() {
+            return false;
+        }
+        if let Some(timer) = hedging.timer.take() {
+            self.queue.cancel(timer);
+        }
+        // The try's latency as its caller saw it, from its first attempt to the
+        // winning answer: measuring the winning copy alone would see hedged
+        // tries as fast and pull the percentile, and with it the delay, down.
+        if outcome == Outcome::Ok {
+            let latency = self.queue.now() - hedging.try_sent;
+            let state = &mut self.edge_state[call.edge as usize][call.caller as usize];
+            if let Some(delay) = state.hedge_delay.as_mut() {
+                delay.record(latency);
+            }
+        }
+        let losers: Vec<AttemptId> = call
+            .current
+            .take()
+            .into_iter()
+            .chain(hedging.others.drain(..))
+            .collect();
+        let policy = self.edges[call.edge as usize]
+            .hedge
+            .expect("a hedging call's edge hedges");
+        for loser in losers {
+            if policy.tied {
+                if policy.cancel_delay == SimDuration::ZERO {
+                    self.abandon_attempt(loser);
+                } else {
+                    self.queue
+                        .schedule_in(policy.cancel_delay, Event::CancelLoser(loser));
+                }
+            } else {
+                self.leave_running(loser);
+            }
+        }
+        true
+    }
+
+    /// An untied loser: the caller stops listening without telling the callee,
+    /// whose work runs on and is wasted.
+    fn leave_running(&mut self, attempt: AttemptId) {
+        let Some(a) = self.attempts.get(attempt).copied() else {
+            return;
+        };
+        if let AttemptTimer::Armed(timer) = a.timer {
+            self.queue.cancel(timer);
+        }
+        self.edge_counters[a.edge as usize].losers_untied += 1;
+        self.end_attempt(&a, None);
+        self.log_attempt(&a, AttemptOutcomeKind::Cancelled);
+        match a.child {
+            // Running: it finishes for nobody; its answer finds no attempt.
+            Some(child) => {
+                self.attempts.remove(attempt);
+                if let Some(task) = self.tasks.get_mut(child) {
+                    task.unheard = true;
+                }
+            }
+            // Still on the wire: it arrives all the same (see `orphaned`).
+            None => {
+                let a = &mut self.attempts[attempt];
+                a.orphaned = true;
+                a.timer = AttemptTimer::None;
+            }
+        }
+    }
+
+    /// Appends the attempt's record, when records are kept.
+    fn log_attempt(&mut self, a: &Attempt, outcome: AttemptOutcomeKind) {
+        let Some(log) = self.attempt_log.as_mut() else {
+            return;
+        };
+        let service = &self.model.services[a.to];
+        log.push(AttemptRecord {
+            request: u64::from(a.request),
+            service: a.to,
+            shard: (service.shards > 1).then(|| a.instance / service.replicas()),
+            replica: a.instance,
+            attempt_no: a.attempt_no,
+            hedge: u32::from(a.hedge),
+            started: a.sent_at,
+            finished: self.queue.now(),
+            outcome,
+        });
     }
 
     /// Retry layer: after a failure, give up, or ask the budget and sleep. A
@@ -482,9 +827,13 @@ impl Simulator<'_> {
             return;
         };
         self.leave_bulkhead(call.edge, call.caller, call.bulkhead);
+        if let Some(timer) = call.hedging.as_ref().and_then(|h| h.timer) {
+            self.queue.cancel(timer);
+        }
         match call.owner {
             Owner::Root { arrived, workload } => self.finish_root(arrived, workload, outcome),
             Owner::Task(task) => self.call_finished(task, outcome),
+            Owner::FanOut(fan) => self.fan_out_child_finished(fan, outcome),
         }
     }
 
@@ -496,7 +845,9 @@ impl Simulator<'_> {
         if let AttemptTimer::Armed(timer) = a.timer {
             self.queue.cancel(timer);
         }
+        self.edge_counters[a.edge as usize].cancellations += 1;
         self.end_attempt(&a, None);
+        self.log_attempt(&a, AttemptOutcomeKind::Cancelled);
         if let Some(child) = a.child {
             self.caller_gone(child);
         }
@@ -510,6 +861,14 @@ impl Simulator<'_> {
         };
         if let Some(attempt) = call.current {
             self.abandon_attempt(attempt);
+        }
+        if let Some(hedging) = call.hedging {
+            for attempt in hedging.others {
+                self.abandon_attempt(attempt);
+            }
+            if let Some(timer) = hedging.timer {
+                self.queue.cancel(timer);
+            }
         }
         if let Some(timer) = call.backoff {
             self.queue.cancel(timer);

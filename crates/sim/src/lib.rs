@@ -7,6 +7,8 @@
 
 pub mod analysis;
 mod call;
+mod fan_out;
+pub mod hosts;
 pub mod metrics;
 pub mod policy;
 pub mod report;

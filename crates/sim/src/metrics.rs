@@ -151,6 +151,60 @@ pub struct EdgeCounters {
     pub rate_limited: u64,
     /// Calls the bulkhead refused.
     pub bulkhead_full: u64,
+    /// Hedges sent (attempts that duplicate one still in flight).
+    pub hedges: u64,
+    /// Hedges the brake refused.
+    pub hedges_braked: u64,
+    /// Attempts cancelled because another copy of theirs won (tied requests),
+    /// or because their call was cancelled: cancellations requested.
+    pub cancellations: u64,
+    /// Losers of a hedge race left running (untied requests).
+    pub losers_untied: u64,
+    /// How the fan-outs of this step ended.
+    pub fan_out: FanOutCounts,
+}
+
+/// How a fan-out ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FanOutStatus {
+    /// `wait_for` children succeeded.
+    Ok,
+    /// Its deadline came with some children succeeded, fewer than `wait_for`.
+    Partial,
+    /// Its deadline came with none succeeded.
+    DeadlineExceeded,
+    /// Too many children failed to reach `wait_for`.
+    Failed,
+}
+
+/// Fan-outs by how they ended.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct FanOutCounts {
+    /// Complete.
+    pub ok: u64,
+    /// Partial at the deadline.
+    pub partial: u64,
+    /// Nothing at the deadline.
+    pub deadline_exceeded: u64,
+    /// Failed children.
+    pub failed: u64,
+}
+
+impl FanOutCounts {
+    /// Counts one fan-out.
+    pub fn count(&mut self, status: FanOutStatus) {
+        match status {
+            FanOutStatus::Ok => self.ok += 1,
+            FanOutStatus::Partial => self.partial += 1,
+            FanOutStatus::DeadlineExceeded => self.deadline_exceeded += 1,
+            FanOutStatus::Failed => self.failed += 1,
+        }
+    }
+
+    /// Fan-outs in all.
+    pub fn total(&self) -> u64 {
+        self.ok + self.partial + self.deadline_exceeded + self.failed
+    }
 }
 
 /// What one workload's callers saw.

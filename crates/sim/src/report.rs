@@ -74,6 +74,57 @@ pub struct VariantReport {
     /// Timeline changes `(time s, name, role)`, for charts.
     #[serde(skip)]
     pub timeline: Vec<(f64, String, Option<TimelineRole>)>,
+    /// One record per attempt, in the order they ended (only when asked for).
+    #[serde(skip)]
+    pub attempts: Vec<AttemptRecord>,
+}
+
+/// One attempt on the wire, for `attempts.csv`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AttemptRecord {
+    /// The logical request, numbered in arrival order from 0.
+    pub request: u64,
+    /// The callee.
+    pub service: usize,
+    /// For a fan-out's child, the callee's shard.
+    pub shard: Option<u32>,
+    /// The callee's replica (instance).
+    pub replica: u32,
+    /// The try it belongs to, from 1.
+    pub attempt_no: u32,
+    /// 0 for the try itself, `n` for its `n`-th hedge.
+    pub hedge: u32,
+    /// Sent.
+    pub started: SimTime,
+    /// Answered, timed out or cancelled.
+    pub finished: SimTime,
+    /// How it ended.
+    pub outcome: AttemptOutcomeKind,
+}
+
+/// How an attempt ended, as S4's telemetry names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AttemptOutcomeKind {
+    /// Answered with success.
+    Success,
+    /// Its timer expired.
+    Timeout,
+    /// Answered with an error.
+    Error,
+    /// Its caller stopped waiting (another copy won, or the call was cancelled).
+    Cancelled,
+}
+
+impl AttemptOutcomeKind {
+    /// The CSV spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AttemptOutcomeKind::Success => "success",
+            AttemptOutcomeKind::Timeout => "timeout",
+            AttemptOutcomeKind::Error => "error",
+            AttemptOutcomeKind::Cancelled => "cancelled",
+        }
+    }
 }
 
 /// What one service saw.
@@ -359,6 +410,7 @@ pub(crate) fn variant_report(
             .iter()
             .map(|c| (seconds(c.at), c.name.clone(), c.role))
             .collect(),
+        attempts: Vec::new(),
     }
 }
 

@@ -1,11 +1,12 @@
 //! The service side: admission (workers and queue), handler steps, answers,
 //! and what a handler does when its caller gives up.
 
+use crate::call::CallOrigin;
 use crate::metrics::{FailReason, Outcome};
 use crate::policy::rate_limit::RateDecision;
 use crate::simulator::{Event, Simulator, NET_UP};
 use crate::world::*;
-use stormsim_engine::{SimTime, StreamKey};
+use stormsim_engine::{SimDuration, SimTime, StreamKey};
 use stormsim_model::{CallContext, DownMode, OnCancel, Step};
 
 /// How many places down a service's queue `release_worker` prefetches.
@@ -22,11 +23,15 @@ impl Simulator<'_> {
         let now = self.now();
         let (service_id, key, budget, attempt_no) = (a.to, a.key, a.budget, a.attempt_no);
         let (instance, edge, sent_at) = (a.instance as usize, a.edge, a.sent_at);
+        let orphaned = a.orphaned;
         let service = self.service_of(service_id);
         if (instance as u32) < service.instances_down {
             // A down instance: nobody counts the call.
             match service.down_mode {
                 DownMode::Refuse => self.refuse(attempt, key, FailReason::ConnectionRefused),
+                DownMode::Blackhole if orphaned => {
+                    self.attempts.remove(attempt);
+                }
                 DownMode::Blackhole => {
                     let connect = self.edges[edge as usize].connect_timeout;
                     let answer_at = if connect.is_infinite() {
@@ -106,7 +111,9 @@ impl Simulator<'_> {
         // A relative budget becomes a deadline on arrival (gRPC); a request
         // without one gets the service's default, if it has one.
         let deadline = budget.or(service.default_deadline).map(|b| now + b);
+        let request = self.attempts[attempt].request;
         let task = self.tasks.insert(Task {
+            request,
             service: service_id,
             instance: instance as u32,
             step: 0,
@@ -114,14 +121,20 @@ impl Simulator<'_> {
             parent: attempt,
             key,
             deadline,
+            // An untied loser that was still on the wire runs for nobody.
             caller_gone: false,
+            unheard: orphaned,
             class,
             arrived: now,
             in_flight_at_arrival: in_flight + 1,
         });
-        self.attempts[attempt].child = Some(task);
-        // Kept: it may now run past its timeout.
-        self.arm_timer_unless_answered_by(attempt, SimTime::NEVER);
+        if orphaned {
+            self.attempts.remove(attempt);
+        } else {
+            self.attempts[attempt].child = Some(task);
+            // Kept: it may now run past its timeout.
+            self.arm_timer_unless_answered_by(attempt, SimTime::NEVER);
+        }
         if admitted {
             let busy = self.services[service_id].instances[instance].busy + 1;
             self.set_busy(service_id, instance, busy);
@@ -202,9 +215,15 @@ impl Simulator<'_> {
         let step_key = task.key.index(task.step as u64);
         match step {
             Step::Work { dist, on_cancel } => {
-                let duration = dist.sample(&mut step_key.rng());
+                let mut duration = dist.sample(&mut step_key.rng());
+                // Work that starts on a host in a slow period takes longer.
+                let (service_id, instance) = (task.service, task.instance);
+                let slowdown = self.slowdown(service_id, instance);
+                if slowdown != 1.0 {
+                    duration = SimDuration((duration.as_nanos() as f64 * slowdown).round() as u64);
+                }
                 let event = Event::WorkDone(task_id);
-                let constant = dist.is_constant();
+                let constant = dist.is_constant() && slowdown == 1.0;
                 self.tasks[task_id].state = match (on_cancel, constant) {
                     (OnCancel::Stop, true) => TaskState::WorkingCancellable(
                         self.queue.schedule_constant_timer(duration, event),
@@ -226,7 +245,18 @@ impl Simulator<'_> {
                 let edge = self.step_edge[task.service][task.step];
                 let deadline = task.deadline;
                 let class = task.class;
-                let call = self.start_call(Owner::Task(task_id), edge, step_key, deadline, class);
+                if self.edges[edge as usize].fan_out.is_some() {
+                    self.start_fan_out(task_id, edge, step_key);
+                    return;
+                }
+                let request = task.request;
+                let origin = CallOrigin {
+                    owner: Owner::Task(task_id),
+                    request,
+                    deadline,
+                    class,
+                };
+                let call = self.start_call(origin, edge, step_key, None);
                 // The call may already have ended (no time left to try), and the
                 // handler moved on; generational keys tell.
                 if self.calls.contains_key(call) {
@@ -285,7 +315,7 @@ impl Simulator<'_> {
         }
         let bucket = self.series.service_mut(task.service);
         bucket.completed += 1;
-        if task.caller_gone {
+        if task.caller_gone || task.unheard {
             bucket.wasted += 1;
             self.services[task.service].counters.wasted += 1;
         } else {
@@ -318,6 +348,13 @@ impl Simulator<'_> {
                 let watching = self.step_watches_cancellation(service, step);
                 if watching {
                     self.cancel_call(call);
+                }
+                watching
+            }
+            TaskState::FanningOut(fan) => {
+                let watching = self.step_watches_cancellation(service, step);
+                if watching {
+                    self.drop_fan_out(fan);
                 }
                 watching
             }
@@ -377,7 +414,7 @@ impl Simulator<'_> {
             let task = self.tasks.remove(next).expect("queued tasks are live");
             self.count_shed(service_id, task.class);
             self.series.service_mut(service_id).shed += 1;
-            if !task.caller_gone {
+            if !task.caller_gone && !task.unheard {
                 let reason = if expired {
                     FailReason::DeadlineExceeded
                 } else {

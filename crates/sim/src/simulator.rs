@@ -3,6 +3,8 @@
 //! The handlers of the call side live in [`crate::call`], those of the service
 //! side in [`crate::service`]; this file owns the loop and the workloads.
 
+use crate::call::CallOrigin;
+use crate::hosts::HostPeriods;
 use crate::metrics::{
     EdgeCounters, FailReason, FailureCounts, LatencyRecorder, Outcome, ServiceCounters,
     WorkloadCounters,
@@ -10,9 +12,10 @@ use crate::metrics::{
 use crate::policy::balancer::{LoadBalancer, OutlierDetector};
 use crate::policy::breaker::{BreakerState, CircuitBreaker};
 use crate::policy::concurrency::{CoDel, ConcurrencyLimit};
+use crate::policy::hedge::{HedgeBrake, HedgeDelay};
 use crate::policy::rate_limit::RateLimiter;
 use crate::policy::{self, budget::RetryBudget, Throttle};
-use crate::report::{self, VariantReport};
+use crate::report::{self, AttemptRecord, VariantReport};
 use crate::timeseries::{Gauges, TimeSeries};
 use crate::world::*;
 use std::collections::VecDeque;
@@ -41,6 +44,12 @@ pub enum Event {
     Change(u32),
     /// A call waiting for a bulkhead slot gives up.
     BulkheadTimeout(CallId),
+    /// A call's hedge delay is over: send a duplicate if it still waits.
+    HedgeDue(CallId),
+    /// A fan-out's deadline.
+    FanOutDeadline(FanOutId),
+    /// A tied loser's cancellation reaches it.
+    CancelLoser(AttemptId),
 }
 
 /// Why a run stopped before its natural end.
@@ -67,9 +76,17 @@ pub(crate) struct EdgeState {
     pub bulkhead_in_use: u32,
     pub bulkhead_waiters: VecDeque<CallId>,
     pub balancer: LoadBalancer,
+    /// For a fan-out's children: one balancer per shard of the callee, over
+    /// that shard's replicas (made when first needed). A shared one would walk
+    /// its round-robin cursor past every shard in turn and always land on the
+    /// same replica of each.
+    pub shard_balancers: Vec<LoadBalancer>,
     pub outlier: Option<OutlierDetector>,
     /// This caller's attempts in flight per callee instance.
     pub outstanding: Vec<u32>,
+    /// When to hedge, and whether the brake allows it (edges that hedge).
+    pub hedge_delay: Option<HedgeDelay>,
+    pub hedge_brake: Option<HedgeBrake>,
     /// Attempts in flight on this edge.
     pub in_flight: u64,
 }
@@ -94,11 +111,14 @@ impl EdgeState {
             bulkhead_in_use: 0,
             bulkhead_waiters: VecDeque::new(),
             balancer: LoadBalancer::new(policy::balancer_kind(policy.balancer)),
+            shard_balancers: Vec::new(),
             outlier: policy
                 .outlier_detection
                 .as_ref()
                 .map(|o| OutlierDetector::new(policy::outlier_config(o), instances as usize)),
             outstanding: vec![0; instances as usize],
+            hedge_delay: policy.hedge.as_ref().map(HedgeDelay::new),
+            hedge_brake: policy.hedge.and_then(|h| h.max_ratio).map(HedgeBrake::new),
             in_flight: 0,
         }
     }
@@ -171,6 +191,11 @@ pub struct Simulator<'m> {
     pub(crate) tasks: Slab<Task>,
     pub(crate) calls: Slab<Call>,
     pub(crate) attempts: Slab<Attempt>,
+    pub(crate) fan_outs: Slab<FanOutState>,
+    /// Each host's slow periods (models with `hosts.slow`).
+    pub(crate) host_periods: Vec<HostPeriods>,
+    /// One record per attempt that ended, when asked for (`--attempts`).
+    pub(crate) attempt_log: Option<Vec<AttemptRecord>>,
     /// Every call edge: one per workload (the caller's own policy), then one per
     /// call step.
     pub(crate) edges: Vec<CallPolicy>,
@@ -265,6 +290,17 @@ impl<'m> Simulator<'m> {
             tasks: Slab::new(),
             calls: Slab::new(),
             attempts: Slab::new(),
+            fan_outs: Slab::new(),
+            host_periods: match model.hosts {
+                Some(h) => match h.slow {
+                    Some(periods) => (0..h.count())
+                        .map(|i| HostPeriods::new(root.label("host").index(u64::from(i)), &periods))
+                        .collect(),
+                    None => Vec::new(),
+                },
+                None => Vec::new(),
+            },
+            attempt_log: None,
             edges,
             step_edge,
             workloads,
@@ -328,6 +364,35 @@ fn edges_of(model: &Model) -> (Vec<CallPolicy>, Vec<Vec<EdgeId>>) {
 }
 
 impl<'m> Simulator<'m> {
+    /// Keeps one record per attempt for `attempts.csv` (memory grows with the
+    /// attempts simulated: for models of moderate size).
+    pub fn record_attempts(mut self) -> Self {
+        self.attempt_log = Some(Vec::new());
+        self
+    }
+
+    /// How much longer local work starting now on `instance` of `service`
+    /// takes: the host's slowdown if it is in a slow period, else 1.
+    pub(crate) fn slowdown(&mut self, service: usize, instance: u32) -> f64 {
+        let Some(periods) = self.model.hosts.and_then(|h| h.slow) else {
+            return 1.0;
+        };
+        let Some(hosts) = &self.model.services[service].host_of else {
+            return 1.0;
+        };
+        let host = hosts[instance as usize] as usize;
+        let now = self.now();
+        let slow = self
+            .host_periods
+            .get_mut(host)
+            .is_some_and(|p| p.is_slow(now, &periods));
+        if slow {
+            periods.factor
+        } else {
+            1.0
+        }
+    }
+
     /// Runs to the end (no event left, or the horizon) or to a limit, and reports.
     pub fn run(mut self, variant: &str) -> VariantReport {
         for (i, w) in self.model.workloads.iter().enumerate() {
@@ -374,7 +439,9 @@ impl<'m> Simulator<'m> {
         if let Err(broken) = self.check_invariants(stopped.is_none() && horizon.is_none()) {
             panic!("simulator invariant broken in variant {variant:?}: {broken}");
         }
-        report::variant_report(&self, variant, stopped)
+        let mut report = report::variant_report(&self, variant, stopped);
+        report.attempts = self.attempt_log.take().unwrap_or_default();
+        report
     }
 
     /// What must hold at the end of every run; a failure is a simulator bug,
@@ -405,6 +472,7 @@ impl<'m> Simulator<'m> {
                 ("calls", self.calls.len()),
                 ("attempts", self.attempts.len()),
                 ("handlers", self.tasks.len()),
+                ("fan-outs", self.fan_outs.len()),
             ];
             for (what, n) in leftovers {
                 if n != 0 {
@@ -535,6 +603,7 @@ impl<'m> Simulator<'m> {
                 }
                 if old.balancer != edge.balancer {
                     state.balancer = fresh.balancer;
+                    state.shard_balancers.clear();
                 }
             }
         }
@@ -650,6 +719,9 @@ impl<'m> Simulator<'m> {
             Event::WorkDone(t) => self.on_work_done(t),
             Event::Change(i) => self.on_change(i as usize),
             Event::BulkheadTimeout(c) => self.on_bulkhead_timeout(c),
+            Event::HedgeDue(c) => self.on_hedge_due(c),
+            Event::FanOutDeadline(f) => self.on_fan_out_deadline(f),
+            Event::CancelLoser(a) => self.abandon_attempt(a),
         }
     }
 
@@ -723,7 +795,15 @@ impl<'m> Simulator<'m> {
             arrived: now,
             workload: workload as u32,
         };
-        self.start_call(owner, workload as EdgeId, key, deadline, class);
+        // Numbered modulo 2³² (see `Call::request`).
+        let request = (self.requests - 1) as u32;
+        let origin = CallOrigin {
+            owner,
+            request,
+            deadline,
+            class,
+        };
+        self.start_call(origin, workload as EdgeId, key, None);
         self.schedule_arrival(workload, next);
     }
 

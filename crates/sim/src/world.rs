@@ -10,6 +10,11 @@ pub type TaskId = Key<Task>;
 pub type CallId = Key<Call>;
 /// One attempt of a call, from send to answer or abandonment.
 pub type AttemptId = Key<Attempt>;
+/// A handler's parallel fan-out, from its children's start to its completion.
+pub type FanOutId = Key<FanOutState>;
+
+/// [`Call::shard`] of a call that is no fan-out's child.
+pub const NO_SHARD: u32 = u32::MAX;
 
 /// Index into the flattened table of call edges (workloads first, then steps).
 pub type EdgeId = u32;
@@ -28,12 +33,23 @@ pub enum Owner {
     },
     /// A handler at a service.
     Task(TaskId),
+    /// A handler's fan-out: the call is one of its children.
+    FanOut(FanOutId),
 }
 
 /// A call in progress.
 pub struct Call {
     /// Who waits for it.
     pub owner: Owner,
+    /// The logical request it serves (numbered in arrival order, modulo 2³²:
+    /// a 4-byte number keeps the entity small; ids repeat only after four
+    /// billion requests).
+    pub request: u32,
+    /// For a fan-out's child: the callee's shard it goes to ([`NO_SHARD`]:
+    /// any replica).
+    pub shard: u32,
+    /// Hedges in flight or pending, for an edge that hedges.
+    pub hedging: Option<Box<Hedging>>,
     /// The caller's instance (whose breaker, budget, ... it uses).
     pub caller: u32,
     /// Its edge (policies).
@@ -58,6 +74,39 @@ pub struct Call {
     pub class: Option<u8>,
 }
 
+/// The hedging state of a call: its attempts in flight besides `current`, and
+/// the timer of the next hedge.
+#[derive(Default)]
+pub struct Hedging {
+    /// Earlier attempts still in flight (`Call::current` is the latest).
+    pub others: Vec<AttemptId>,
+    /// The next hedge's timer.
+    pub timer: Option<TimerHandle>,
+    /// Hedges sent for the current try.
+    pub sent: u32,
+    /// When the current try was sent: a try's latency, hedges included, feeds
+    /// the adaptive hedge delay.
+    pub try_sent: SimTime,
+}
+
+/// A handler's fan-out in progress.
+pub struct FanOutState {
+    /// The handler that waits.
+    pub task: TaskId,
+    /// Its children, in shard order (ended ones are stale keys).
+    pub children: Vec<CallId>,
+    /// Children to start in all.
+    pub total: u32,
+    /// Children ended, and how many of those succeeded.
+    pub ended: u32,
+    /// Successes that complete it.
+    pub succeeded: u32,
+    /// Successes needed.
+    pub wait_for: u32,
+    /// Its deadline's timer.
+    pub timer: Option<TimerHandle>,
+}
+
 /// A call's relation to its edge's bulkhead.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BulkheadHold {
@@ -71,6 +120,7 @@ pub enum BulkheadHold {
 
 /// An attempt the caller still waits for. Freed when it is answered or
 /// abandoned; events that find it gone are late and ignored.
+#[derive(Clone, Copy)]
 pub struct Attempt {
     /// The call it belongs to.
     pub call: CallId,
@@ -102,6 +152,13 @@ pub struct Attempt {
     pub instance: u32,
     /// Priority class of the request.
     pub class: Option<u8>,
+    /// 0 for the try itself, `n` for its `n`-th hedge.
+    pub hedge: u8,
+    /// The logical request it serves.
+    pub request: u32,
+    /// An untied hedge race's loser still on the wire: its caller stopped
+    /// listening, but it reaches its callee and runs there for nobody.
+    pub orphaned: bool,
 }
 
 /// An attempt's timeout timer.
@@ -140,6 +197,8 @@ pub enum TaskState {
     Working,
     /// Waiting for a downstream call.
     Calling(CallId),
+    /// Waiting for a fan-out's children.
+    FanningOut(FanOutId),
 }
 
 /// A handler execution at a service.
@@ -156,6 +215,8 @@ pub struct Task {
     pub parent: AttemptId,
     /// Random stream (the parent attempt's).
     pub key: StreamKey,
+    /// The logical request it serves.
+    pub request: u32,
     /// Its deadline, in this service's view.
     pub deadline: Option<SimTime>,
     /// The caller gave up: whatever completes now is wasted. A flag here, not
@@ -163,6 +224,9 @@ pub struct Task {
     /// it completes, the long-gone attempt is not (measured: the lookup cost
     /// more than the write it saves).
     pub caller_gone: bool,
+    /// Nobody waits for its answer, but nobody told it either (an untied
+    /// hedge race's loser): it runs on, and what it completes is wasted.
+    pub unheard: bool,
     /// Priority class, inherited from the logical request.
     pub class: Option<u8>,
     /// When it arrived (queueing delay, latency samples).

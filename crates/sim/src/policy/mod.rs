@@ -10,6 +10,7 @@ pub mod breaker;
 pub mod budget;
 pub mod concurrency;
 pub mod deadline;
+pub mod hedge;
 pub mod rate_limit;
 pub mod retry;
 
