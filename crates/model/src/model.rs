@@ -246,6 +246,25 @@ pub struct CallPolicy {
     pub fan_out: Option<FanOut>,
     /// Hedged attempts.
     pub hedge: Option<HedgePolicy>,
+    /// A cache in front of the call.
+    pub cache: Option<CachePolicy>,
+}
+
+/// A validated cache.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CachePolicy {
+    /// Distinct keys.
+    pub keys: u32,
+    /// Zipf exponent.
+    pub zipf_s: f64,
+    /// Freshness after a load.
+    pub ttl: SimDuration,
+    /// Singleflight per instance.
+    pub coalesce: bool,
+    /// Stale-while-revalidate window.
+    pub stale_while_revalidate: Option<SimDuration>,
+    /// Warm start: every key fresh until then.
+    pub warm_until: Option<SimTime>,
 }
 
 /// A validated fan-out.

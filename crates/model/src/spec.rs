@@ -737,6 +737,10 @@ pub struct StepSpec {
     /// yet to another replica (The Tail at Scale). Needs `idempotent: true`.
     #[serde(default)]
     pub hedge: Option<HedgeSpec>,
+    /// For `call`: a cache in front of the call, one per instance of this
+    /// service: fresh entries answer at once; misses load from the callee.
+    #[serde(default)]
+    pub cache: Option<CacheSpec>,
     /// For `call`: the operation may run twice without harm (a read): hedging
     /// is allowed only then.
     #[serde(default)]
@@ -764,6 +768,42 @@ pub struct FanOutSpec {
     /// (a failure) if none did. Absent: wait for every child to end.
     #[serde(default)]
     pub deadline_ms: Option<f64>,
+}
+
+/// A cache of the callee's answers, per instance of the calling service. Each
+/// request asks for one of `keys` keys, drawn by popularity (Zipf); an entry is
+/// fresh for `ttl_ms` after it was loaded.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CacheSpec {
+    /// Distinct keys.
+    #[schemars(range(min = 1))]
+    pub keys: u32,
+    /// Popularity: key `k` (from 1) is asked for in proportion to `1 / k^zipf_s`
+    /// (0: uniformly).
+    #[serde(default = "default_zipf_s")]
+    pub zipf_s: f64,
+    /// How long a loaded entry stays fresh, ms.
+    pub ttl_ms: f64,
+    /// Request coalescing (singleflight, per instance): a miss while the key is
+    /// already loading waits for that load instead of starting its own. The
+    /// load belongs to no single caller (a caller giving up does not cancel
+    /// it), and its error is every waiter's error.
+    #[serde(default)]
+    pub coalesce: bool,
+    /// Serve an expired entry for this long after it expired while one
+    /// background load refreshes it, off the request path. Absent: an expired
+    /// entry is a miss.
+    #[serde(default)]
+    pub stale_while_revalidate_ms: Option<f64>,
+    /// Start with every key cached and fresh until this time, ms (a warm
+    /// cache whose entries expire together). Absent: the cache starts empty.
+    #[serde(default)]
+    pub warm_until_ms: Option<f64>,
+}
+
+fn default_zipf_s() -> f64 {
+    1.0
 }
 
 /// Hedged requests: after `delay_ms` (or at a percentile of the edge's recent

@@ -7,7 +7,7 @@ use crate::error::Problem;
 use crate::model::*;
 use crate::spec::*;
 use std::collections::BTreeMap;
-use stormsim_engine::SimDuration;
+use stormsim_engine::{SimDuration, SimTime};
 
 /// Probabilities of a mixture must sum to 1 within this.
 const PROBABILITY_TOLERANCE: f64 = 1e-9;
@@ -531,6 +531,7 @@ fn check_step(
                 ("context", step.context.is_some()),
                 ("fan_out", step.fan_out.is_some()),
                 ("hedge", step.hedge.is_some()),
+                ("cache", step.cache.is_some()),
                 ("idempotent", step.idempotent.is_some()),
             ];
             for (field, present) in call_only {
@@ -598,8 +599,38 @@ fn check_step(
             );
             policy.hedge = hedge;
             policy.fan_out = fan_out;
+            policy.cache = step
+                .cache
+                .as_ref()
+                .map(|c| cache_policy(ck, &format!("{at}.cache"), c));
+            if policy.cache.is_some() && policy.fan_out.is_some() {
+                ck.fail(
+                    format!("{at}.cache"),
+                    "a cached call cannot also fan out: cache the shards' caller instead",
+                );
+            }
             Some(Step::Call(Box::new(policy)))
         }
+    }
+}
+
+fn cache_policy(ck: &mut Checker, at: &str, c: &CacheSpec) -> CachePolicy {
+    if c.keys == 0 {
+        ck.fail(format!("{at}.keys"), "expected at least 1 key, got 0");
+    }
+    CachePolicy {
+        keys: c.keys.max(1),
+        zipf_s: ck.non_negative(&format!("{at}.zipf_s"), c.zipf_s),
+        ttl: ck.positive_ms(&format!("{at}.ttl_ms"), c.ttl_ms),
+        coalesce: c.coalesce,
+        stale_while_revalidate: ck.optional_positive_ms(
+            &format!("{at}.stale_while_revalidate_ms"),
+            c.stale_while_revalidate_ms,
+        ),
+        warm_until: c.warm_until_ms.map(|ms| {
+            SimTime::ZERO
+                + SimDuration::from_ms(ck.non_negative(&format!("{at}.warm_until_ms"), ms))
+        }),
     }
 }
 
@@ -695,6 +726,7 @@ fn call_policy(ck: &mut Checker, at: &str, to: ServiceId, f: EdgeFields<'_>) -> 
             .unwrap_or(SimDuration::INFINITE),
         fan_out: None,
         hedge: None,
+        cache: None,
     }
 }
 

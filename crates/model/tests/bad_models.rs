@@ -282,3 +282,23 @@ fn fan_out_and_hedging_problems_name_their_paths() {
         .iter()
         .any(|x| x.starts_with("services[1].steps[0].hedge: only a `call` step takes this field")));
 }
+
+#[test]
+fn cache_problems_name_their_paths() {
+    let doc = with(
+        base(),
+        "services[gateway].steps[0].cache",
+        json!({"keys": 0, "ttl_ms": -1, "zipf_s": -2}),
+    );
+    let p = problems(&doc);
+    for e in [
+        "services[0].steps[0].cache.keys: expected at least 1 key, got 0",
+        "services[0].steps[0].cache.ttl_ms: expected a positive number",
+        "services[0].steps[0].cache.zipf_s: expected",
+    ] {
+        assert!(
+            p.iter().any(|x| x.starts_with(e)),
+            "missing {e:?} in {p:#?}"
+        );
+    }
+}

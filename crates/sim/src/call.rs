@@ -103,6 +103,7 @@ impl Simulator<'_> {
         let caller = match owner {
             Owner::Task(task) => self.tasks[task].instance,
             Owner::FanOut(fan) => self.tasks[self.fan_outs[fan].task].instance,
+            Owner::CacheLoad(load) => self.cache_loads[load].caller,
             Owner::Root { .. } => 0,
         };
         let hedging = self.edges[edge as usize]
@@ -834,6 +835,7 @@ impl Simulator<'_> {
             Owner::Root { arrived, workload } => self.finish_root(arrived, workload, outcome),
             Owner::Task(task) => self.call_finished(task, outcome),
             Owner::FanOut(fan) => self.fan_out_child_finished(fan, outcome),
+            Owner::CacheLoad(load) => self.cache_load_finished(load, outcome),
         }
     }
 

@@ -6,6 +6,7 @@
 #![warn(missing_docs)]
 
 pub mod analysis;
+mod cache;
 mod call;
 mod fan_out;
 pub mod hosts;

@@ -162,6 +162,23 @@ pub struct EdgeCounters {
     pub losers_untied: u64,
     /// How the fan-outs of this step ended.
     pub fan_out: FanOutCounts,
+    /// What its cache did.
+    pub cache: CacheCounts,
+}
+
+/// A cached call step's requests, by what the cache did with them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct CacheCounts {
+    /// Answered from a fresh entry.
+    pub hits: u64,
+    /// Answered from an expired entry within stale-while-revalidate.
+    pub stale_hits: u64,
+    /// Missed and loaded from the backend on the request path.
+    pub misses: u64,
+    /// Missed and joined a load already in flight (coalescing).
+    pub coalesced: u64,
+    /// Background refreshes started (stale-while-revalidate).
+    pub refreshes: u64,
 }
 
 /// How a fan-out ended.

@@ -249,6 +249,10 @@ impl Simulator<'_> {
                     self.start_fan_out(task_id, edge, step_key);
                     return;
                 }
+                if self.edges[edge as usize].cache.is_some() {
+                    self.start_cached_call(task_id, edge, step_key);
+                    return;
+                }
                 let request = task.request;
                 let origin = CallOrigin {
                     owner: Owner::Task(task_id),
@@ -355,6 +359,13 @@ impl Simulator<'_> {
                 let watching = self.step_watches_cancellation(service, step);
                 if watching {
                     self.drop_fan_out(fan);
+                }
+                watching
+            }
+            TaskState::AwaitingCache(load) => {
+                let watching = self.step_watches_cancellation(service, step);
+                if watching {
+                    self.leave_cache_load(load);
                 }
                 watching
             }

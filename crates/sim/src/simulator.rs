@@ -3,6 +3,7 @@
 //! The handlers of the call side live in [`crate::call`], those of the service
 //! side in [`crate::service`]; this file owns the loop and the workloads.
 
+use crate::cache::InstanceCache;
 use crate::call::CallOrigin;
 use crate::hosts::HostPeriods;
 use crate::metrics::{
@@ -192,6 +193,11 @@ pub struct Simulator<'m> {
     pub(crate) calls: Slab<Call>,
     pub(crate) attempts: Slab<Attempt>,
     pub(crate) fan_outs: Slab<FanOutState>,
+    pub(crate) cache_loads: Slab<CacheLoad>,
+    /// `caches[edge][caller instance]`, for cached call steps (made lazily).
+    pub(crate) caches: Vec<Vec<InstanceCache>>,
+    /// Per edge: the Zipf table of its cache, and the (keys, exponent) it is for.
+    pub(crate) cache_zipf: Vec<((u32, u64), Vec<f64>)>,
     /// Each host's slow periods (models with `hosts.slow`).
     pub(crate) host_periods: Vec<HostPeriods>,
     /// One record per attempt that ended, when asked for (`--attempts`).
@@ -291,6 +297,9 @@ impl<'m> Simulator<'m> {
             calls: Slab::new(),
             attempts: Slab::new(),
             fan_outs: Slab::new(),
+            cache_loads: Slab::new(),
+            caches: Vec::new(),
+            cache_zipf: Vec::new(),
             host_periods: match model.hosts {
                 Some(h) => match h.slow {
                     Some(periods) => (0..h.count())
@@ -473,6 +482,7 @@ impl<'m> Simulator<'m> {
                 ("attempts", self.attempts.len()),
                 ("handlers", self.tasks.len()),
                 ("fan-outs", self.fan_outs.len()),
+                ("cache loads", self.cache_loads.len()),
             ];
             for (what, n) in leftovers {
                 if n != 0 {

@@ -12,6 +12,8 @@ pub type CallId = Key<Call>;
 pub type AttemptId = Key<Attempt>;
 /// A handler's parallel fan-out, from its children's start to its completion.
 pub type FanOutId = Key<FanOutState>;
+/// A cache load: the call that fills one key of one instance's cache.
+pub type CacheLoadId = Key<CacheLoad>;
 
 /// [`Call::shard`] of a call that is no fan-out's child.
 pub const NO_SHARD: u32 = u32::MAX;
@@ -35,6 +37,8 @@ pub enum Owner {
     Task(TaskId),
     /// A handler's fan-out: the call is one of its children.
     FanOut(FanOutId),
+    /// A cache load, which belongs to no single request.
+    CacheLoad(CacheLoadId),
 }
 
 /// A call in progress.
@@ -105,6 +109,31 @@ pub struct FanOutState {
     pub wait_for: u32,
     /// Its deadline's timer.
     pub timer: Option<TimerHandle>,
+}
+
+/// A load that fills one key of one instance's cache.
+pub struct CacheLoad {
+    /// The cached call step's edge.
+    pub edge: EdgeId,
+    /// The instance whose cache it fills.
+    pub caller: u32,
+    /// The key.
+    pub key: u32,
+    /// Handlers waiting for it (with coalescing, possibly many).
+    pub waiters: Vec<TaskId>,
+    /// The call, while it runs.
+    pub call: Option<CallId>,
+    /// Shared by coalesced waiters: no single one may cancel it.
+    pub shared: bool,
+}
+
+/// One key of one instance's cache.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CacheEntry {
+    /// Fresh before this time.
+    pub fresh_until: SimTime,
+    /// The shared load in flight, if any.
+    pub loading: Option<CacheLoadId>,
 }
 
 /// A call's relation to its edge's bulkhead.
@@ -199,6 +228,8 @@ pub enum TaskState {
     Calling(CallId),
     /// Waiting for a fan-out's children.
     FanningOut(FanOutId),
+    /// Waiting for a cache load.
+    AwaitingCache(CacheLoadId),
 }
 
 /// A handler execution at a service.
