@@ -155,3 +155,36 @@ fn the_formulas_themselves_are_right() {
     assert!((erlang_c(4, 3.6) - 0.78775).abs() < 1e-4);
     assert!((erlang_c(1, 0.8) - 0.8).abs() < 1e-12, "M/M/1: P(wait) = ρ");
 }
+
+/// A fan-out to N shards with no queueing (unbounded workers, no network) is
+/// as slow as the slowest of N independent exponential children: the maximum
+/// of N exponentials of mean m has mean m · H_N (H_N the N-th harmonic number,
+/// by the memoryless spacings of order statistics) and distribution
+/// P(max ≤ t) = (1 − e^(−t/m))^N, checked at its median.
+#[test]
+fn fan_out_latency_is_the_maximum_of_its_children() {
+    for n in [2u32, 10, 50] {
+        let doc = json!({
+            "name": "fan-out",
+            "workloads": [{"name": "users", "target": "root",
+                           "arrival": {"kind": "poisson", "rate_per_s": 100},
+                           "requests": 2_000}],
+            "services": [
+                {"name": "root", "steps": [{"call": "leaf", "fan_out": {}}]},
+                {"name": "leaf", "shards": n, "instances": n, "steps": [{"work": exponential()}]}
+            ]
+        });
+        let reports = replicate(&doc);
+        let harmonic: f64 = (1..=n).map(|k| 1.0 / f64::from(k)).sum();
+        let means: Vec<f64> = reports.iter().map(|r| r.latency_ms.mean).collect();
+        assert_in_ci(
+            &format!("mean of the max of {n}"),
+            &means,
+            MEAN_SERVICE_MS * harmonic,
+        );
+        // The median of the max: (1 − e^(−t/m))^N = 1/2.
+        let median = -MEAN_SERVICE_MS * (1.0 - 0.5f64.powf(1.0 / f64::from(n))).ln();
+        let medians: Vec<f64> = reports.iter().map(|r| r.latency_ms.p50).collect();
+        assert_in_ci(&format!("median of the max of {n}"), &medians, median);
+    }
+}
