@@ -162,6 +162,12 @@ pub struct ServiceReport {
     pub bulkhead_full: u64,
     /// Attempts to this service refused by a caller's adaptive throttle.
     pub throttled: u64,
+    /// Hedges sent to this service (part of `calls`).
+    pub hedges: u64,
+    /// Attempts to this service its callers stopped waiting for and told it
+    /// so (a tied hedge's loser, a cancelled call): cancellations requested.
+    /// Whether the work then stopped is `cancelled`, or ran on: `wasted`.
+    pub cancellations: u64,
     /// Seconds the breakers guarding calls to this service were open, summed
     /// over breakers (one per caller).
     pub breaker_open_s: f64,
@@ -291,8 +297,18 @@ pub(crate) fn variant_report(
                 .filter_map(|st| st.breaker.as_ref())
                 .map(|b| b.times_opened(sim.ended))
                 .sum();
+            // S4's counters, summed over the edges into this service.
+            let into_s = || {
+                sim.edges
+                    .iter()
+                    .zip(&sim.edge_counters)
+                    .filter(move |(edge, _)| edge.to == s)
+                    .map(|(_, c)| c)
+            };
             ServiceReport {
                 name: spec.name.clone(),
+                hedges: into_s().map(|c| c.hedges).sum(),
+                cancellations: into_s().map(|c| c.cancellations).sum(),
                 calls,
                 breaker_opened,
                 shed_by_class,
@@ -519,6 +535,8 @@ pub const SERVICE_COLUMNS: &[&str] = &[
     "rate_limited",
     "bulkhead_full",
     "throttled",
+    "hedges",
+    "cancellations",
     "peak_offered_rps",
 ];
 
@@ -622,6 +640,8 @@ impl RunReport {
                         s.rate_limited.to_string(),
                         s.bulkhead_full.to_string(),
                         s.throttled.to_string(),
+                        s.hedges.to_string(),
+                        s.cancellations.to_string(),
                         s.peak_offered_rps.to_string(),
                     ]),
                     None => row.extend(SERVICE_COLUMNS.iter().map(|_| String::new())),
