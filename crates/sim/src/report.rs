@@ -540,6 +540,20 @@ pub const SERVICE_COLUMNS: &[&str] = &[
     "peak_offered_rps",
 ];
 
+/// The columns of `attempts.csv`.
+pub const ATTEMPT_COLUMNS: &[&str] = &[
+    "variant",
+    "request_id",
+    "service",
+    "shard",
+    "replica",
+    "attempt_no",
+    "hedge",
+    "started_ms",
+    "finished_ms",
+    "outcome",
+];
+
 /// The per-workload columns, each prefixed by `<workload>.`.
 pub const WORKLOAD_COLUMNS: &[&str] = &["requests", "succeeded", "success_rate", "latency_p99_ms"];
 
@@ -670,6 +684,35 @@ impl RunReport {
         out.write_record(&header)?;
         for row in rows {
             out.write_record(&row)?;
+        }
+        finish(out)
+    }
+
+    /// `attempts.csv` (S4's attempt telemetry): one row per attempt that went
+    /// on the wire, in the order they ended, for the variants run with attempt
+    /// records (`Simulator::record_attempts`). Times in ms.
+    pub fn attempts_csv(&self) -> Result<String, csv::Error> {
+        let mut out = csv::Writer::from_writer(Vec::new());
+        out.write_record(ATTEMPT_COLUMNS)?;
+        let ms = |t: SimTime| round_ms(t.as_nanos() as f64 / 1e6).to_string();
+        for v in &self.variants {
+            for a in &v.attempts {
+                out.write_record([
+                    v.variant.clone(),
+                    a.request.to_string(),
+                    // A variant's services are in model order.
+                    v.services
+                        .get(a.service)
+                        .map_or(String::new(), |s| s.name.clone()),
+                    opt(&a.shard),
+                    a.replica.to_string(),
+                    a.attempt_no.to_string(),
+                    a.hedge.to_string(),
+                    ms(a.started),
+                    ms(a.finished),
+                    a.outcome.as_str().to_string(),
+                ])?;
+            }
         }
         finish(out)
     }

@@ -203,7 +203,25 @@ fn ms(t: stormsim_engine::SimTime) -> f64 {
 /// left running (untied) and completes at 12 + 50 = 62 ms for nobody.
 #[test]
 fn a_hedge_goes_at_its_delay_and_the_loser_is_cancelled_when_the_try_wins() {
-    let (report, records) = one_hedged_request("");
+    let (mut report, records) = one_hedged_request("");
+    report.attempts = records.clone();
+    let csv = stormsim_sim::RunReport {
+        model: "hedge-timeline".into(),
+        description: String::new(),
+        seed: 1,
+        variants: vec![report.clone()],
+    }
+    .attempts_csv()
+    .unwrap();
+    assert_eq!(
+        csv.lines().collect::<Vec<_>>(),
+        [
+            "variant,request_id,service,shard,replica,attempt_no,hedge,started_ms,finished_ms,outcome",
+            "base,0,leaf,,0,1,0,1,53,success",
+            "base,0,leaf,,1,1,1,11,53,cancelled",
+            "base,0,frontend,,0,1,0,0,54,success",
+        ]
+    );
     let leaf_records: Vec<_> = records.iter().filter(|r| r.service == 1).collect();
     assert_eq!(leaf_records.len(), 2, "{records:?}");
     let winner = leaf_records.iter().find(|r| r.hedge == 0).unwrap();
