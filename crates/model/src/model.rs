@@ -248,6 +248,8 @@ pub struct CallPolicy {
     pub hedge: Option<HedgePolicy>,
     /// A cache in front of the call.
     pub cache: Option<CachePolicy>,
+    /// The caller keeps its worker while it waits.
+    pub hold_worker: bool,
 }
 
 /// A validated cache.

@@ -741,6 +741,12 @@ pub struct StepSpec {
     /// service: fresh entries answer at once; misses load from the callee.
     #[serde(default)]
     pub cache: Option<CacheSpec>,
+    /// For `call`: whether the handler keeps its worker while it waits for
+    /// the call. `true` (default): thread-per-request, the worker waits too.
+    /// `false`: the worker is freed as the call starts and the request is handed
+    /// on (an asynchronous server, a pipeline stage); only a handler's last step.
+    #[serde(default)]
+    pub hold_worker: Option<bool>,
     /// For `call`: the operation may run twice without harm (a read): hedging
     /// is allowed only then.
     #[serde(default)]

@@ -307,6 +307,12 @@ pub fn validate(spec: &ModelSpec) -> Result<Model, Vec<Problem>> {
         let mut only_classes = Vec::new();
         for (j, step) in s.steps.iter().enumerate() {
             let sp = format!("{at}.steps[{j}]");
+            if step.hold_worker == Some(false) && j + 1 != s.steps.len() {
+                ck.fail(
+                    format!("{sp}.hold_worker"),
+                    "only a handler's last step may hand its request on (`hold_worker: false`): the steps after it would have no worker",
+                );
+            }
             if let Some(checked) = check_step(&mut ck, &sp, step, &lookup) {
                 steps.push(checked);
                 only_classes.push(step.only_classes.as_ref().map(|names| {
@@ -532,6 +538,7 @@ fn check_step(
                 ("fan_out", step.fan_out.is_some()),
                 ("hedge", step.hedge.is_some()),
                 ("cache", step.cache.is_some()),
+                ("hold_worker", step.hold_worker.is_some()),
                 ("idempotent", step.idempotent.is_some()),
             ];
             for (field, present) in call_only {
@@ -599,6 +606,7 @@ fn check_step(
             );
             policy.hedge = hedge;
             policy.fan_out = fan_out;
+            policy.hold_worker = step.hold_worker.unwrap_or(true);
             policy.cache = step
                 .cache
                 .as_ref()
@@ -727,6 +735,7 @@ fn call_policy(ck: &mut Checker, at: &str, to: ServiceId, f: EdgeFields<'_>) -> 
         fan_out: None,
         hedge: None,
         cache: None,
+        hold_worker: true,
     }
 }
 

@@ -302,3 +302,24 @@ fn cache_problems_name_their_paths() {
         );
     }
 }
+
+#[test]
+fn only_a_last_step_may_hand_its_request_on() {
+    let doc = with(
+        base(),
+        "services[gateway].steps[0].hold_worker",
+        json!(false),
+    );
+    assert_eq!(problems(&doc), Vec::<String>::new());
+    let doc = with(
+        doc,
+        "services[gateway].steps[+]",
+        json!({"work": {"kind": "constant", "ms": 1}}),
+    );
+    let p = problems(&doc);
+    assert!(
+        p.iter()
+            .any(|x| x.starts_with("services[0].steps[0].hold_worker: only a handler's last step")),
+        "{p:?}"
+    );
+}

@@ -124,6 +124,7 @@ impl Simulator<'_> {
             // An untied loser that was still on the wire runs for nobody.
             caller_gone: false,
             unheard: orphaned,
+            holds_worker: true,
             class,
             arrived: now,
             in_flight_at_arrival: in_flight + 1,
@@ -264,7 +265,14 @@ impl Simulator<'_> {
                 // The call may already have ended (no time left to try), and the
                 // handler moved on; generational keys tell.
                 if self.calls.contains_key(call) {
-                    self.tasks[task_id].state = TaskState::Calling(call);
+                    let task = &mut self.tasks[task_id];
+                    task.state = TaskState::Calling(call);
+                    if !self.edges[edge as usize].hold_worker {
+                        // Handed on: the worker takes the next request.
+                        task.holds_worker = false;
+                        let (service, instance) = (task.service, task.instance as usize);
+                        self.release_worker(service, instance);
+                    }
                 }
             }
         }
@@ -329,7 +337,9 @@ impl Simulator<'_> {
                 Event::ResponseArrives(task.parent, outcome),
             );
         }
-        self.release_worker(task.service, task.instance as usize);
+        if task.holds_worker {
+            self.release_worker(task.service, task.instance as usize);
+        }
     }
 
     /// The caller gave up on this handler's request (its connection closed). The
@@ -380,7 +390,9 @@ impl Simulator<'_> {
         let task = self.tasks.remove(task_id).expect("a live task stops");
         self.services[task.service].counters.cancelled += 1;
         self.series.service_mut(task.service).cancelled += 1;
-        self.release_worker(task.service, task.instance as usize);
+        if task.holds_worker {
+            self.release_worker(task.service, task.instance as usize);
+        }
     }
 
     /// A worker is free: give it the head of the queue, dropping on the way the

@@ -250,6 +250,9 @@ pub struct Task {
     pub request: u32,
     /// Its deadline, in this service's view.
     pub deadline: Option<SimTime>,
+    /// Whether it holds one of its service's workers (a handler that handed
+    /// its request on with `hold_worker: false` no longer does).
+    pub holds_worker: bool,
     /// The caller gave up: whatever completes now is wasted. A flag here, not
     /// a look at whether `parent` is still alive: the handler is in cache when
     /// it completes, the long-gone attempt is not (measured: the lookup cost

@@ -188,3 +188,36 @@ fn fan_out_latency_is_the_maximum_of_its_children() {
         assert_in_ci(&format!("median of the max of {n}"), &medians, median);
     }
 }
+
+/// A tandem of two M/M/1 queues (Jackson): A works, then hands the request on
+/// to B (`hold_worker: false`) and frees its worker; B works and answers.
+/// Burke's theorem makes B's arrivals Poisson too, so the mean time in the
+/// system is 1/(μ_A − λ) + 1/(μ_B − λ).
+#[test]
+fn a_tandem_of_two_queues_is_two_mm1_in_series() {
+    let (lambda, mean_a, mean_b) = (70.0, 10.0, 12.0);
+    let doc = json!({
+        "name": "tandem",
+        "workloads": [{"name": "arrivals", "target": "A",
+                       "arrival": {"kind": "poisson", "rate_per_s": lambda},
+                       "requests": 20_000}],
+        "services": [
+            {"name": "A", "workers": 1, "steps": [
+                {"work": {"kind": "exponential", "mean_ms": mean_a}},
+                {"call": "B", "hold_worker": false}]},
+            {"name": "B", "workers": 1, "steps": [
+                {"work": {"kind": "exponential", "mean_ms": mean_b}}]}
+        ]
+    });
+    let reports = replicate(&doc);
+    let (mu_a, mu_b) = (1000.0 / mean_a, 1000.0 / mean_b);
+    let analytic = 1000.0 / (mu_a - lambda) + 1000.0 / (mu_b - lambda);
+    let means: Vec<f64> = reports.iter().map(|r| r.latency_ms.mean).collect();
+    assert_in_ci("tandem mean time in system, ms", &means, analytic);
+    // Every request passed through both, and A's handlers all completed.
+    for r in &reports {
+        assert_eq!(r.succeeded, 20_000);
+        let a = r.services.iter().find(|s| s.name == "A").unwrap();
+        assert_eq!(a.completed, 20_000);
+    }
+}
