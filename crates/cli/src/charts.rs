@@ -1,4 +1,5 @@
-//! From reports to charts: which charts a run gets, and the data each one reads.
+//! From a run (its [`RunView`]) to charts: which charts a run gets, and the
+//! data each one reads.
 //!
 //! A run with at most 8 variants gets `load.svg` (offered load at the focus
 //! service over time, one line per variant) and `comparison.svg`. A model with
@@ -6,12 +7,12 @@
 //! load (first tries and retries), goodput, capacity and requests in flight,
 //! with the timeline's windows shaded.
 
-use stormsim_model::{LoadedModel, Step, TimelineRole, Variant};
+use crate::view::{RunView, TimelineEntry, VariantView};
+use stormsim_model::TimelineRole;
 use stormsim_plot::{ComparisonChart, TimelineChart, TimelineMark, TimelinePanel, VariantSeries};
-use stormsim_sim::{RunReport, VariantReport};
 
 /// The comparison chart's data.
-pub fn comparison(run: &RunReport) -> ComparisonChart {
+pub fn comparison(run: &RunView) -> ComparisonChart {
     ComparisonChart {
         title: format!("{}: variants compared", run.model),
         subtitle: format!(
@@ -23,12 +24,12 @@ pub fn comparison(run: &RunReport) -> ComparisonChart {
             .variants
             .iter()
             .map(|v| VariantSeries {
-                name: v.variant.clone(),
+                name: v.name.clone(),
                 latency_cdf: v.latency_cdf.clone(),
                 requests: v.requests,
                 success_rate: v.success_rate,
-                latency_p50_ms: v.latency_ms.p50,
-                latency_p99_ms: v.latency_ms.p99,
+                latency_p50_ms: v.p50_ms,
+                latency_p99_ms: v.p99_ms,
                 calls_per_request: v
                     .services
                     .iter()
@@ -49,49 +50,30 @@ pub fn comparison(run: &RunReport) -> ComparisonChart {
     }
 }
 
-fn focus_index(v: &VariantReport) -> usize {
-    v.services
-        .iter()
-        .position(|s| s.name == v.focus)
-        .unwrap_or(0)
+/// A per-bucket count at the focus service as a rate per second.
+fn per_second(v: &VariantView, counts: &[u64]) -> Vec<f64> {
+    let per_s = 1.0 / v.context.bucket_s;
+    counts.iter().map(|&n| n as f64 * per_s).collect()
 }
 
 /// Offered attempts per second at the focus service, per variant.
-pub fn load_lines(run: &RunReport) -> Vec<(String, Vec<f64>, Vec<f64>)> {
+pub fn load_lines(run: &RunView) -> Vec<(String, Vec<f64>, Vec<f64>)> {
     run.variants
         .iter()
         .map(|v| {
             let ts = &v.series;
-            let s = focus_index(v);
-            let per_s = 1.0 / ts.bucket_s();
-            let t = (0..ts.len()).map(|b| ts.start_s(b)).collect();
-            let rps = (0..ts.len())
-                .map(|b| ts.service(b, s).offered() as f64 * per_s)
+            let offered: Vec<u64> = ts
+                .offered_first
+                .iter()
+                .zip(&ts.offered_retry)
+                .map(|(f, r)| f + r)
                 .collect();
-            (v.variant.clone(), t, rps)
+            (v.name.clone(), ts.t_s.clone(), per_second(v, &offered))
         })
         .collect()
 }
 
-/// Requests per second a service can complete: workers over its mean local
-/// work; `None` when unbounded or when the handler calls other services.
-fn capacity_rps(model: &stormsim_model::Model, service: usize) -> Option<f64> {
-    let s = &model.services[service];
-    if s.workers == u32::MAX {
-        return None;
-    }
-    let mut work_ms = 0.0;
-    for step in &s.steps {
-        match step {
-            Step::Work { dist, .. } => work_ms += dist.mean_ms(),
-            Step::Call(_) => return None,
-        }
-    }
-    let up = f64::from(s.instances - s.instances_down);
-    (work_ms > 0.0).then(|| up * f64::from(s.workers) * 1000.0 / work_ms)
-}
-
-fn verdict(v: &VariantReport) -> Option<String> {
+fn verdict(v: &VariantView) -> Option<String> {
     let r = v.recovery.as_ref()?;
     Some(match (r.metastable, &r.recovered_by, r.recovered_after_s) {
         (false, _, _) => format!(
@@ -108,11 +90,9 @@ fn verdict(v: &VariantReport) -> Option<String> {
 /// Shaded windows and instants of a variant's timeline: the trigger (from its
 /// start to its end), each intervention (to the next change), and the other
 /// changes as instants. A ramp's steps share a name and are marked once.
-fn marks(variant: &Variant, end_s: f64) -> Vec<TimelineMark> {
-    let changes = &variant.changes;
+fn marks(changes: &[TimelineEntry], end_s: f64) -> Vec<TimelineMark> {
     let mut out = Vec::new();
     let mut seen: Vec<&str> = Vec::new();
-    let secs = |c: &stormsim_model::Change| c.at.as_secs();
     for (i, c) in changes.iter().enumerate() {
         if seen.contains(&c.name.as_str()) {
             continue;
@@ -124,18 +104,21 @@ fn marks(variant: &Variant, end_s: f64) -> Vec<TimelineMark> {
                     .iter()
                     .find(|e| e.role == Some(TimelineRole::TriggerEnd))
                     // A trigger that never ends lasts to the end of the run.
-                    .map_or(end_s, secs);
-                out.push(TimelineMark::window(c.name.clone(), secs(c), end));
+                    .map_or(end_s, |e| e.at_s);
+                out.push(TimelineMark::window(c.name.clone(), c.at_s, end));
             }
             Some(TimelineRole::Intervention) => {
-                let end = changes[i + 1..].iter().find(|e| e.name != c.name).map(secs);
+                let end = changes[i + 1..]
+                    .iter()
+                    .find(|e| e.name != c.name)
+                    .map(|e| e.at_s);
                 match end {
-                    Some(end) => out.push(TimelineMark::window(c.name.clone(), secs(c), end)),
-                    None => out.push(TimelineMark::instant(c.name.clone(), secs(c))),
+                    Some(end) => out.push(TimelineMark::window(c.name.clone(), c.at_s, end)),
+                    None => out.push(TimelineMark::instant(c.name.clone(), c.at_s)),
                 }
             }
             Some(TimelineRole::TriggerEnd) | None => {
-                out.push(TimelineMark::instant(c.name.clone(), secs(c)))
+                out.push(TimelineMark::instant(c.name.clone(), c.at_s))
             }
         }
     }
@@ -143,66 +126,41 @@ fn marks(variant: &Variant, end_s: f64) -> Vec<TimelineMark> {
 }
 
 /// The timeline chart, if the model has a timeline.
-pub fn timeline(model: &LoadedModel, run: &RunReport) -> Option<TimelineChart> {
-    let first = model.variants.first()?;
-    if first.changes.is_empty() {
+pub fn timeline(run: &RunView) -> Option<TimelineChart> {
+    let first = run.variants.first()?;
+    if first.context.timeline.is_empty() {
         return None;
     }
     let panels = run
         .variants
         .iter()
-        .zip(&model.variants)
-        .map(|(v, variant)| {
+        .map(|v| {
             let ts = &v.series;
-            let s = focus_index(v);
-            let per_s = 1.0 / ts.bucket_s();
-            let t_s: Vec<f64> = (0..ts.len()).map(|b| ts.start_s(b)).collect();
-            let capacity: Option<Vec<f64>> = t_s
-                .iter()
-                .map(|&t| {
-                    let active = variant
-                        .changes
-                        .iter()
-                        .rev()
-                        .find(|c| c.at.as_secs() <= t)
-                        .map_or(&variant.model, |c| &c.model);
-                    capacity_rps(active, s)
-                })
-                .collect();
+            let capacity: Option<Vec<f64>> = ts.t_s.iter().map(|&t| v.capacity_at(t)).collect();
             TimelinePanel {
-                name: v.variant.clone(),
+                name: v.name.clone(),
                 verdict: verdict(v),
-                offered_first: (0..ts.len())
-                    .map(|b| ts.service(b, s).offered_first as f64 * per_s)
-                    .collect(),
-                offered_retry: (0..ts.len())
-                    .map(|b| ts.service(b, s).offered_retry as f64 * per_s)
-                    .collect(),
-                goodput: ts
-                    .global
-                    .iter()
-                    .map(|g| g.succeeded as f64 * per_s)
-                    .collect(),
+                offered_first: per_second(v, &ts.offered_first),
+                offered_retry: per_second(v, &ts.offered_retry),
+                goodput: per_second(v, &ts.succeeded),
                 capacity,
                 // Requests in flight (queued + in service) show both a growing
                 // queue and an exhausted pool (with no queue at all).
-                queue: (0..ts.len())
-                    .map(|b| ts.service(b, s).in_flight as f64)
-                    .collect(),
-                t_s,
+                queue: ts.in_flight.iter().map(|&n| n as f64).collect(),
+                t_s: ts.t_s.clone(),
             }
         })
         .collect();
     Some(TimelineChart {
         title: format!(
             "{}: load, goodput and requests in flight at {} over time",
-            run.model, run.variants[0].focus
+            run.model, first.focus
         ),
         subtitle: format!(
             "seed {}; shaded: the timeline's trigger and interventions",
             run.seed
         ),
         panels,
-        marks: marks(first, run.variants[0].sim_time_s),
+        marks: marks(&first.context.timeline, first.sim_time_s),
     })
 }

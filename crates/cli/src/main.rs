@@ -3,9 +3,11 @@
 mod bench;
 mod charts;
 mod output;
+mod plot_cmd;
 mod report_html;
 mod sweep_cmd;
 mod table;
+mod view;
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
@@ -146,6 +148,12 @@ enum Command {
         #[arg(long, default_value_t = 1.0)]
         duration_scale: f64,
     },
+    /// Draw the charts (and index.html) of a run or a sweep again from the files
+    /// in its folder, without simulating: the same bytes `run` or `sweep` wrote.
+    Plot {
+        /// The run's or the sweep's output folder.
+        dir: PathBuf,
+    },
     /// Check a model without running it: every problem, with its JSON path.
     Check {
         /// The model file (JSON).
@@ -175,6 +183,10 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             models,
             duration_scale,
         } => validate(&models, &out, replications, duration_scale),
+        Command::Plot { dir } => {
+            plot_cmd::plot(&dir)?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Check { model, sets } => {
             let Some(loaded) = load_or_report(&model, &sets, None)? else {
                 return Ok(ExitCode::from(EXIT_BAD_MODEL));

@@ -1,9 +1,11 @@
 //! Running a model's variants and writing what they measured: summary.json,
-//! summary.csv and the comparison chart, each written atomically.
+//! summary.csv, timeseries.csv, latency.csv, the charts and index.html, each
+//! written atomically.
 
 use crate::charts;
 use crate::report_html;
 use crate::table;
+use crate::view::{RunView, VariantContext};
 use anyhow::{Context, Result};
 use rayon::prelude::*;
 use serde::Serialize;
@@ -14,6 +16,9 @@ use std::time::Instant;
 use stormsim_model::LoadedModel;
 use stormsim_plot::{render_comparison_svg, render_load_lines_svg, render_timeline_svg};
 use stormsim_sim::{run_variant, RunReport, VariantReport};
+
+/// The charts a run may have, in no particular order.
+const CHARTS: [&str; 3] = ["comparison.svg", "load.svg", "timeline.svg"];
 
 /// `summary.json`. Everything in it is a pure function of (model, seed) except
 /// the fields whose names start with `wall_`.
@@ -33,6 +38,9 @@ struct Summary<'a> {
 struct VariantSummary<'a> {
     #[serde(flatten)]
     report: &'a VariantReport,
+    /// What the charts need of the model, so the folder alone redraws them.
+    #[serde(flatten)]
+    context: &'a VariantContext,
     wall_time_s: f64,
     /// Events simulated per second of wall time (a wall-clock field).
     wall_events_per_s: f64,
@@ -97,6 +105,7 @@ pub fn run_and_write(model: &LoadedModel, out: &Path, quiet: bool) -> Result<()>
 
     std::fs::create_dir_all(out)
         .with_context(|| format!("cannot create output folder {}", out.display()))?;
+    let view = RunView::from_run(model, &run);
     let summary = Summary {
         tool: "stormsim",
         version: env!("CARGO_PKG_VERSION"),
@@ -108,9 +117,11 @@ pub fn run_and_write(model: &LoadedModel, out: &Path, quiet: bool) -> Result<()>
         variants: run
             .variants
             .iter()
+            .zip(&view.variants)
             .zip(&walls)
-            .map(|(report, &wall_time_s)| VariantSummary {
+            .map(|((report, v), &wall_time_s)| VariantSummary {
                 report,
+                context: &v.context,
                 wall_time_s,
                 wall_events_per_s: (report.events as f64 / wall_time_s.max(1e-9)).round(),
             })
@@ -124,7 +135,44 @@ pub fn run_and_write(model: &LoadedModel, out: &Path, quiet: bool) -> Result<()>
         &out.join("timeseries.csv"),
         run.timeseries_csv()?.as_bytes(),
     )?;
-    let mut written = vec!["summary.json", "summary.csv", "timeseries.csv"];
+    write_atomically(&out.join("latency.csv"), latency_csv(&view)?.as_bytes())?;
+    let mut written = vec![
+        "summary.json",
+        "summary.csv",
+        "timeseries.csv",
+        "latency.csv",
+    ];
+    written.extend(write_charts(&view, out)?);
+
+    if !quiet {
+        print!("{}", table::comparison(&run));
+        println!("\nwrote {}/{{{}}}", out.display(), written.join(", "));
+    }
+    Ok(())
+}
+
+/// `latency.csv`: each variant's empirical latency CDF, the curve the
+/// comparison chart draws, one row per histogram bucket. Numbers in Rust's
+/// shortest round-trip form, so reading them back gives the same curve.
+pub const LATENCY_COLUMNS: [&str; 3] = ["variant", "latency_ms", "fraction"];
+
+fn latency_csv(view: &RunView) -> Result<String> {
+    let mut out = csv::Writer::from_writer(Vec::new());
+    out.write_record(LATENCY_COLUMNS)?;
+    for v in &view.variants {
+        for (ms, fraction) in &v.latency_cdf {
+            out.write_record([v.name.as_str(), &ms.to_string(), &fraction.to_string()])?;
+        }
+    }
+    Ok(String::from_utf8(out.into_inner()?)?)
+}
+
+/// Draws a run's charts and its index.html into `out` and returns the names
+/// of the files written. A chart the data does not allow is skipped with a
+/// note, and removed if an earlier run left one: it must not pass for this
+/// run's. `stormsim run` and `stormsim plot` both draw through here.
+pub fn write_charts(view: &RunView, out: &Path) -> Result<Vec<&'static str>> {
+    let mut written = Vec::new();
     let mut chart =
         |name: &'static str, svg: Result<String, stormsim_plot::PlotError>| -> Result<()> {
             match svg {
@@ -138,46 +186,39 @@ pub fn run_and_write(model: &LoadedModel, out: &Path, quiet: bool) -> Result<()>
         };
     chart(
         "comparison.svg",
-        render_comparison_svg(&charts::comparison(&run)),
+        render_comparison_svg(&charts::comparison(view)),
     )?;
     chart(
         "load.svg",
         render_load_lines_svg(
             &format!(
                 "{}: offered load at {}",
-                run.model,
-                run.variants.first().map_or("", |v| v.focus.as_str())
+                view.model,
+                view.variants.first().map_or("", |v| v.focus.as_str())
             ),
             &format!(
                 "attempts per second (first tries and retries), seed {}",
-                run.seed
+                view.seed
             ),
-            &charts::load_lines(&run),
+            &charts::load_lines(view),
         ),
     )?;
-    if let Some(timeline) = charts::timeline(model, &run) {
+    if let Some(timeline) = charts::timeline(view) {
         chart("timeline.svg", render_timeline_svg(&timeline))?;
     }
     write_atomically(
         &out.join("index.html"),
-        report_html::index_html(model, &run, &written).as_bytes(),
+        report_html::index_html(view, &written).as_bytes(),
     )?;
-    written.push("index.html");
-    // A chart this run did not draw must not survive from an earlier run and
-    // pass for this one's.
-    for stale in ["comparison.svg", "load.svg", "timeline.svg"] {
+    for stale in CHARTS {
         let path = out.join(stale);
         if !written.contains(&stale) && path.exists() {
             std::fs::remove_file(&path)
                 .with_context(|| format!("cannot remove the stale {}", path.display()))?;
         }
     }
-
-    if !quiet {
-        print!("{}", table::comparison(&run));
-        println!("\nwrote {}/{{{}}}", out.display(), written.join(", "));
-    }
-    Ok(())
+    written.push("index.html");
+    Ok(written)
 }
 
 /// While variants run, says how far along the run is: a line every 10 s (the

@@ -1,8 +1,8 @@
 //! `index.html`: one static page per run — the model, its variants, the summary
 //! table and every chart — that opens from disk, with no server and no script.
 
-use stormsim_model::LoadedModel;
-use stormsim_sim::RunReport;
+use crate::view::RunView;
+use stormsim_plot::style::format_count;
 
 /// Escapes text for HTML.
 fn esc(text: &str) -> String {
@@ -26,34 +26,37 @@ const CHARTS: &[(&str, &str)] = &[
 ];
 
 /// The page, for the charts in `written`.
-pub fn index_html(model: &LoadedModel, run: &RunReport, written: &[&str]) -> String {
+pub fn index_html(run: &RunView, written: &[&str]) -> String {
     let mut page = String::new();
     page.push_str(&format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <title>{name} · stormsim</title>\n<style>\n\
-         body {{ font-family: 'DejaVu Sans', sans-serif; margin: 2em auto; max-width: 1440px; color: #222; }}\n\
-         h1 {{ margin-bottom: 0.2em; }} .meta {{ color: #555; }}\n\
+         body {{ font-family: 'DejaVu Sans', sans-serif; margin: 2em auto; padding: 0 24px; \
+         max-width: 1440px; color: #222; }}\n\
+         h1 {{ margin-bottom: 0.2em; }} .meta {{ color: #555; }} p, dl {{ max-width: 62em; }}\n\
          table {{ border-collapse: collapse; margin: 1em 0; font-size: 14px; }}\n\
          th, td {{ border-bottom: 1px solid #ddd; padding: 4px 10px; text-align: right; }}\n\
-         th:first-child, td:first-child {{ text-align: left; }}\n\
+         th:first-child, td:first-child, th:last-child, td:last-child {{ text-align: left; }}\n\
          figure {{ margin: 2em 0; }} figure img {{ max-width: 100%; border: 1px solid #eee; }}\n\
          figcaption {{ color: #555; margin-bottom: 0.5em; }}\n\
          dt {{ font-weight: bold; margin-top: 0.6em; }}\n</style>\n</head>\n<body>\n\
-         <h1>{name}</h1>\n<p class=\"meta\">seed {seed} · {n} variant(s) · stormsim {version} · \
+         <h1>{name}</h1>\n<p class=\"meta\">seed {seed} · {n} variant{s} · stormsim {version} · \
          files: <a href=\"summary.csv\">summary.csv</a>, <a href=\"summary.json\">summary.json</a>, \
-         <a href=\"timeseries.csv\">timeseries.csv</a></p>\n<p>{description}</p>\n",
+         <a href=\"timeseries.csv\">timeseries.csv</a>, <a href=\"latency.csv\">latency.csv</a></p>\n\
+         <p>{description}</p>\n",
         name = esc(&run.model),
         seed = run.seed,
         n = run.variants.len(),
+        s = if run.variants.len() == 1 { "" } else { "s" },
         version = env!("CARGO_PKG_VERSION"),
-        description = esc(&model.description),
+        description = esc(&run.description),
     ));
     page.push_str("<h2>Variants</h2>\n<dl>\n");
-    for v in &model.variants {
+    for v in &run.variants {
         page.push_str(&format!(
             "<dt>{}</dt><dd>{}</dd>\n",
             esc(&v.name),
-            esc(&v.description)
+            esc(&v.context.description)
         ));
     }
     page.push_str(
@@ -65,14 +68,15 @@ pub fn index_html(model: &LoadedModel, run: &RunReport, written: &[&str]) -> Str
         let recovery = v.recovery.as_ref();
         page.push_str(&format!(
             "<tr><td>{}</td><td>{}</td><td>{} ({:.1}%)</td><td>{:.1}</td><td>{:.1}</td>\
-             <td>{:.0}</td><td>{}</td><td>{}</td></tr>\n",
-            esc(&v.variant),
-            v.requests,
-            v.succeeded,
+             <td>{}</td><td>{}</td><td>{}</td></tr>\n",
+            esc(&v.name),
+            // Grouped digits: 22,086,319 reads at a glance, 22086319 does not.
+            format_count(v.requests),
+            format_count(v.succeeded),
             v.success_rate * 100.0,
-            v.latency_ms.p50,
-            v.latency_ms.p99,
-            v.peak_offered_rps,
+            v.p50_ms,
+            v.p99_ms,
+            format_count(v.peak_offered_rps.round() as u64),
             recovery.map_or("—".to_string(), |r| r.metastable.to_string()),
             esc(&recovery
                 .and_then(|r| r.recovered_by.clone())

@@ -83,6 +83,9 @@ pub fn run_sweep(
             }
         }
     };
+    // The spec first: a folder, even of a sweep still running, says what it holds.
+    std::fs::create_dir_all(out)?;
+    write_spec(sweep, out)?;
     let done = pool
         .install(|| run_resumable(sweep, out, slice.clone(), resume, max_runs, &progress))
         .with_context(|| format!("cannot write the sweep's results in {}", out.display()))?;
@@ -118,7 +121,7 @@ pub fn run_sweep(
     write_tables_and_chart(sweep, out, &done.results, false)?;
     if !quiet {
         println!(
-            "{} runs in {:.1} s; wrote {}/{{results.csv, aggregate.csv, sweep.svg}}",
+            "{} runs in {:.1} s; wrote {}/{{results.csv, aggregate.csv, sweep.json, sweep.svg}}",
             total,
             started.elapsed().as_secs_f64(),
             out.display()
@@ -144,8 +147,14 @@ fn write_tables_and_chart(
     }
     let table = aggregate_csv(sweep, results)?;
     write_atomically(&out.join("aggregate.csv"), table.as_bytes())?;
+    write_sweep_chart(&SweepShape::of(sweep), &table, out)
+}
+
+/// Writes `sweep.svg` from the aggregate table, or removes an earlier one
+/// when the sweep's shape has no chart. `stormsim plot` draws through here too.
+pub fn write_sweep_chart(shape: &SweepShape, aggregate: &str, out: &Path) -> Result<()> {
     let chart_path = out.join("sweep.svg");
-    match sweep_chart(sweep, &table) {
+    match sweep_chart(shape, aggregate) {
         Some(Ok(svg)) => write_atomically(&chart_path, svg.as_bytes())?,
         Some(Err(e)) => eprintln!("note: no sweep.svg: {e}"),
         None => {
@@ -161,9 +170,11 @@ fn write_tables_and_chart(
 /// same bytes as an unsharded run.
 pub fn merge_shards(sweep: &Sweep, out: &Path, shards: &[std::path::PathBuf]) -> Result<()> {
     let results = merge(sweep, shards).context("cannot merge the shards")?;
+    std::fs::create_dir_all(out)?;
+    write_spec(sweep, out)?;
     write_tables_and_chart(sweep, out, &results, true)?;
     println!(
-        "merged {} runs from {} shard(s) into {}/{{results.csv, aggregate.csv, sweep.svg}}",
+        "merged {} runs from {} shard(s) into {}/{{results.csv, aggregate.csv, sweep.json, sweep.svg}}",
         results.len(),
         shards.len(),
         out.display()
@@ -268,13 +279,54 @@ pub fn run_search(
     Ok(std::process::ExitCode::SUCCESS)
 }
 
+/// What the sweep chart says about the sweep besides its table: its name
+/// (in the title), its axes' columns and its size (in the subtitle).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SweepShape {
+    /// The sweep's name.
+    pub name: String,
+    /// The axes' columns in `aggregate.csv`, in axis order.
+    pub axes: Vec<String>,
+    /// How many points.
+    pub points: usize,
+    /// Runs per point.
+    pub replications: u32,
+}
+
+impl SweepShape {
+    /// The shape of a loaded sweep.
+    pub fn of(sweep: &Sweep) -> SweepShape {
+        SweepShape {
+            name: sweep.spec.name.clone(),
+            axes: sweep
+                .points
+                .first()
+                .map(|p| p.values.iter().map(|(c, _, _)| c.clone()).collect())
+                .unwrap_or_default(),
+            points: sweep.points.len(),
+            replications: sweep.spec.replications,
+        }
+    }
+}
+
+/// `sweep.json`: the sweep's spec, written beside its tables so that the
+/// folder says what was swept and `stormsim plot` can title the chart.
+pub const SPEC_FILE: &str = "sweep.json";
+
+/// Writes [`SPEC_FILE`] into `out`.
+fn write_spec(sweep: &Sweep, out: &Path) -> Result<()> {
+    let mut json = serde_json::to_string_pretty(&sweep.spec)?;
+    json.push('\n');
+    write_atomically(&out.join(SPEC_FILE), json.as_bytes())
+}
+
 /// The sweep's chart, from its aggregate table: with one numeric axis, lines of
 /// the share metastable and the success rate (with 95% intervals) against it;
 /// with two, a heatmap (phase diagram) of the share metastable, or of the
 /// success rate without a recovery analysis, with the 0.5 boundary drawn.
 /// `None` for other shapes (a categorical axis, more than two axes).
 pub fn sweep_chart(
-    sweep: &Sweep,
+    sweep: &SweepShape,
     aggregate: &str,
 ) -> Option<Result<String, stormsim_plot::PlotError>> {
     let mut reader = csv::Reader::from_reader(aggregate.as_bytes());
@@ -286,13 +338,7 @@ pub fn sweep_chart(
         .collect();
     let col = |name: &str| header.iter().position(|h| h == name);
     let num = |row: &Vec<String>, c: Option<usize>| c.and_then(|c| row[c].parse::<f64>().ok());
-    let axes: Vec<String> = sweep
-        .points
-        .first()?
-        .values
-        .iter()
-        .map(|(c, _, _)| c.clone())
-        .collect();
+    let axes = &sweep.axes;
     let numeric_axes: Vec<&String> = axes
         .iter()
         .filter(|a| rows.iter().all(|r| num(r, col(a)).is_some()))
@@ -300,8 +346,7 @@ pub fn sweep_chart(
     let share = col("metastable_share").filter(|&c| rows.iter().all(|r| !r[c].is_empty()));
     let subtitle = format!(
         "{} points × {} replications; 95% Student-t intervals",
-        sweep.points.len(),
-        sweep.spec.replications
+        sweep.points, sweep.replications
     );
     match (axes.len(), numeric_axes.len()) {
         (1, 1) => {
@@ -334,7 +379,7 @@ pub fn sweep_chart(
                     .collect(),
             });
             Some(render_sweep_lines_svg(&SweepLineChart {
-                title: format!("{}: the sweep", sweep.spec.name),
+                title: format!("{}: the sweep", sweep.name),
                 subtitle,
                 x_label: numeric_axes[0].clone(),
                 y_label: "share".into(),
@@ -366,7 +411,7 @@ pub fn sweep_chart(
                 cells[j][i] = num(r, value);
             }
             Some(render_heatmap_svg(&HeatmapChart {
-                title: format!("{}: phase diagram", sweep.spec.name),
+                title: format!("{}: phase diagram", sweep.name),
                 subtitle,
                 x_label: numeric_axes[0].clone(),
                 y_label: numeric_axes[1].clone(),

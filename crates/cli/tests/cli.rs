@@ -151,6 +151,7 @@ fn run_writes_summary_files_and_a_chart() {
         [
             "comparison.svg",
             "index.html",
+            "latency.csv",
             "load.svg",
             "summary.csv",
             "summary.json",
@@ -168,6 +169,7 @@ fn same_model_and_seed_give_the_same_bytes_whatever_the_thread_count() {
     for f in [
         "summary.csv",
         "timeseries.csv",
+        "latency.csv",
         "comparison.svg",
         "load.svg",
         "index.html",
@@ -209,6 +211,7 @@ fn committed_reference_outputs_regenerate_byte_identical() {
     for f in [
         "summary.csv",
         "timeseries.csv",
+        "latency.csv",
         "comparison.svg",
         "load.svg",
         "index.html",

@@ -192,24 +192,50 @@ pub(crate) fn stroke_rect(
 
 /// A bar: filled, with a 1 px outline so light colours (yellow) keep an edge
 /// on white. Bars thinner than a pixel are drawn one pixel wide, so a small
-/// but non-zero value stays visible.
-pub(crate) fn bar(
+/// but non-zero value stays visible. With `striped`, white diagonal stripes
+/// cross the fill (inside the outline): the pattern that tells a second-round
+/// series ([`crate::style::series_striped`]) from the first-round one with
+/// the same colour.
+pub(crate) fn patterned_bar(
     canvas: &Canvas<'_>,
     a: (i32, i32),
     b: (i32, i32),
     fill: RGBColor,
     outline: RGBColor,
+    striped: bool,
 ) -> Result<(), PlotError> {
-    let (p, mut q) = ordered(a, b);
-    if q.0 == p.0 {
-        q.0 += 1;
-    }
-    if q.1 == p.1 {
-        q.1 += 1;
-    }
+    let (p, q) = ordered(a, b);
+    let q = (q.0.max(p.0 + 1), q.1.max(p.1 + 1));
     fill_rect(canvas, p, q, fill)?;
+    if striped {
+        stripes(canvas, p, q)?;
+    }
     stroke_rect(canvas, p, q, outline)
 }
+
+/// White diagonal stripes inside the rectangle from `p` (top left) to `q`.
+fn stripes(canvas: &Canvas<'_>, p: (i32, i32), q: (i32, i32)) -> Result<(), PlotError> {
+    // Lines x + y = c, every STRIPE_STEP px, clipped to the inside.
+    let (x0, y0, x1, y1) = (p.0 + 1, p.1 + 1, q.0 - 1, q.1 - 1);
+    let mut c = x0 + y0 + STRIPE_STEP / 2;
+    while c < x1 + y1 {
+        let start = x0.max(c - y1);
+        let end = x1.min(c - y0);
+        if start < end {
+            polyline(
+                canvas,
+                vec![(start, c - start), (end, c - end)],
+                RGBColor(0xFF, 0xFF, 0xFF),
+                2,
+            )?;
+        }
+        c += STRIPE_STEP;
+    }
+    Ok(())
+}
+
+/// Distance between stripes, along each axis.
+const STRIPE_STEP: i32 = 7;
 
 /// A polyline of `width` pixels.
 pub(crate) fn polyline(

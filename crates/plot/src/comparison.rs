@@ -14,7 +14,11 @@
 //! └──────────────────────────────────┘ └───────────────────────────┘
 //! ```
 //!
-//! Variant `i` has colour [`series_color`]`(i)` everywhere. The two panels on
+//! Variant `i` has colour [`series_color`]`(i)` everywhere; past
+//! [`MAX_SERIES`] variants the colours come round again, striped (bars and
+//! swatches) or dashed (lines), up to [`MAX_VARIANTS`]. The chart grows taller
+//! past eight variants ([`comparison_height`]) so that every row of the bar
+//! panels keeps room for its bars and labels. The two panels on
 //! the right are horizontal bar charts so that long variant names
 //! (`end-to-end-deadline`) sit on one line, and they share one name column so
 //! their rows line up like a table. In the amplification panel bars are
@@ -31,12 +35,16 @@ use crate::axes::{
     Scale,
 };
 use crate::canvas::MARGIN;
-use crate::canvas::{bar, dashed_hline, line, line_height, polyline, Canvas, Rect, TextSpec};
+use crate::canvas::{
+    dashed_hline, dashed_polyline, line, line_height, patterned_bar, polyline, Canvas, Rect,
+    TextSpec,
+};
 use crate::error::drawing;
 use crate::header::note;
 use crate::style::{
     darken, ensure_fonts, format_compact, format_ms, format_number, format_percent, format_ratio,
-    lighten, series_color, size, text_on, AXIS, BACKGROUND, GUIDE, INK, MAX_SERIES, MUTED_INK,
+    lighten, series_color, series_striped, size, text_on, AXIS, BACKGROUND, GUIDE, INK, MAX_SERIES,
+    MAX_VARIANTS, MUTED_INK,
 };
 use crate::PlotError;
 
@@ -77,15 +85,26 @@ pub struct ComparisonChart {
     /// A line of context under the title (seed, duration, load); may be
     /// empty.
     pub subtitle: String,
-    /// The variants to compare, 1 to [`MAX_SERIES`], in the order they
-    /// should appear (which also fixes their colours).
+    /// The variants to compare, 1 to [`MAX_VARIANTS`], in the order they
+    /// should appear (which also fixes their colours and patterns).
     pub variants: Vec<VariantSeries>,
 }
 
 /// Width of the comparison chart, in pixels.
 pub const COMPARISON_WIDTH: u32 = 1400;
-/// Height of the comparison chart, in pixels.
+/// Height of the comparison chart with up to [`MAX_SERIES`] variants, in
+/// pixels; see [`comparison_height`].
 pub const COMPARISON_HEIGHT: u32 = 900;
+
+/// Height of the comparison chart for `variants` variants: 64 px more for
+/// each one past [`MAX_SERIES`], so rows of the bar panels stay about as tall
+/// as with eight (the panels' rows share the height).
+pub fn comparison_height(variants: usize) -> u32 {
+    let extra = variants
+        .saturating_sub(MAX_SERIES)
+        .min(MAX_VARIANTS - MAX_SERIES);
+    COMPARISON_HEIGHT + 64 * extra as u32
+}
 
 /// Name column width limit: longer variant names are shortened with "…".
 const MAX_NAME_WIDTH: i32 = 230;
@@ -98,8 +117,8 @@ const MAX_NAME_WIDTH: i32 = 230;
 /// # Errors
 ///
 /// [`PlotError::NoVariants`] if there is no variant (an empty chart would
-/// hide the mistake), [`PlotError::TooManyVariants`] past [`MAX_SERIES`]
-/// (colours would repeat), and [`PlotError::Font`] / [`PlotError::Drawing`]
+/// hide the mistake), [`PlotError::TooManyVariants`] past [`MAX_VARIANTS`]
+/// (colours and patterns would repeat), and [`PlotError::Font`] / [`PlotError::Drawing`]
 /// if plotters fails. Empty or degenerate data (no requests, an empty CDF,
 /// all latencies equal, NaN) is not an error: it is drawn as such.
 pub fn render_comparison_svg(chart: &ComparisonChart) -> Result<String, PlotError> {
@@ -107,22 +126,23 @@ pub fn render_comparison_svg(chart: &ComparisonChart) -> Result<String, PlotErro
     if n == 0 {
         return Err(PlotError::NoVariants);
     }
-    if n > MAX_SERIES {
+    if n > MAX_VARIANTS {
         return Err(PlotError::TooManyVariants {
             count: n,
-            max: MAX_SERIES,
+            max: MAX_VARIANTS,
         });
     }
     ensure_fonts()?;
 
     let mut svg = String::new();
     {
-        let canvas = SVGBackend::with_string(&mut svg, (COMPARISON_WIDTH, COMPARISON_HEIGHT))
-            .into_drawing_area();
+        let height = comparison_height(n);
+        let canvas =
+            SVGBackend::with_string(&mut svg, (COMPARISON_WIDTH, height)).into_drawing_area();
         canvas.fill(&BACKGROUND).map_err(drawing)?;
 
         let width = COMPARISON_WIDTH as i32;
-        let height = COMPARISON_HEIGHT as i32;
+        let height = height as i32;
         let top = draw_header(&canvas, chart, width)?;
         let area = Rect::new(MARGIN, top, width - MARGIN, height - 12);
         let col_gap = 48;
@@ -184,13 +204,12 @@ fn draw_header(canvas: &Canvas<'_>, chart: &ComparisonChart, width: i32) -> Resu
             x = MARGIN;
             row_center += row_h;
         }
-        let color = series_color(i);
-        bar(
+        variant_bar(
             canvas,
             (x, row_center - swatch / 2),
             (x + swatch, row_center + swatch / 2),
-            color,
-            darken(color, 0.3),
+            i,
+            series_color(i),
         )?;
         entry.draw(canvas, &name, (x + swatch + 6, row_center))?;
         x += w + 30;
@@ -285,7 +304,11 @@ fn draw_cdf_panel(
     }
     let n = paths.len();
     for (i, path) in paths.into_iter().enumerate() {
-        polyline(canvas, path, series_color(i), line_width(i, n))?;
+        if series_striped(i) {
+            dashed_polyline(canvas, &path, series_color(i), line_width(i, n), 10, 6)?;
+        } else {
+            polyline(canvas, path, series_color(i), line_width(i, n))?;
+        }
     }
     Ok(())
 }
@@ -383,13 +406,12 @@ impl NameColumn {
         let x = plot.left - self.width;
         for (i, name) in self.names.iter().enumerate() {
             let y = center(i);
-            let color = series_color(i);
-            bar(
+            variant_bar(
                 canvas,
                 (x, y - SWATCH / 2),
                 (x + SWATCH, y + SWATCH / 2),
-                color,
-                darken(color, 0.3),
+                i,
+                series_color(i),
             )?;
             name_spec().draw(canvas, name, (x + SWATCH + 6, y))?;
         }
@@ -435,6 +457,19 @@ fn bar_end_label(
         spec.anchor(HPos::Left, VPos::Center)
             .draw(canvas, text, (x_end + 6, y))
     }
+}
+
+/// A bar of variant `i`, filled with `fill` (its colour or a shade of it),
+/// striped when the variant is in the second round of colours.
+fn variant_bar(
+    canvas: &Canvas<'_>,
+    a: (i32, i32),
+    b: (i32, i32),
+    i: usize,
+    fill: RGBColor,
+) -> Result<(), PlotError> {
+    let outline = darken(series_color(i), 0.3);
+    patterned_bar(canvas, a, b, fill, outline, series_striped(i))
 }
 
 fn has_requests(v: &VariantSeries) -> bool {
@@ -502,14 +537,15 @@ fn draw_success_panel(
         let x_end = xs.map(rate * 100.0);
         let color = series_color(i);
         if x_end > plot.left {
-            bar(
+            variant_bar(
                 canvas,
                 (plot.left, y - t / 2),
                 (x_end, y - t / 2 + t),
+                i,
                 color,
-                darken(color, 0.3),
             )?;
         }
+        // Stripes would cut through a label inside the bar.
         bar_end_label(
             canvas,
             &format_percent(rate),
@@ -517,7 +553,7 @@ fn draw_success_panel(
             x_end,
             y,
             color,
-            true,
+            !series_striped(i),
         )?;
     }
     Ok(())
@@ -580,13 +616,7 @@ fn draw_percentile_panel(
                 plot.left
             };
             if x_end > plot.left {
-                bar(
-                    canvas,
-                    (plot.left, top),
-                    (x_end, top + t),
-                    fill,
-                    darken(color, 0.3),
-                )?;
+                variant_bar(canvas, (plot.left, top), (x_end, top + t), i, fill)?;
             }
             bar_end_label(canvas, &label(p, ms), plot.left, x_end, center, fill, false)?;
         }
@@ -837,13 +867,7 @@ fn draw_amplification_panel(
             };
             let (x0, x1) = groups.bar_x(si, vi);
             let top = ys.map(c);
-            bar(
-                canvas,
-                (x0, top),
-                (x1, calls_plot.bottom),
-                color,
-                darken(color, 0.3),
-            )?;
+            variant_bar(canvas, (x0, top), (x1, calls_plot.bottom), vi, color)?;
             value_label(canvas, &format_ratio(c), (x0 + x1) / 2, top, fit, true)?;
         }
     }
@@ -907,13 +931,13 @@ fn draw_amplification_panel(
                 let mid = (x0 + x1) / 2;
                 if *w > 0 {
                     let top = ys.map(*w as f64);
-                    bar(canvas, (x0, top), (x1, zero), color, darken(color, 0.3))?;
+                    variant_bar(canvas, (x0, top), (x1, zero), vi, color)?;
                     value_label(canvas, &format_compact(*w as f64), mid, top, fit, true)?;
                 }
                 if *c > 0 {
                     let bottom = ys.map(-(*c as f64));
                     let fill = lighten(color, 0.55);
-                    bar(canvas, (x0, zero), (x1, bottom), fill, darken(color, 0.3))?;
+                    variant_bar(canvas, (x0, zero), (x1, bottom), vi, fill)?;
                     value_label(canvas, &format_compact(*c as f64), mid, bottom, fit, false)?;
                 }
             }

@@ -237,13 +237,33 @@ fn no_variants_is_an_error() {
 }
 
 #[test]
-fn more_variants_than_colours_is_an_error() {
-    let mut chart = crowded(8, 2);
+fn more_variants_than_colours_and_patterns_is_an_error() {
+    let mut chart = crowded(16, 2);
     chart.variants.push(chart.variants[0].clone());
     assert!(matches!(
         render_comparison_svg(&chart),
-        Err(PlotError::TooManyVariants { count: 9, max: 8 })
+        Err(PlotError::TooManyVariants { count: 17, max: 16 })
     ));
+}
+
+#[test]
+fn past_eight_variants_the_chart_grows_and_stripes_the_second_round() {
+    for n in [9, 16] {
+        let chart = crowded(n, 3);
+        let svg = render_comparison_svg(&chart).expect("renders");
+        save(&format!("comparison-{n}.svg"), &svg);
+        let height = crate::comparison_height(n);
+        assert!(height > crate::COMPARISON_HEIGHT);
+        assert!(svg.contains(&format!("height=\"{height}\"")));
+        for v in &chart.variants {
+            assert!(svg.contains(&v.name), "missing variant {}", v.name);
+        }
+        // Stripes are 2 px white lines; the first eight variants have none.
+        assert!(svg.contains("stroke=\"#FFFFFF\" stroke-width=\"2\""));
+    }
+    let eight = render_comparison_svg(&crowded(8, 3)).expect("renders");
+    assert!(!eight.contains("stroke=\"#FFFFFF\" stroke-width=\"2\""));
+    assert_eq!(crate::comparison_height(8), crate::COMPARISON_HEIGHT);
 }
 
 #[test]

@@ -25,12 +25,14 @@ mod canvas;
 mod comparison;
 mod error;
 mod header;
+mod load_grid;
 pub mod style;
 mod sweep;
 mod timeline;
 
 pub use comparison::{
-    render_comparison_svg, ComparisonChart, VariantSeries, COMPARISON_HEIGHT, COMPARISON_WIDTH,
+    comparison_height, render_comparison_svg, ComparisonChart, VariantSeries, COMPARISON_HEIGHT,
+    COMPARISON_WIDTH,
 };
 pub use error::PlotError;
 pub use sweep::{

@@ -137,10 +137,25 @@ pub const MAX_SERIES: usize = SERIES_ORDER.len();
 
 /// The colour of series `index` (a variant, a sweep line...). The same index
 /// always gets the same colour, in every panel and every chart. Indices past
-/// [`MAX_SERIES`] wrap around; callers that need distinct colours check
-/// [`MAX_SERIES`] first.
+/// [`MAX_SERIES`] wrap around; callers that need distinct series either
+/// check [`MAX_SERIES`] first or tell the second round apart by a pattern
+/// ([`series_striped`]).
 pub fn series_color(index: usize) -> RGBColor {
     OKABE_ITO[SERIES_ORDER[index % SERIES_ORDER.len()]]
+}
+
+/// How many variants the comparison chart can tell apart: each colour twice,
+/// plain and then striped (as bars) or dashed (as lines). No palette keeps
+/// more than about eight hues apart for colour-blind readers, but a pattern
+/// reads the same to everyone, so colour × pattern doubles the count without
+/// giving up the Okabe–Ito colours.
+pub const MAX_VARIANTS: usize = 2 * MAX_SERIES;
+
+/// Whether series `index` is in the second round of colours, drawn striped
+/// (bars, swatches) or dashed (lines) to tell it from series
+/// `index - MAX_SERIES`, which has the same colour.
+pub fn series_striped(index: usize) -> bool {
+    index >= MAX_SERIES
 }
 
 /// Main text: titles, labels that carry data.
@@ -177,9 +192,8 @@ fn mix(a: RGBColor, b: RGBColor, t: f64) -> RGBColor {
     RGBColor(c(a.0, b.0), c(a.1, b.1), c(a.2, b.2))
 }
 
-/// Black or white, whichever reads better on `background` (by WCAG relative
-/// luminance), for labels drawn inside coloured bars.
-pub fn text_on(background: RGBColor) -> RGBColor {
+/// WCAG relative luminance of a colour: 0 for black, 1 for white.
+pub fn luminance(color: RGBColor) -> f64 {
     let lin = |c: u8| {
         let c = f64::from(c) / 255.0;
         if c <= 0.04045 {
@@ -188,10 +202,15 @@ pub fn text_on(background: RGBColor) -> RGBColor {
             ((c + 0.055) / 1.055).powf(2.4)
         }
     };
-    let l = 0.2126 * lin(background.0) + 0.7152 * lin(background.1) + 0.0722 * lin(background.2);
+    0.2126 * lin(color.0) + 0.7152 * lin(color.1) + 0.0722 * lin(color.2)
+}
+
+/// Black or white, whichever reads better on `background` (by WCAG relative
+/// luminance), for labels drawn inside coloured bars.
+pub fn text_on(background: RGBColor) -> RGBColor {
     // Contrast with black is (l+0.05)/0.05, with white 1.05/(l+0.05); they
     // are equal at l ≈ 0.179.
-    if l > 0.179 {
+    if luminance(background) > 0.179 {
         INK
     } else {
         BACKGROUND

@@ -17,9 +17,10 @@ use crate::canvas::{
 };
 use crate::error::drawing;
 use crate::header::{note, Header, LegendItem};
+use crate::load_grid::render_load_grid_svg;
 use crate::style::{
     darken, ensure_fonts, format_compact, format_number, series_color, size, AXIS, BACKGROUND,
-    GRID, INK, MAX_SERIES, MUTED_INK, OKABE_ITO,
+    GRID, INK, MAX_SERIES, MAX_VARIANTS, MUTED_INK, OKABE_ITO,
 };
 use crate::PlotError;
 
@@ -109,9 +110,10 @@ pub struct TimelineChart {
 /// number of panels (about 270 px per panel plus the header).
 pub const TIMELINE_WIDTH: u32 = 1400;
 
-/// How many panels a timeline chart can stack before it stops being
-/// readable on a screen.
-pub const MAX_TIMELINE_PANELS: usize = 10;
+/// How many panels a timeline chart stacks: as many variants as the
+/// comparison chart tells apart. Each panel keeps its height, so the chart
+/// only grows longer (about 4,500 px for 16), and a reader scrolls.
+pub const MAX_TIMELINE_PANELS: usize = MAX_VARIANTS;
 
 /// Height of a panel's main (requests/s) plot.
 const PLOT_H: i32 = 168;
@@ -298,10 +300,14 @@ pub fn render_timeline_svg(chart: &TimelineChart) -> Result<String, PlotError> {
 /// series are drawn with wider lines underneath later ones, so coinciding
 /// lines still show every colour.
 ///
+/// Past [`MAX_SERIES`] series, where colours would repeat and the lines
+/// would bury each other, the chart is small multiples instead: one panel
+/// per series, over a grey band that spans them all (see `load_grid.rs`).
+///
 /// # Errors
 ///
 /// [`PlotError::NoVariants`] without series, [`PlotError::TooManyVariants`]
-/// past [`MAX_SERIES`] (colours would repeat), [`PlotError::Font`] /
+/// past [`MAX_VARIANTS`] (panel swatches would repeat), [`PlotError::Font`] /
 /// [`PlotError::Drawing`] if plotters fails.
 pub fn render_load_lines_svg(
     title: &str,
@@ -312,24 +318,25 @@ pub fn render_load_lines_svg(
     if n == 0 {
         return Err(PlotError::NoVariants);
     }
-    if n > MAX_SERIES {
+    if n > MAX_VARIANTS {
         return Err(PlotError::TooManyVariants {
             count: n,
-            max: MAX_SERIES,
+            max: MAX_VARIANTS,
         });
+    }
+    if n > MAX_SERIES {
+        return render_load_grid_svg(title, subtitle, series);
     }
     ensure_fonts()?;
 
     let width = TIMELINE_WIDTH as i32;
-    let dts: Vec<f64> = series.iter().map(|(_, t, _)| bucket_width(t)).collect();
-    let time = TimeAxis::from_data(series.iter().zip(&dts).map(|(s, dt)| (&s.1[..], *dt)), &[]);
-    let peaks: Vec<Option<f64>> = series
-        .iter()
-        .map(|(_, t, v)| finite_max(t.iter().zip(v).filter(|(t, _)| t.is_finite()).map(|x| *x.1)))
-        .collect();
-    let max = peaks.iter().flatten().fold(0.0f64, |m, v| m.max(*v));
-    let (ticks, end) = zero_based_ticks(max, 5);
-    let labels: Vec<String> = ticks.iter().map(|v| format_rate(*v)).collect();
+    let LoadSeries {
+        dts,
+        time,
+        peaks,
+        max,
+    } = LoadSeries::new(series);
+    let (ticks, end, labels) = rate_ticks(max, 5);
     let plot_left = MARGIN + y_axis_width(&labels, true)?;
     let plot_right = width - MARGIN;
     let xs = time.scale(plot_left, plot_right);
@@ -399,6 +406,46 @@ pub fn render_load_lines_svg(
     Ok(svg)
 }
 
+/// What both forms of the load chart derive from its series before drawing.
+pub(crate) struct LoadSeries {
+    /// Each series' bucket width, s.
+    pub dts: Vec<f64>,
+    /// The shared time axis.
+    pub time: TimeAxis,
+    /// Each series' peak, if it has a value.
+    pub peaks: Vec<Option<f64>>,
+    /// The highest peak (0 without any).
+    pub max: f64,
+}
+
+impl LoadSeries {
+    pub(crate) fn new(series: &[(String, Vec<f64>, Vec<f64>)]) -> LoadSeries {
+        let dts: Vec<f64> = series.iter().map(|(_, t, _)| bucket_width(t)).collect();
+        let time = TimeAxis::from_data(series.iter().zip(&dts).map(|(s, dt)| (&s.1[..], *dt)), &[]);
+        let peaks: Vec<Option<f64>> = series
+            .iter()
+            .map(|(_, t, v)| {
+                finite_max(t.iter().zip(v).filter(|(t, _)| t.is_finite()).map(|x| *x.1))
+            })
+            .collect();
+        let max = peaks.iter().flatten().fold(0.0f64, |m, v| m.max(*v));
+        LoadSeries {
+            dts,
+            time,
+            peaks,
+            max,
+        }
+    }
+}
+
+/// Ticks of a requests/s axis from 0 past `max` in at most `intervals`
+/// steps: the ticks, the axis end, and the tick labels.
+pub(crate) fn rate_ticks(max: f64, intervals: usize) -> (Vec<f64>, f64, Vec<String>) {
+    let (ticks, end) = zero_based_ticks(max, intervals);
+    let labels = ticks.iter().map(|v| format_rate(*v)).collect();
+    (ticks, end, labels)
+}
+
 /// Earlier series get wider lines, drawn first, so where lines coincide
 /// every colour still shows as a fringe (as in the comparison chart).
 fn line_width(i: usize, n: usize) -> u32 {
@@ -447,7 +494,7 @@ fn bucket_width(t: &[f64]) -> f64 {
 
 /// The shared time axis: its range in seconds and the unit it is labelled
 /// in (seconds up to 10 minutes, then minutes, then hours past 5 hours).
-struct TimeAxis {
+pub(crate) struct TimeAxis {
     lo: f64,
     hi: f64,
     unit: f64,
@@ -457,7 +504,7 @@ struct TimeAxis {
 impl TimeAxis {
     /// From the first bucket start to the end of the last bucket of any
     /// series; marks only set the range when there is no data at all.
-    fn from_data<'a>(
+    pub(crate) fn from_data<'a>(
         series: impl Iterator<Item = (&'a [f64], f64)>,
         marks: &[TimelineMark],
     ) -> TimeAxis {
@@ -503,13 +550,13 @@ impl TimeAxis {
         }
     }
 
-    fn scale(&self, left: i32, right: i32) -> Scale {
+    pub(crate) fn scale(&self, left: i32, right: i32) -> Scale {
         Scale::linear(self.lo, self.hi, left, right)
     }
 
     /// Tick times in seconds, at 1-2-5 steps of the display unit, about one
     /// per 100 px.
-    fn ticks(&self, width_px: i32) -> Vec<f64> {
+    pub(crate) fn ticks(&self, width_px: i32) -> Vec<f64> {
         let lo = self.lo / self.unit;
         let hi = self.hi / self.unit;
         let step = nice_step(hi - lo, (width_px / 100).max(2) as usize);
@@ -521,11 +568,11 @@ impl TimeAxis {
             .collect()
     }
 
-    fn label(&self, t_s: f64) -> String {
+    pub(crate) fn label(&self, t_s: f64) -> String {
         format_number(tidy(t_s / self.unit))
     }
 
-    fn title(&self) -> String {
+    pub(crate) fn title(&self) -> String {
         format!("time ({})", self.unit_name)
     }
 
@@ -619,7 +666,7 @@ impl ValueScales {
 /// start (at most `dt` later), or is one point in the middle of that if
 /// buckets are narrower than 2 px; otherwise points are joined by straight
 /// lines (for samples taken at an instant, such as a queue length).
-fn pixel_runs(
+pub(crate) fn pixel_runs(
     t: &[f64],
     dt: f64,
     steps: bool,
@@ -735,7 +782,7 @@ fn area_under(run: &[(i32, i32)], base: i32) -> Vec<(i32, i32)> {
 }
 
 /// The band between two runs over the same buckets.
-fn band(upper: &[(i32, i32)], lower: &[(i32, i32)]) -> Vec<(i32, i32)> {
+pub(crate) fn band(upper: &[(i32, i32)], lower: &[(i32, i32)]) -> Vec<(i32, i32)> {
     upper
         .iter()
         .copied()
@@ -747,7 +794,7 @@ fn band(upper: &[(i32, i32)], lower: &[(i32, i32)]) -> Vec<(i32, i32)> {
 
 /// What a legend entry's swatch looks like.
 #[derive(Clone, Copy)]
-enum Swatch {
+pub(crate) enum Swatch {
     /// A translucent filled square, as the stacked areas.
     Area(RGBColor),
     /// A short solid line of the given width.
@@ -756,12 +803,12 @@ enum Swatch {
     Dashed(RGBColor),
 }
 
-struct LegendEntry {
-    swatch: Swatch,
-    label: String,
+pub(crate) struct LegendEntry {
+    pub swatch: Swatch,
+    pub label: String,
 }
 
-const SWATCH_W: i32 = 28;
+pub(crate) const SWATCH_W: i32 = 28;
 
 fn legend_entries(chart: &TimelineChart) -> Vec<LegendEntry> {
     let mut entries = vec![
@@ -792,7 +839,7 @@ fn legend_entries(chart: &TimelineChart) -> Vec<LegendEntry> {
 }
 
 /// Space above the legend, px.
-const LEGEND_GAP: i32 = 12;
+pub(crate) const LEGEND_GAP: i32 = 12;
 
 impl LegendItem for LegendEntry {
     fn label(&self) -> &str {

@@ -228,7 +228,7 @@ fn same_input_gives_identical_bytes() {
 #[test]
 fn ten_noisy_panels_stay_small() {
     let fates = [Fate::Metastable, Fate::RecoversAtRollback, Fate::Budget];
-    let panels: Vec<TimelinePanel> = (0..MAX_TIMELINE_PANELS)
+    let panels: Vec<TimelinePanel> = (0..10)
         .map(|i| {
             let mut p = incident_panel(&format!("variant-{i}"), fates[i % 3], 100 + i as u64);
             // Worst case for the reduction: every series noisy everywhere.
@@ -273,7 +273,7 @@ fn no_panels_or_too_many_is_an_error() {
     };
     assert!(matches!(
         render_timeline_svg(&chart),
-        Err(PlotError::TooManyVariants { count: 11, max: 10 })
+        Err(PlotError::TooManyVariants { count: 17, max: 16 })
     ));
 }
 
@@ -470,12 +470,12 @@ fn load_lines_degenerate_inputs() {
         render_load_lines_svg("x", "", &[]),
         Err(PlotError::NoVariants)
     ));
-    let many: Vec<_> = (0..9)
+    let many: Vec<_> = (0..17)
         .map(|i| (format!("s{i}"), vec![0.0], vec![1.0]))
         .collect();
     assert!(matches!(
         render_load_lines_svg("x", "", &many),
-        Err(PlotError::TooManyVariants { count: 9, max: 8 })
+        Err(PlotError::TooManyVariants { count: 17, max: 16 })
     ));
     let odd = vec![
         ("empty".to_string(), Vec::new(), Vec::new()),
@@ -511,4 +511,33 @@ fn rates_are_compact() {
     assert_eq!(format_rate(25_000.0), "25k");
     assert_eq!(format_rate(1_250_000.0), "1.25M");
     assert_eq!(format_rate(f64::NAN), "n/a");
+}
+
+#[test]
+fn load_lines_past_eight_series_are_small_multiples() {
+    // Twelve variants of the herd: each panel titled with its name and peak.
+    let series: Vec<(String, Vec<f64>, Vec<f64>)> = (0..12)
+        .map(|i| {
+            let (_, t, v) = herd()[i % 3].clone();
+            let scaled = v.iter().map(|x| x * (1.0 + i as f64 / 10.0)).collect();
+            (format!("variant-{i}"), t, scaled)
+        })
+        .collect();
+    let svg =
+        render_load_lines_svg("twelve variants", "offered requests/s", &series).expect("renders");
+    save("load-lines-12.svg", &svg);
+    assert_well_formed(&svg);
+    for (name, _, _) in &series {
+        assert!(
+            svg.contains(&format!("{name} · peak")),
+            "missing panel {name}"
+        );
+    }
+    assert!(svg.contains("grey band"));
+    let height: u32 = svg
+        .split("height=\"")
+        .nth(1)
+        .and_then(|h| h.split('"').next()?.parse().ok())
+        .expect("a height");
+    assert!(height > 1_000, "six rows of panels, {height} px");
 }

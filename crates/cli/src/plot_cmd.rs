@@ -1,0 +1,252 @@
+//! `stormsim plot DIR`: draws the charts of a run or a sweep again from the
+//! files in its folder, without simulating anything — after a change to the
+//! charts, or to get them for a run made with `--quiet` elsewhere.
+//!
+//! A run folder is read through the same [`RunView`] that `stormsim run`
+//! draws from, and a sweep folder through the same [`SweepShape`] and
+//! `aggregate.csv` that `stormsim sweep` draws from, so the charts come out
+//! byte-identical to the ones the run or the sweep wrote.
+
+use crate::output::{write_charts, LATENCY_COLUMNS};
+use crate::sweep_cmd::{write_sweep_chart, SweepShape, SPEC_FILE};
+use crate::view::{FocusSeries, RecoveryView, RunView, ServiceView, VariantContext, VariantView};
+use anyhow::{anyhow, bail, Context, Result};
+use serde::Deserialize;
+use std::path::Path;
+use stormsim_sweep::SweepSpec;
+
+/// Redraws the charts of the run or sweep in `dir` and says what it wrote.
+pub fn plot(dir: &Path) -> Result<()> {
+    if dir.join("summary.json").exists() {
+        let view = read_run(dir)?;
+        let written = write_charts(&view, dir)?;
+        println!("wrote {}/{{{}}}", dir.display(), written.join(", "));
+    } else if dir.join("aggregate.csv").exists() {
+        let aggregate = read_text(&dir.join("aggregate.csv"))?;
+        let shape = read_sweep_shape(dir, &aggregate)?;
+        write_sweep_chart(&shape, &aggregate, dir)?;
+        if dir.join("sweep.svg").exists() {
+            println!("wrote {}/sweep.svg", dir.display());
+        } else {
+            println!("{}: this sweep's shape has no chart", dir.display());
+        }
+    } else {
+        bail!(
+            "{} holds neither a run (summary.json) nor a whole sweep (aggregate.csv)",
+            dir.display()
+        );
+    }
+    Ok(())
+}
+
+fn read_text(path: &Path) -> Result<String> {
+    std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))
+}
+
+// ------------------------------------------------------------------ runs
+
+/// The fields of `summary.json` the charts read (serde skips the others).
+#[derive(Deserialize)]
+struct SummaryFile {
+    model: String,
+    description: String,
+    seed: u64,
+    variants: Vec<VariantFile>,
+}
+
+#[derive(Deserialize)]
+struct VariantFile {
+    variant: String,
+    requests: u64,
+    succeeded: u64,
+    success_rate: f64,
+    latency_ms: Percentiles,
+    peak_offered_rps: f64,
+    recovery: Option<RecoveryView>,
+    services: Vec<ServiceView>,
+    focus: String,
+    sim_time_s: f64,
+    #[serde(flatten)]
+    context: VariantContext,
+}
+
+#[derive(Deserialize)]
+struct Percentiles {
+    p50: f64,
+    p99: f64,
+}
+
+/// A run's view from `summary.json`, `timeseries.csv` and `latency.csv`.
+fn read_run(dir: &Path) -> Result<RunView> {
+    let path = dir.join("summary.json");
+    let summary: SummaryFile = serde_json::from_str(&read_text(&path)?).with_context(|| {
+        format!(
+            "{} lacks what the charts need (written by an older stormsim? run the model again)",
+            path.display()
+        )
+    })?;
+    let mut variants: Vec<VariantView> = summary
+        .variants
+        .into_iter()
+        .map(|v| VariantView {
+            name: v.variant,
+            requests: v.requests,
+            succeeded: v.succeeded,
+            success_rate: v.success_rate,
+            p50_ms: v.latency_ms.p50,
+            p99_ms: v.latency_ms.p99,
+            peak_offered_rps: v.peak_offered_rps,
+            recovery: v.recovery,
+            services: v.services,
+            focus: v.focus,
+            sim_time_s: v.sim_time_s,
+            latency_cdf: Vec::new(),
+            series: FocusSeries::default(),
+            context: v.context,
+        })
+        .collect();
+    read_timeseries(&dir.join("timeseries.csv"), &mut variants)?;
+    read_latency(&dir.join("latency.csv"), &mut variants)?;
+    Ok(RunView {
+        model: summary.model,
+        description: summary.description,
+        seed: summary.seed,
+        variants,
+    })
+}
+
+/// A CSV table whose cells are looked up by column name.
+struct Table {
+    path: String,
+    header: csv::StringRecord,
+    reader: csv::Reader<std::fs::File>,
+}
+
+impl Table {
+    fn open(path: &Path) -> Result<Table> {
+        let mut reader = csv::Reader::from_path(path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        let header = reader.headers()?.clone();
+        Ok(Table {
+            path: path.display().to_string(),
+            header,
+            reader,
+        })
+    }
+
+    fn column(&self, name: &str) -> Result<usize> {
+        self.header
+            .iter()
+            .position(|h| h == name)
+            .ok_or_else(|| anyhow!("{} has no column {name:?}", self.path))
+    }
+
+    /// Calls `row` with each record, and a parser of its cells that names the
+    /// line and column of a cell that is not a number.
+    fn for_each(
+        &mut self,
+        mut row: impl FnMut(&csv::StringRecord, &dyn Fn(usize) -> Result<f64>) -> Result<()>,
+    ) -> Result<()> {
+        let path = &self.path;
+        let header = &self.header;
+        for record in self.reader.records() {
+            let record = record.with_context(|| format!("cannot read {path}"))?;
+            let line = record.position().map_or(0, |p| p.line());
+            let number = |c: usize| -> Result<f64> {
+                record
+                    .get(c)
+                    .and_then(|cell| cell.parse().ok())
+                    .ok_or_else(|| anyhow!("{path} line {line}: {} is not a number", &header[c]))
+            };
+            row(&record, &number)?;
+        }
+        Ok(())
+    }
+}
+
+/// The variant a row belongs to.
+fn variant_of<'a>(
+    variants: &'a mut [VariantView],
+    record: &csv::StringRecord,
+    path: &str,
+) -> Result<&'a mut VariantView> {
+    let name = record.get(0).unwrap_or_default();
+    variants
+        .iter_mut()
+        .find(|v| v.name == name)
+        .ok_or_else(|| anyhow!("{path}: variant {name:?} is not in summary.json"))
+}
+
+fn read_timeseries(path: &Path, variants: &mut [VariantView]) -> Result<()> {
+    let mut table = Table::open(path)?;
+    let t = table.column("t_s")?;
+    let succeeded = table.column("succeeded")?;
+    // Every variant reads its own focus service's columns.
+    let mut focus_columns = Vec::new();
+    for v in variants.iter() {
+        let c = |what: &str| table.column(&format!("{}.{what}", v.focus));
+        focus_columns.push((
+            v.name.clone(),
+            [c("offered_first")?, c("offered_retry")?, c("in_flight")?],
+        ));
+    }
+    let shown = path.display().to_string();
+    table.for_each(|record, number| {
+        let v = variant_of(variants, record, &shown)?;
+        let [first, retry, in_flight] = focus_columns
+            .iter()
+            .find(|(name, _)| *name == v.name)
+            .map(|(_, c)| *c)
+            .expect("a column set per variant");
+        let s = &mut v.series;
+        s.t_s.push(number(t)?);
+        // Counts are whole numbers well below 2^53: exact as f64.
+        s.succeeded.push(number(succeeded)? as u64);
+        s.offered_first.push(number(first)? as u64);
+        s.offered_retry.push(number(retry)? as u64);
+        s.in_flight.push(number(in_flight)? as u64);
+        Ok(())
+    })
+}
+
+fn read_latency(path: &Path, variants: &mut [VariantView]) -> Result<()> {
+    let mut table = Table::open(path)?;
+    let [_, ms, fraction] = LATENCY_COLUMNS.map(|c| table.column(c));
+    let (ms, fraction) = (ms?, fraction?);
+    let shown = path.display().to_string();
+    table.for_each(|record, number| {
+        variant_of(variants, record, &shown)?
+            .latency_cdf
+            .push((number(ms)?, number(fraction)?));
+        Ok(())
+    })
+}
+
+// ---------------------------------------------------------------- sweeps
+
+/// A sweep's shape: its name and size from `sweep.json`, its axes from the
+/// columns of `aggregate.csv` between `point` and `replications` (as the
+/// sweep wrote them), its points from the table's rows.
+fn read_sweep_shape(dir: &Path, aggregate: &str) -> Result<SweepShape> {
+    let spec_path = dir.join(SPEC_FILE);
+    let spec: SweepSpec = serde_json::from_str(&read_text(&spec_path)?)
+        .with_context(|| format!("{} is not a sweep's spec", spec_path.display()))?;
+    let mut reader = csv::Reader::from_reader(aggregate.as_bytes());
+    let header: Vec<String> = reader.headers()?.iter().map(str::to_string).collect();
+    let axes = match (
+        header.iter().position(|h| h == "point"),
+        header.iter().position(|h| h == "replications"),
+    ) {
+        (Some(0), Some(end)) => header[1..end].to_vec(),
+        _ => bail!(
+            "{}/aggregate.csv does not start with point, the axes and replications",
+            dir.display()
+        ),
+    };
+    Ok(SweepShape {
+        name: spec.name,
+        axes,
+        points: reader.records().count(),
+        replications: spec.replications,
+    })
+}

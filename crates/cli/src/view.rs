@@ -1,0 +1,245 @@
+//! What the charts and `index.html` show of a run, in one type that is built
+//! either from a finished run (`stormsim run`) or read back from the run's
+//! folder (`stormsim plot`).
+//!
+//! The charts read nothing else, so the two ways give the same charts byte
+//! for byte as long as every number survives the trip through the folder's
+//! files exactly. Two rules keep it so: CSV numbers are written with Rust's
+//! shortest round-trip formatting and parsed back exactly, and the few
+//! numbers only `summary.json` holds carry at most six decimals (serde_json's
+//! default parser is exact for those, not for 17-digit ones).
+
+use serde::{Deserialize, Serialize};
+use stormsim_model::{LoadedModel, Step, TimelineRole};
+use stormsim_sim::timeseries::ServiceBucket;
+use stormsim_sim::{RunReport, VariantReport};
+
+/// One run, as its charts see it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunView {
+    /// Model name.
+    pub model: String,
+    /// Model description.
+    pub description: String,
+    /// Master seed.
+    pub seed: u64,
+    /// In the model's order.
+    pub variants: Vec<VariantView>,
+}
+
+/// One variant, as its charts see it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct VariantView {
+    /// Variant name.
+    pub name: String,
+    /// Logical requests generated.
+    pub requests: u64,
+    /// Of those, succeeded.
+    pub succeeded: u64,
+    /// `succeeded / requests`.
+    pub success_rate: f64,
+    /// Median latency of all requests, ms.
+    pub p50_ms: f64,
+    /// 99th percentile latency of all requests, ms.
+    pub p99_ms: f64,
+    /// Most attempts the focus service received in one second.
+    pub peak_offered_rps: f64,
+    /// The recovery analysis, when the model asks for one.
+    pub recovery: Option<RecoveryView>,
+    /// Per service, in model order.
+    pub services: Vec<ServiceView>,
+    /// The service the load charts follow.
+    pub focus: String,
+    /// Virtual time at the end of the run, s.
+    pub sim_time_s: f64,
+    /// Empirical CDF of latency, `(ms, fraction)` (`latency.csv`).
+    pub latency_cdf: Vec<(f64, f64)>,
+    /// Per-bucket counts at the focus service (`timeseries.csv`).
+    pub series: FocusSeries,
+    /// What the model says that the run's files do not (`summary.json`).
+    pub context: VariantContext,
+}
+
+/// The part of the recovery analysis the charts show.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+pub struct RecoveryView {
+    /// Did not recover by itself in time.
+    pub metastable: bool,
+    /// Seconds from the trigger's end to recovery, when it recovered by itself.
+    pub recovery_s: Option<f64>,
+    /// What ended the degradation.
+    pub recovered_by: Option<String>,
+    /// Seconds from that event to recovery.
+    pub recovered_after_s: Option<f64>,
+}
+
+/// The per-service numbers of the comparison chart.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+pub struct ServiceView {
+    /// Service name.
+    pub name: String,
+    /// Calls received per logical request.
+    pub calls_per_request: f64,
+    /// Work completed after its caller gave up.
+    pub wasted: u64,
+    /// Work stopped early by cancellation.
+    pub cancelled: u64,
+}
+
+/// One variant's time series at its focus service, bucket by bucket.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FocusSeries {
+    /// Bucket start times, s.
+    pub t_s: Vec<f64>,
+    /// First attempts received.
+    pub offered_first: Vec<u64>,
+    /// Retries received.
+    pub offered_retry: Vec<u64>,
+    /// Requests queued or in service at the bucket's start.
+    pub in_flight: Vec<u64>,
+    /// Logical requests answered with success (run-wide).
+    pub succeeded: Vec<u64>,
+}
+
+/// What `summary.json` adds to each variant's report so that the folder alone
+/// redraws its charts: the variant's description, its bucket width and its
+/// timeline with the focus service's capacity along it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct VariantContext {
+    /// What the variant changes.
+    pub description: String,
+    /// Width of a `timeseries.csv` bucket, s.
+    pub bucket_s: f64,
+    /// Requests per second the focus service can complete at the start
+    /// (`null` when unbounded or when its handler calls other services).
+    pub focus_capacity_rps: Option<f64>,
+    /// The timeline's changes in time order.
+    pub timeline: Vec<TimelineEntry>,
+}
+
+/// One change of a variant's timeline.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TimelineEntry {
+    /// When, s.
+    pub at_s: f64,
+    /// The timeline entry's name.
+    pub name: String,
+    /// Its role in the recovery analysis.
+    pub role: Option<TimelineRole>,
+    /// The focus service's capacity from then on, requests per second.
+    pub focus_capacity_rps: Option<f64>,
+}
+
+impl RunView {
+    /// The view of a finished run of `model`.
+    pub fn from_run(model: &LoadedModel, run: &RunReport) -> RunView {
+        RunView {
+            model: run.model.clone(),
+            description: run.description.clone(),
+            seed: run.seed,
+            variants: run
+                .variants
+                .iter()
+                .zip(&model.variants)
+                .map(|(report, variant)| VariantView::from_report(report, variant))
+                .collect(),
+        }
+    }
+}
+
+impl VariantView {
+    fn from_report(v: &VariantReport, variant: &stormsim_model::Variant) -> VariantView {
+        let ts = &v.series;
+        let s = v
+            .services
+            .iter()
+            .position(|s| s.name == v.focus)
+            .unwrap_or(0);
+        let at_focus = |count: fn(&ServiceBucket) -> u64| {
+            (0..ts.len()).map(|b| count(ts.service(b, s))).collect()
+        };
+        VariantView {
+            name: v.variant.clone(),
+            requests: v.requests,
+            succeeded: v.succeeded,
+            success_rate: v.success_rate,
+            p50_ms: v.latency_ms.p50,
+            p99_ms: v.latency_ms.p99,
+            peak_offered_rps: v.peak_offered_rps,
+            recovery: v.recovery.as_ref().map(|r| RecoveryView {
+                metastable: r.metastable,
+                recovery_s: r.recovery_s,
+                recovered_by: r.recovered_by.clone(),
+                recovered_after_s: r.recovered_after_s,
+            }),
+            services: v
+                .services
+                .iter()
+                .map(|s| ServiceView {
+                    name: s.name.clone(),
+                    calls_per_request: s.calls_per_request,
+                    wasted: s.wasted,
+                    cancelled: s.cancelled,
+                })
+                .collect(),
+            focus: v.focus.clone(),
+            sim_time_s: v.sim_time_s,
+            latency_cdf: v.latency_cdf.clone(),
+            series: FocusSeries {
+                t_s: (0..ts.len()).map(|b| ts.start_s(b)).collect(),
+                offered_first: at_focus(|x| x.offered_first),
+                offered_retry: at_focus(|x| x.offered_retry),
+                in_flight: at_focus(|x| x.in_flight),
+                succeeded: ts.global.iter().map(|g| g.succeeded).collect(),
+            },
+            context: VariantContext {
+                description: variant.description.clone(),
+                bucket_s: ts.bucket_s(),
+                focus_capacity_rps: capacity_rps(&variant.model, s),
+                timeline: variant
+                    .changes
+                    .iter()
+                    .map(|c| TimelineEntry {
+                        at_s: c.at.as_secs(),
+                        name: c.name.clone(),
+                        role: c.role,
+                        focus_capacity_rps: capacity_rps(&c.model, s),
+                    })
+                    .collect(),
+            },
+        }
+    }
+
+    /// The focus service's capacity at `t_s`: that of the last change at or
+    /// before it, else the initial one.
+    pub fn capacity_at(&self, t_s: f64) -> Option<f64> {
+        self.context
+            .timeline
+            .iter()
+            .rev()
+            .find(|c| c.at_s <= t_s)
+            .map_or(self.context.focus_capacity_rps, |c| c.focus_capacity_rps)
+    }
+}
+
+/// Requests per second a service can complete: workers over its mean local
+/// work; `None` when unbounded or when the handler calls other services.
+/// Rounded to six decimals so that `summary.json` carries it exactly.
+fn capacity_rps(model: &stormsim_model::Model, service: usize) -> Option<f64> {
+    let s = &model.services[service];
+    if s.workers == u32::MAX {
+        return None;
+    }
+    let mut work_ms = 0.0;
+    for step in &s.steps {
+        match step {
+            Step::Work { dist, .. } => work_ms += dist.mean_ms(),
+            Step::Call(_) => return None,
+        }
+    }
+    let up = f64::from(s.instances - s.instances_down);
+    (work_ms > 0.0).then(|| {
+        let rps = up * f64::from(s.workers) * 1000.0 / work_ms;
+        (rps * 1e6).round() / 1e6
+    })
+}
