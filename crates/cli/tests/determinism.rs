@@ -1,0 +1,179 @@
+//! Determinism (issue #9, item 3): every bundled model, run twice, writes the
+//! same bytes, whatever the thread count: each model runs once on one thread
+//! and once on two, and every output file is compared byte for byte (except
+//! the wall-clock fields of summary.json).
+//!
+//! Sweeps are covered in cli.rs: `a_sweep_is_deterministic_whatever_the_thread_count`
+//! (`--jobs 1` against `--jobs 2`) and `merged_shards_equal_the_unsharded_sweep`.
+
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Models too slow to run whole in a debug build, and how they are cut:
+/// catalog-incident takes 4 minutes whole (debug build, two cores), 4 s up to
+/// 120 s of virtual time, which still includes its bad deploy at 60 s.
+const CUT: &[(&str, &[&str])] = &[("catalog-incident.json", &["--set", "horizon_s=120"])];
+
+/// The bundled models: `models/*.json` and `models/validation/*.json`, without
+/// sweep files; not `models/bench/` (benchmarks, minutes each).
+fn bundled_models() -> Vec<PathBuf> {
+    let mut models = Vec::new();
+    for dir in ["models", "models/validation"] {
+        for entry in std::fs::read_dir(root().join(dir)).expect("the models folder") {
+            let path = entry.expect("a folder entry").path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if name.ends_with(".json") && !name.ends_with(".sweep.json") {
+                models.push(path);
+            }
+        }
+    }
+    models.sort();
+    models
+}
+
+fn cut_of(model: &Path) -> Option<&'static [&'static str]> {
+    let name = model.file_name()?.to_str()?;
+    CUT.iter().find(|(m, _)| *m == name).map(|(_, args)| *args)
+}
+
+/// Runs `model` into `out` on `threads` threads.
+fn run(model: &Path, out: &Path, threads: &str) {
+    let output = Command::new(env!("CARGO_BIN_EXE_stormsim"))
+        .arg("run")
+        .arg(model)
+        .arg("--out")
+        .arg(out)
+        .arg("--quiet")
+        .args(cut_of(model).unwrap_or_default())
+        .current_dir(root())
+        .env("RAYON_NUM_THREADS", threads)
+        .output()
+        .expect("the binary runs");
+    assert!(
+        output.status.success(),
+        "{} failed: {}",
+        model.display(),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// Every file under `dir`, by its path relative to `dir`.
+fn files(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    fn walk(base: &Path, dir: &Path, out: &mut BTreeMap<PathBuf, Vec<u8>>) {
+        for entry in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+            let path = entry.expect("a folder entry").path();
+            if path.is_dir() {
+                walk(base, &path, out);
+            } else {
+                let bytes = std::fs::read(&path).expect("an output file");
+                out.insert(path.strip_prefix(base).unwrap().to_path_buf(), bytes);
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(dir, dir, &mut out);
+    out
+}
+
+/// summary.json without its wall-clock fields (named `wall_...`).
+fn without_wall_clock(bytes: &[u8]) -> Value {
+    fn strip(v: &mut Value) {
+        match v {
+            Value::Object(map) => {
+                map.retain(|k, _| !k.starts_with("wall_"));
+                map.values_mut().for_each(strip);
+            }
+            Value::Array(items) => items.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    let mut v: Value = serde_json::from_slice(bytes).expect("summary.json is JSON");
+    strip(&mut v);
+    v
+}
+
+/// Where two texts first differ, for the failure message.
+fn first_difference(a: &[u8], b: &[u8]) -> String {
+    let (a, b) = (String::from_utf8_lossy(a), String::from_utf8_lossy(b));
+    match a
+        .lines()
+        .zip(b.lines())
+        .enumerate()
+        .find(|(_, (x, y))| x != y)
+    {
+        Some((i, (x, y))) => format!("line {}:\n  {x:.300}\n  {y:.300}", i + 1),
+        None => format!("one is longer ({} and {} bytes)", a.len(), b.len()),
+    }
+}
+
+/// Runs `model` on one thread and on two, and compares every output file.
+fn assert_deterministic(model: &Path) {
+    let dir = tempfile::tempdir().unwrap();
+    let (one, two) = (
+        dir.path().join("one-thread"),
+        dir.path().join("two-threads"),
+    );
+    run(model, &one, "1");
+    run(model, &two, "2");
+    let (a, b) = (files(&one), files(&two));
+    let name = model.strip_prefix(root()).unwrap_or(model).display();
+    assert_eq!(
+        a.keys().collect::<Vec<_>>(),
+        b.keys().collect::<Vec<_>>(),
+        "{name}: the two runs wrote different files"
+    );
+    assert!(
+        a.contains_key(Path::new("summary.json")),
+        "{name}: no summary.json in {:?}",
+        a.keys()
+    );
+    for (file, bytes) in &a {
+        let other = &b[file];
+        if file == Path::new("summary.json") {
+            assert!(
+                without_wall_clock(bytes) == without_wall_clock(other),
+                "{name}: summary.json differs beyond wall_* fields: {}",
+                first_difference(bytes, other)
+            );
+        } else {
+            assert!(
+                bytes == other,
+                "{name}: {} differs: {}",
+                file.display(),
+                first_difference(bytes, other)
+            );
+        }
+    }
+}
+
+#[test]
+fn every_bundled_model_writes_the_same_bytes_on_one_thread_and_on_two() {
+    let models: Vec<PathBuf> = bundled_models()
+        .into_iter()
+        .filter(|m| cut_of(m).is_none())
+        .collect();
+    assert!(models.len() >= 10, "too few models found: {models:?}");
+    for model in &models {
+        assert_deterministic(model);
+    }
+}
+
+/// The cut models, in a test of their own so that the harness runs it beside
+/// the others.
+#[test]
+fn the_slow_bundled_models_cut_short_write_the_same_bytes_twice() {
+    let models = bundled_models();
+    for (name, _) in CUT {
+        let model = models
+            .iter()
+            .find(|m| m.file_name().unwrap() == *name)
+            .unwrap_or_else(|| panic!("models/{name} is gone: update CUT"));
+        assert_deterministic(model);
+    }
+}
