@@ -54,6 +54,11 @@ enum Command {
         /// Print nothing but errors.
         #[arg(long, short)]
         quiet: bool,
+        /// Also write attempts.csv: one row per attempt on the wire (request,
+        /// service, shard, replica, try, hedge, times, outcome). Its memory
+        /// grows with the attempts simulated: for models of moderate size.
+        #[arg(long)]
+        attempts: bool,
     },
     /// Run a sweep file: a model at many points of its parameter space, each
     /// replicated; write results.csv and aggregate.csv.
@@ -276,6 +281,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             seed,
             sets,
             quiet,
+            attempts,
         } => {
             if out.is_some() && models.len() > 1 {
                 eprintln!(
@@ -310,7 +316,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 let dir = out
                     .clone()
                     .unwrap_or_else(|| Path::new("outputs").join(&model.name));
-                output::run_and_write(model, &dir, quiet)?;
+                output::run_and_write(model, &dir, quiet, attempts)?;
             }
             Ok(ExitCode::SUCCESS)
         }

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Instant;
 use stormsim_model::LoadedModel;
 use stormsim_plot::{render_comparison_svg, render_load_lines_svg, render_timeline_svg};
-use stormsim_sim::{run_variant, RunReport, VariantReport};
+use stormsim_sim::{run_variant, RunReport, Simulator, VariantReport};
 
 /// The charts a run may have, in no particular order.
 const CHARTS: [&str; 3] = ["comparison.svg", "load.svg", "timeline.svg"];
@@ -48,7 +48,12 @@ struct VariantSummary<'a> {
 
 /// Runs every variant (in parallel; results are collected by index, so the
 /// output does not depend on the thread count) and writes the outputs.
-pub fn run_and_write(model: &LoadedModel, out: &Path, quiet: bool) -> Result<()> {
+pub fn run_and_write(
+    model: &LoadedModel,
+    out: &Path,
+    quiet: bool,
+    record_attempts: bool,
+) -> Result<()> {
     let total = model.variants.len();
     if !quiet {
         eprintln!(
@@ -71,7 +76,13 @@ pub fn run_and_write(model: &LoadedModel, out: &Path, quiet: bool) -> Result<()>
             .par_iter()
             .map(|v| {
                 let t0 = Instant::now();
-                let report = run_variant(v);
+                let report = if record_attempts {
+                    Simulator::new(&v.model, &v.changes)
+                        .record_attempts()
+                        .run(&v.name)
+                } else {
+                    run_variant(v)
+                };
                 let wall = t0.elapsed().as_secs_f64();
                 done.fetch_add(1, Ordering::Relaxed);
                 if !quiet {
@@ -136,12 +147,18 @@ pub fn run_and_write(model: &LoadedModel, out: &Path, quiet: bool) -> Result<()>
         run.timeseries_csv()?.as_bytes(),
     )?;
     write_atomically(&out.join("latency.csv"), latency_csv(&view)?.as_bytes())?;
+    if record_attempts {
+        write_atomically(&out.join("attempts.csv"), run.attempts_csv()?.as_bytes())?;
+    }
     let mut written = vec![
         "summary.json",
         "summary.csv",
         "timeseries.csv",
         "latency.csv",
     ];
+    if record_attempts {
+        written.push("attempts.csv");
+    }
     written.extend(write_charts(&view, out)?);
 
     if !quiet {

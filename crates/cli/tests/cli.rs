@@ -732,3 +732,61 @@ fn validate_prints_the_table_and_writes_the_same_csv_every_run() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("timeout"));
 }
+
+/// `run --attempts` writes attempts.csv: one row per attempt on the wire, the
+/// hedge of a slow try among them.
+#[test]
+fn run_with_attempts_writes_one_row_per_attempt() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = write_json(
+        &dir.path().join("m.json"),
+        serde_json::json!({
+            "name": "m",
+            "workloads": [{"name": "u", "target": "front", "arrival": {"kind": "at_once"}, "requests": 2}],
+            "services": [
+                {"name": "front", "steps": [{"call": "leaf", "idempotent": true, "hedge": {"delay_ms": 10}}]},
+                {"name": "leaf", "instances": 2, "steps": [{"work": {"kind": "constant", "ms": 50}}]}
+            ]
+        }),
+    );
+    let out = dir.path().join("out");
+    let run = stormsim(
+        &[
+            "run",
+            model.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--attempts",
+            "--quiet",
+        ],
+        &[],
+    );
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let csv = read(&out.join("attempts.csv"));
+    let rows: Vec<&str> = csv.lines().collect();
+    assert_eq!(
+        rows[0],
+        "variant,request_id,service,shard,replica,attempt_no,hedge,started_ms,finished_ms,outcome"
+    );
+    // Two requests, each: its try and its hedge at the leaf, one at the front.
+    assert_eq!(rows.len(), 1 + 2 * 3, "{csv}");
+    assert_eq!(rows.iter().filter(|r| r.ends_with(",cancelled")).count(), 2);
+    // Without the flag, no attempts.csv.
+    let plain = dir.path().join("plain");
+    let run = stormsim(
+        &[
+            "run",
+            model.to_str().unwrap(),
+            "--out",
+            plain.to_str().unwrap(),
+            "--quiet",
+        ],
+        &[],
+    );
+    assert!(run.status.success());
+    assert!(!plain.join("attempts.csv").exists());
+}

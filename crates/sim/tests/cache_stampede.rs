@@ -1,23 +1,25 @@
-//! Caches (`models/cache-stampede.json`): a hot key expiring under a crowd of
-//! 5,000 requests, with and without coalescing and stale-while-revalidate; and
-//! the hit ratio of a TTL cache under Zipf popularity against its renewal
-//! formula.
+//! Caches: a hot key expiring under a crowd of 5,000 requests, with and without
+//! coalescing and stale-while-revalidate (`models/cache-stampede.json`); and the
+//! hit ratio of a TTL cache under Zipf popularity against its renewal formula
+//! (`models/cache-zipf.json`).
 
 use statrs::distribution::{ContinuousCDF, StudentsT};
 use stormsim_model::load_model;
 use stormsim_sim::metrics::CacheCounts;
 use stormsim_sim::{run_variant, ServiceReport, VariantReport};
 
-fn model_text() -> String {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../models/cache-stampede.json"
-    );
-    std::fs::read_to_string(path).expect("models/cache-stampede.json is readable")
+fn model_text(file: &str) -> String {
+    let path = format!("{}/../../models/{file}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
 fn run(name: &str, seed: Option<u64>) -> VariantReport {
-    let model = load_model(&model_text(), &[], seed).expect("the bundled model is valid");
+    let file = if name.starts_with("ttl-") {
+        "cache-zipf.json"
+    } else {
+        "cache-stampede.json"
+    };
+    let model = load_model(&model_text(file), &[], seed).expect("the bundled model is valid");
     let v = model.variants.iter().find(|v| v.name == name).unwrap();
     run_variant(v)
 }
@@ -92,7 +94,7 @@ fn the_hit_ratio_follows_the_renewal_formula() {
         .sum();
     let ratios: Vec<f64> = (1..=5)
         .map(|seed| {
-            let r = run("zipf-steady", Some(seed));
+            let r = run("ttl-0.5s", Some(seed));
             cache(&r).hits as f64 / r.requests as f64
         })
         .collect();
