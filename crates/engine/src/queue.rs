@@ -36,10 +36,27 @@ use std::collections::{BinaryHeap, VecDeque};
 ///
 /// Handles are cheap to copy and safe to keep after the event fired or was
 /// cancelled: cancelling a handle twice, or after its event fired, does nothing.
+///
+/// 8 bytes, and so is `Option<TimerHandle>` (the slot is stored plus one, never
+/// zero): entities that keep one stay small.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TimerHandle {
-    slot: u32,
+    slot_plus_one: std::num::NonZeroU32,
     generation: u32,
+}
+
+impl TimerHandle {
+    fn new(slot: u32, generation: u32) -> TimerHandle {
+        TimerHandle {
+            slot_plus_one: std::num::NonZeroU32::new(slot.wrapping_add(1))
+                .expect("fewer than 2^32 - 1 live timers"),
+            generation,
+        }
+    }
+
+    fn slot(self) -> u32 {
+        self.slot_plus_one.get() - 1
+    }
 }
 
 const NOT_CANCELLABLE: u32 = u32::MAX;
@@ -178,14 +195,14 @@ impl<E> EventQueue<E> {
     pub fn schedule_constant_timer(&mut self, delay: SimDuration, event: E) -> TimerHandle {
         let (slot, generation) = self.new_slot();
         self.push_lane(delay, slot, generation, event);
-        TimerHandle { slot, generation }
+        TimerHandle::new(slot, generation)
     }
 
     /// Schedules a cancellable `event` at `at` and returns its handle.
     pub fn schedule_timer(&mut self, at: SimTime, event: E) -> TimerHandle {
         let (slot, generation) = self.new_slot();
         self.push(at, slot, generation, event);
-        TimerHandle { slot, generation }
+        TimerHandle::new(slot, generation)
     }
 
     fn new_slot(&mut self) -> (u32, u32) {
@@ -202,16 +219,16 @@ impl<E> EventQueue<E> {
     /// Cancels a timer in O(1); its entry is skipped when it reaches the top.
     /// Does nothing if the timer already fired or was cancelled.
     pub fn cancel(&mut self, handle: TimerHandle) {
-        let current = &mut self.generations[handle.slot as usize];
+        let current = &mut self.generations[handle.slot() as usize];
         if *current == handle.generation {
             *current = current.wrapping_add(1);
-            self.free_slots.push(handle.slot);
+            self.free_slots.push(handle.slot());
         }
     }
 
     /// Whether the timer is still pending (neither fired nor cancelled).
     pub fn is_pending(&self, handle: TimerHandle) -> bool {
-        self.generations[handle.slot as usize] == handle.generation
+        self.generations[handle.slot() as usize] == handle.generation
     }
 
     /// Removes the next entry, live or stale, in `(time, seq)` order.

@@ -117,7 +117,7 @@ impl Simulator<'_> {
             caller,
             edge,
             key,
-            deadline,
+            deadline: deadline.unwrap_or(SimTime::NEVER),
             attempts: 0,
             current: None,
             backoff: None,
@@ -221,7 +221,7 @@ impl Simulator<'_> {
         let is_retry = hedge == 0 && std::mem::take(&mut call.holds_retry);
         let (attempt_no, deadline, key, edge, caller, shard, request) = (
             call.attempts,
-            call.deadline,
+            (call.deadline != SimTime::NEVER).then_some(call.deadline),
             call.key,
             call.edge,
             call.caller,
@@ -393,7 +393,7 @@ impl Simulator<'_> {
             caller,
             sent_at: now,
             permit,
-            to,
+            to: to as u32,
             key,
             attempt_no,
             timer: AttemptTimer::None,
@@ -734,10 +734,10 @@ impl Simulator<'_> {
         let Some(log) = self.attempt_log.as_mut() else {
             return;
         };
-        let service = &self.model.services[a.to];
+        let service = &self.model.services[a.to as usize];
         log.push(AttemptRecord {
             request: u64::from(a.request),
-            service: a.to,
+            service: a.to as usize,
             shard: (service.shards > 1).then(|| a.instance / service.replicas()),
             replica: a.instance,
             attempt_no: a.attempt_no,
@@ -793,7 +793,7 @@ impl Simulator<'_> {
         // A Retry-After (from a 429 or a 503) overrides the client's own backoff
         // (gRPC's pushback does the same).
         let delay = retry_after.unwrap_or(delay);
-        let deadline = call.deadline.unwrap_or(SimTime::NEVER);
+        let deadline = call.deadline;
         let call = &mut self.calls[call_id];
         call.holds_retry = true;
         call.last_delay = delay;

@@ -21,7 +21,7 @@ impl Simulator<'_> {
             return;
         };
         let now = self.now();
-        let (service_id, key, budget, attempt_no) = (a.to, a.key, a.budget, a.attempt_no);
+        let (service_id, key, budget, attempt_no) = (a.to as usize, a.key, a.budget, a.attempt_no);
         let (instance, edge, sent_at) = (a.instance as usize, a.edge, a.sent_at);
         let orphaned = a.orphaned;
         let service = self.service_of(service_id);

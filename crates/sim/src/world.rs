@@ -60,8 +60,9 @@ pub struct Call {
     pub edge: EdgeId,
     /// Random stream of the call; attempt `n` uses `key.index(n)`.
     pub key: StreamKey,
-    /// The owner's deadline, if any.
-    pub deadline: Option<SimTime>,
+    /// The owner's deadline (`SimTime::NEVER`: none; a plain time keeps the
+    /// call 8 bytes smaller than an `Option`).
+    pub deadline: SimTime,
     /// Attempts sent so far.
     pub attempts: u32,
     /// The attempt in flight, if any.
@@ -162,7 +163,7 @@ pub struct Attempt {
     /// The breaker's permit, if the edge has a breaker.
     pub permit: Option<crate::policy::breaker::Permit>,
     /// The callee.
-    pub to: ServiceId,
+    pub to: u32,
     /// Random stream of the attempt and of the handler it starts.
     pub key: StreamKey,
     /// 1 for a first try, more for a retry.
