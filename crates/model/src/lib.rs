@@ -170,13 +170,29 @@ pub fn load_model(
     let base_variant = build_variant(&base, &spec, "base", "")?;
     let seed = seed.unwrap_or(spec.seed);
 
+    if spec.variants.len() > MAX_VARIANTS {
+        return Err(vec![Problem::new(
+            "variants",
+            format!(
+                "at most {MAX_VARIANTS} variants, got {}: explore more points with a sweep file",
+                spec.variants.len()
+            ),
+        )]
+        .into());
+    }
     let mut variants = Vec::new();
     let mut problems = Vec::new();
     if spec.variants.is_empty() {
         variants.push(base_variant);
     }
+    // Each variant starts from the base without the variants: copying them
+    // all into each would make loading quadratic in their number.
+    let mut template = base.clone();
+    if let Some(o) = template.as_object_mut() {
+        o.remove("variants");
+    }
     for (i, v) in spec.variants.iter().enumerate() {
-        let mut doc = base.clone();
+        let mut doc = template.clone();
         let here = format!("variants[{i}] ({:?})", v.name);
         let set_problems =
             apply_overrides(&mut doc, v.set.iter().map(|(p, x)| (p.as_str(), x)), &|p| {
@@ -266,6 +282,13 @@ fn build_variant(
     })
 }
 
+/// Longest ramp (`over_s`), in seconds, i.e. steps.
+pub const MAX_RAMP_S: f64 = 10_000.0;
+
+/// Most variants a model may have: each is a whole checked model in memory; a
+/// sweep explores more.
+pub const MAX_VARIANTS: usize = 10_000;
+
 /// The step changes of one timeline entry: one step for a plain change; for a
 /// ramp, one per second (at least one) moving each numeric value linearly from
 /// its value before the ramp to its target, reaching it at `at_s + over_s`.
@@ -282,6 +305,13 @@ fn timeline_steps(
     let Some(over) = entry.over_s.filter(|o| *o > 0.0) else {
         return Ok(vec![(entry.at_s, sets)]);
     };
+    // One checked model per step: a longer ramp would hold memory without bound.
+    if over > MAX_RAMP_S {
+        return Err(Problem::new(
+            "over_s",
+            format!("a ramp moves in steps of 1 s: at most {MAX_RAMP_S} s, got {over}"),
+        ));
+    }
     // Resolve `[*]` so each element ramps from its own value.
     let mut ramps = Vec::new();
     for (path, target) in &sets {

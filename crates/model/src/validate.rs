@@ -9,6 +9,13 @@ use crate::spec::*;
 use std::collections::BTreeMap;
 use stormsim_engine::{SimDuration, SimTime};
 
+/// Most hosts a model may have, and instances a service may have: each has
+/// state in memory (a limit that names itself, not an allocation failure).
+const MAX_HOSTS: u64 = 1_000_000;
+const MAX_INSTANCES: u32 = 1_000_000;
+/// Most time-series buckets over a run's horizon.
+const MAX_BUCKETS: f64 = 10_000_000.0;
+
 /// Probabilities of a mixture must sum to 1 within this.
 const PROBABILITY_TOLERANCE: f64 = 1e-9;
 
@@ -193,9 +200,20 @@ pub fn validate(spec: &ModelSpec) -> Result<Model, Vec<Problem>> {
         if h.per_zone == 0 {
             ck.fail("hosts.per_zone", "expected at least 1 host per zone, got 0");
         }
+        if u64::from(h.zones) * u64::from(h.per_zone) > MAX_HOSTS {
+            ck.fail(
+                "hosts",
+                format!(
+                    "expected at most {MAX_HOSTS} hosts in all, got {} zones × {} per zone",
+                    h.zones, h.per_zone
+                ),
+            );
+        }
         Hosts {
-            zones: h.zones.max(1),
-            per_zone: h.per_zone.max(1),
+            zones: h.zones.clamp(1, MAX_HOSTS as u32),
+            per_zone: h
+                .per_zone
+                .clamp(1, (MAX_HOSTS / u64::from(h.zones.max(1))).max(1) as u32),
             slow: h.slow.as_ref().map(|s| {
                 let factor = ck.positive("hosts.slow.factor", s.factor);
                 if factor < 1.0 {
@@ -381,13 +399,16 @@ pub fn validate(spec: &ModelSpec) -> Result<Model, Vec<Problem>> {
                 }),
             },
             instances: {
-                if s.instances == 0 {
+                if s.instances == 0 || s.instances > MAX_INSTANCES {
                     ck.fail(
                         format!("{at}.instances"),
-                        "expected at least 1 instance, got 0",
+                        format!(
+                            "expected 1 to {MAX_INSTANCES} instances, got {}",
+                            s.instances
+                        ),
                     );
                 }
-                s.instances.max(1)
+                s.instances.clamp(1, MAX_INSTANCES)
             },
             instances_down: {
                 if s.instances_down > s.instances {
@@ -457,6 +478,18 @@ pub fn validate(spec: &ModelSpec) -> Result<Model, Vec<Problem>> {
         .map(|h| SimDuration::from_ms(ck.positive("horizon_s", h) * 1000.0));
     let bucket =
         SimDuration::from_ms(ck.positive("timeseries.bucket_s", spec.timeseries.bucket_s) * 1000.0);
+    if let Some(h) = spec.horizon_s {
+        let buckets = h / spec.timeseries.bucket_s;
+        if buckets > MAX_BUCKETS {
+            ck.fail(
+                "timeseries.bucket_s",
+                format!(
+                    "the horizon holds {buckets:.3e} buckets of {} s: at most {MAX_BUCKETS:.0e}; widen the buckets or shorten the horizon",
+                    spec.timeseries.bucket_s
+                ),
+            );
+        }
+    }
     let metastability = spec.metastability.as_ref().map(|m| Metastability {
         baseline_from: ck.seconds("metastability.baseline_from_s", m.baseline_from_s),
         goodput_band: ck.probability("metastability.goodput_band", m.goodput_band),
@@ -1031,42 +1064,44 @@ fn find_call_cycles(ck: &mut Checker, services: &[Service]) {
         OnStack,
         Done,
     }
-    fn visit(
-        s: ServiceId,
-        services: &[Service],
-        marks: &mut [Mark],
-        stack: &mut Vec<ServiceId>,
-        ck: &mut Checker,
-    ) {
-        marks[s] = Mark::OnStack;
-        stack.push(s);
-        for (j, step) in services[s].steps.iter().enumerate() {
-            if let Step::Call(call) = step {
-                match marks[call.to] {
-                    Mark::New => visit(call.to, services, marks, stack, ck),
-                    Mark::OnStack => {
-                        let start = stack.iter().position(|&x| x == call.to).unwrap_or(0);
-                        let cycle: Vec<&str> = stack[start..]
-                            .iter()
-                            .chain(std::iter::once(&call.to))
-                            .map(|&x| services[x].name.as_str())
-                            .collect();
-                        ck.fail(
-                            format!("services[{s}].steps[{j}].call"),
-                            format!("call cycle {}", cycle.join(" -> ")),
-                        );
-                    }
-                    Mark::Done => {}
-                }
-            }
-        }
-        stack.pop();
-        marks[s] = Mark::Done;
-    }
+    // A depth-first search with its own stack of (service, next step to look
+    // at), not recursion: a chain of thousands of services must not overflow
+    // the thread's stack.
     let mut marks = vec![Mark::New; services.len()];
-    for s in 0..services.len() {
-        if marks[s] == Mark::New {
-            visit(s, services, &mut marks, &mut Vec::new(), ck);
+    for root in 0..services.len() {
+        if marks[root] != Mark::New {
+            continue;
+        }
+        let mut stack: Vec<(ServiceId, usize)> = vec![(root, 0)];
+        marks[root] = Mark::OnStack;
+        while let Some(&mut (s, ref mut next)) = stack.last_mut() {
+            let Some((j, step)) = services[s].steps.iter().enumerate().nth(*next) else {
+                stack.pop();
+                marks[s] = Mark::Done;
+                continue;
+            };
+            *next += 1;
+            let Step::Call(call) = step else { continue };
+            match marks[call.to] {
+                Mark::New => {
+                    marks[call.to] = Mark::OnStack;
+                    stack.push((call.to, 0));
+                }
+                Mark::OnStack => {
+                    let start = stack.iter().position(|&(x, _)| x == call.to).unwrap_or(0);
+                    let cycle: Vec<&str> = stack[start..]
+                        .iter()
+                        .map(|&(x, _)| x)
+                        .chain(std::iter::once(call.to))
+                        .map(|x| services[x].name.as_str())
+                        .collect();
+                    ck.fail(
+                        format!("services[{s}].steps[{j}].call"),
+                        format!("call cycle {}", cycle.join(" -> ")),
+                    );
+                }
+                Mark::Done => {}
+            }
         }
     }
 }

@@ -323,3 +323,23 @@ fn only_a_last_step_may_hand_its_request_on() {
         "{p:?}"
     );
 }
+
+/// A horizon that would need more than ten million time-series buckets is
+/// refused with the limit named, before any run fills them.
+#[test]
+fn too_many_time_series_buckets_are_refused() {
+    let doc = with(base(), "horizon_s", json!(1e7));
+    let doc = with(doc, "timeseries", json!({"bucket_s": 0.1}));
+    let p = problems(&doc);
+    assert!(
+        p.iter()
+            .any(|x| x.starts_with("timeseries.bucket_s: the horizon holds 1.000e8 buckets")),
+        "{p:?}"
+    );
+    let doc = with(base(), "horizon_s", json!(1e7));
+    assert_eq!(
+        problems(&doc),
+        Vec::<String>::new(),
+        "1e7 buckets of 1 s is the limit"
+    );
+}
