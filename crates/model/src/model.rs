@@ -173,6 +173,8 @@ pub struct Service {
     pub shards: u32,
     /// The host of each instance (`None`: the model has no hosts).
     pub host_of: Option<Vec<u32>>,
+    /// Work factor per replica (`None`: all 1).
+    pub replica_work_factor: Option<Vec<f64>>,
 }
 
 impl Service {

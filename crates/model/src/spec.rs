@@ -356,6 +356,12 @@ pub struct ServiceSpec {
     /// Where the instances run (with the model's `hosts`).
     #[serde(default)]
     pub placement: Placement,
+    /// Each replica's own latency profile: replica `r` of every shard takes
+    /// `replica_work_factor[r]` times the handler's work (two replicas with
+    /// equal code can differ: older hardware, a busier neighbour). Absent:
+    /// all alike. One factor per replica (`instances / shards`).
+    #[serde(default)]
+    pub replica_work_factor: Option<Vec<f64>>,
 }
 
 /// What a caller meets at a down instance.

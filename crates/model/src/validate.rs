@@ -437,8 +437,25 @@ pub fn validate(spec: &ModelSpec) -> Result<Model, Vec<Problem>> {
             },
             host_of: hosts.map(|h| {
                 let replicas = (s.instances / s.shards.max(1)).max(1);
-                (0..s.instances)
+                (0..s.instances.min(MAX_INSTANCES))
                     .map(|i| h.host_of(s.placement, i / replicas, i % replicas))
+                    .collect()
+            }),
+            replica_work_factor: s.replica_work_factor.as_ref().map(|factors| {
+                let replicas = (s.instances / s.shards.max(1)).max(1);
+                if factors.len() != replicas as usize {
+                    ck.fail(
+                        format!("{at}.replica_work_factor"),
+                        format!(
+                            "expected one factor per replica ({replicas}), got {}",
+                            factors.len()
+                        ),
+                    );
+                }
+                factors
+                    .iter()
+                    .enumerate()
+                    .map(|(r, &f)| ck.positive(&format!("{at}.replica_work_factor[{r}]"), f))
                     .collect()
             }),
         });

@@ -381,8 +381,20 @@ impl<'m> Simulator<'m> {
     }
 
     /// How much longer local work starting now on `instance` of `service`
-    /// takes: the host's slowdown if it is in a slow period, else 1.
+    /// takes: its replica's work factor, times its host's slowdown if the host
+    /// is in a slow period.
     pub(crate) fn slowdown(&mut self, service: usize, instance: u32) -> f64 {
+        let spec = &self.model.services[service];
+        let replica_factor = spec.replica_work_factor.as_ref().map_or(1.0, |f| {
+            f.get((instance % spec.replicas()) as usize)
+                .copied()
+                .unwrap_or(1.0)
+        });
+        replica_factor * self.host_slowdown(service, instance)
+    }
+
+    /// The host's slowdown for work starting now on `instance` of `service`.
+    fn host_slowdown(&mut self, service: usize, instance: u32) -> f64 {
         let Some(periods) = self.model.hosts.and_then(|h| h.slow) else {
             return 1.0;
         };

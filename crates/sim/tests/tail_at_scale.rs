@@ -273,3 +273,31 @@ fn every_attempt_ends_exactly_once() {
         assert!(report.attempts.iter().all(|r| r.finished >= r.started));
     }
 }
+
+/// Each replica has its own latency profile: with `replica_work_factor` [1, 3]
+/// the second replica of every shard takes three times as long, and the
+/// attempt records show it replica by replica (round robin alternates them).
+#[test]
+fn replicas_have_their_own_latency_profile() {
+    let text = r#"{
+        "name": "profiles",
+        "workloads": [{"name": "u", "target": "front", "arrival": {"kind": "constant", "rate_per_s": 10}, "requests": 4}],
+        "services": [
+          {"name": "front", "steps": [{"call": "leaf"}]},
+          {"name": "leaf", "instances": 4, "shards": 2, "replica_work_factor": [1, 3],
+           "steps": [{"work": {"kind": "constant", "ms": 10}}]}
+        ]
+      }"#;
+    let model = load_model(text, &[], None).unwrap_or_else(|e| panic!("{e:?}"));
+    let v = &model.variants[0];
+    let report = Simulator::new(&v.model, &v.changes)
+        .record_attempts()
+        .run(&v.name);
+    let leaf: Vec<_> = report.attempts.iter().filter(|r| r.service == 1).collect();
+    assert_eq!(leaf.len(), 4);
+    for r in leaf {
+        let took = ms(r.finished) - ms(r.started);
+        let expect = if r.replica % 2 == 0 { 10.0 } else { 30.0 };
+        assert_eq!(took, expect, "replica {}", r.replica);
+    }
+}
