@@ -773,14 +773,14 @@ fn deep_call_chains_load() {
 }
 
 /// The call-cycle search (`find_call_cycles` in `validate.rs`) keeps its own
-/// stack: a chain of 100,000 services loads without overflowing the thread's
+/// stack: a chain of 20,000 services loads without overflowing the thread's
 /// (it once recursed per service and aborted past about 8,000 on 2 MiB).
 #[test]
 fn very_deep_call_chains_load_without_overflowing_the_stack() {
     in_child_process(
         "very_deep_call_chains_load_without_overflowing_the_stack",
         Duration::from_secs(60),
-        || load_call_chain(100_000),
+        || load_call_chain(20_000),
     );
 }
 
