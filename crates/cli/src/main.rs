@@ -59,6 +59,10 @@ enum Command {
         /// grows with the attempts simulated: for models of moderate size.
         #[arg(long)]
         attempts: bool,
+        /// Write into an output folder that holds something else than this
+        /// model's earlier outputs (they are replaced; anything else stays).
+        #[arg(long)]
+        force: bool,
     },
     /// Run a sweep file: a model at many points of its parameter space, each
     /// replicated; write results.csv and aggregate.csv.
@@ -83,6 +87,10 @@ enum Command {
         /// JOB_COMPLETION_INDEX. Combine with `stormsim merge`.
         #[arg(long, value_name = "I/N")]
         shard: Option<String>,
+        /// Start over in a folder that holds an interrupted run of a sweep
+        /// (instead of --resume), or another sweep's results.
+        #[arg(long)]
+        force: bool,
         /// Print nothing but errors.
         #[arg(long, short)]
         quiet: bool,
@@ -225,6 +233,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             resume,
             max_runs,
             shard,
+            force,
             quiet,
         } => {
             let shard = match shard.as_deref().map(sweep_cmd::parse_shard).transpose() {
@@ -238,6 +247,12 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 return Ok(ExitCode::from(EXIT_BAD_MODEL));
             };
             let out = out.unwrap_or_else(|| Path::new("outputs").join(&loaded.spec.name));
+            if !resume && !force {
+                if let Err(message) = output::check_sweep_folder(&out, &loaded.spec.name) {
+                    eprintln!("error: {message}");
+                    return Ok(ExitCode::from(EXIT_BAD_MODEL));
+                }
+            }
             sweep_cmd::run_sweep(&loaded, &out, jobs, resume, max_runs, shard, quiet)?;
             Ok(ExitCode::SUCCESS)
         }
@@ -282,6 +297,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             sets,
             quiet,
             attempts,
+            force,
         } => {
             if out.is_some() && models.len() > 1 {
                 eprintln!(
@@ -312,11 +328,24 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                     None => return Ok(ExitCode::from(EXIT_BAD_MODEL)),
                 }
             }
-            for model in &loaded {
-                let dir = out
-                    .clone()
-                    .unwrap_or_else(|| Path::new("outputs").join(&model.name));
-                output::run_and_write(model, &dir, quiet, attempts)?;
+            let dirs: Vec<PathBuf> = loaded
+                .iter()
+                .map(|m| {
+                    out.clone()
+                        .unwrap_or_else(|| Path::new("outputs").join(&m.name))
+                })
+                .collect();
+            // Refuse before running anything: a clobbered folder cannot be undone.
+            if !force {
+                for (model, dir) in loaded.iter().zip(&dirs) {
+                    if let Err(message) = output::check_run_folder(dir, &model.name) {
+                        eprintln!("error: {message}");
+                        return Ok(ExitCode::from(EXIT_BAD_MODEL));
+                    }
+                }
+            }
+            for (model, dir) in loaded.iter().zip(&dirs) {
+                output::run_and_write(model, dir, quiet, attempts)?;
             }
             Ok(ExitCode::SUCCESS)
         }

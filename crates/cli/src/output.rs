@@ -259,6 +259,57 @@ fn progress(total: usize, done: &AtomicUsize, finished: &AtomicBool, started: In
 
 /// Writes to a temporary file in the same folder, then renames it over `path`:
 /// an interrupted run never leaves a half-written file that looks complete.
+/// Whether `run` may write `model`'s outputs into `dir` without `--force`: it
+/// does not exist, is empty, or holds this model's earlier outputs (a re-run
+/// replaces them; for the same seed, with the same bytes). Anything else — an
+/// other model's results, files stormsim did not write — needs `--force`.
+pub fn check_run_folder(dir: &Path, model: &str) -> std::result::Result<(), String> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(());
+    };
+    if entries.count() == 0 {
+        return Ok(());
+    }
+    let owner = std::fs::read_to_string(dir.join("summary.json"))
+        .ok()
+        .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
+        .and_then(|json| json.get("model").and_then(|m| m.as_str()).map(String::from));
+    match owner {
+        Some(name) if name == model => Ok(()),
+        Some(name) => Err(format!(
+            "{} holds the outputs of the model {name:?}, not {model:?}: choose another --out, or pass --force to write into it",
+            dir.display()
+        )),
+        None => Err(format!(
+            "{} is not empty and holds no stormsim outputs: choose another --out, or pass --force to write into it",
+            dir.display()
+        )),
+    }
+}
+
+/// Whether `sweep` may start afresh in `dir` without `--force`: nothing of an
+/// interrupted run is there (that needs `--resume`, or `--force` to discard
+/// it), and any earlier results are this sweep's (see `check_run_folder`).
+pub fn check_sweep_folder(dir: &Path, sweep: &str) -> std::result::Result<(), String> {
+    if dir.join("results.csv.partial").exists() {
+        return Err(format!(
+            "{} holds an interrupted run of a sweep: continue it with --resume, or pass --force to start over",
+            dir.display()
+        ));
+    }
+    let owner = std::fs::read_to_string(dir.join("sweep.json"))
+        .ok()
+        .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
+        .and_then(|json| json.get("name").and_then(|m| m.as_str()).map(String::from));
+    match owner {
+        Some(name) if name != sweep => Err(format!(
+            "{} holds the results of the sweep {name:?}, not {sweep:?}: choose another --out, or pass --force",
+            dir.display()
+        )),
+        _ => Ok(()),
+    }
+}
+
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     let dir = path
         .parent()

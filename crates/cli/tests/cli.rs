@@ -790,3 +790,84 @@ fn run_with_attempts_writes_one_row_per_attempt() {
     assert!(run.status.success());
     assert!(!plain.join("attempts.csv").exists());
 }
+
+/// Re-running into an output folder is explicit: a model may replace its own
+/// earlier outputs, but not another model's, nor foreign files, without
+/// --force; a sweep does not silently discard an interrupted run.
+#[test]
+fn writing_into_a_foreign_folder_needs_force() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let run_into = |model: &str, extra: &[&str]| {
+        let path = self::model(model);
+        let mut args = vec![
+            "run",
+            path.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--quiet",
+        ];
+        args.extend_from_slice(extra);
+        stormsim(&args, &[])
+    };
+    assert!(run_into("deadline-chain.json", &[]).status.success());
+    assert!(
+        run_into("deadline-chain.json", &[]).status.success(),
+        "its own outputs"
+    );
+    let other = run_into("load-shedding.json", &[]);
+    assert_eq!(other.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&other.stderr)
+        .contains("holds the outputs of the model \"deadline-chain\""));
+    assert!(run_into("load-shedding.json", &["--force"])
+        .status
+        .success());
+
+    let foreign = dir.path().join("foreign");
+    std::fs::create_dir_all(&foreign).unwrap();
+    std::fs::write(foreign.join("notes.txt"), "mine").unwrap();
+    let path = model("deadline-chain.json");
+    let run = stormsim(
+        &[
+            "run",
+            path.to_str().unwrap(),
+            "--out",
+            foreign.to_str().unwrap(),
+            "--quiet",
+        ],
+        &[],
+    );
+    assert_eq!(run.status.code(), Some(2));
+    assert_eq!(read(&foreign.join("notes.txt")), "mine");
+
+    let sweep = write_json(
+        &dir.path().join("s.json"),
+        serde_json::json!({"name": "s", "model": model("deadline-chain.json"),
+                           "axes": [{"path": "services[A].steps[B].timeout_ms", "values": [100, 300]}]}),
+    );
+    let sweep_out = dir.path().join("sweep");
+    let sweep_into = |extra: &[&str]| {
+        let mut args = vec![
+            "sweep",
+            sweep.to_str().unwrap(),
+            "--out",
+            sweep_out.to_str().unwrap(),
+            "--quiet",
+        ];
+        args.extend_from_slice(extra);
+        stormsim(&args, &[])
+    };
+    assert!(sweep_into(&["--max-runs", "1"]).status.success());
+    let again = sweep_into(&[]);
+    assert_eq!(
+        again.status.code(),
+        Some(2),
+        "an interrupted run is not discarded silently"
+    );
+    assert!(String::from_utf8_lossy(&again.stderr).contains("--resume"));
+    assert!(sweep_into(&["--resume"]).status.success());
+    assert!(
+        sweep_into(&[]).status.success(),
+        "a finished sweep of the same name starts over"
+    );
+}
