@@ -301,3 +301,68 @@ fn replicas_have_their_own_latency_profile() {
         assert_eq!(took, expect, "replica {}", r.replica);
     }
 }
+
+/// Four shards, each child 10 ms or 100 ms with even odds (independent).
+fn quorum_model(fan_out: &str) -> VariantReport {
+    let text = format!(
+        r#"{{
+        "name": "quorum",
+        "workloads": [{{"name": "u", "target": "frontend", "arrival": {{"kind": "poisson", "rate_per_s": 100}}, "requests": 1600}}],
+        "services": [
+          {{"name": "frontend", "steps": [{{"call": "leaf", "fan_out": {fan_out}}}]}},
+          {{"name": "leaf", "instances": 4, "shards": 4, "steps": [{{"work": {{"kind": "mixture", "of": [
+              {{"p": 0.5, "dist": {{"kind": "constant", "ms": 10}}}},
+              {{"p": 0.5, "dist": {{"kind": "constant", "ms": 100}}}}]}}, "on_cancel": "stop"}}]}}
+        ]
+      }}"#
+    );
+    let model = load_model(&text, &[], None).unwrap_or_else(|e| panic!("{e:?}"));
+    run_variant(&model.variants[0])
+}
+
+/// Asserts `count` of `n` is within four binomial standard errors of `p`.
+fn assert_share(what: &str, count: u64, n: u64, p: f64) {
+    let se = (p * (1.0 - p) / n as f64).sqrt();
+    let share = count as f64 / n as f64;
+    assert!(
+        (share - p).abs() < 4.0 * se,
+        "{what}: {share} against {p} ± {}",
+        4.0 * se
+    );
+}
+
+/// `wait_for: 2`: a request is answered with its second success, so it is fast
+/// when at least 2 of its 4 children are (11/16), and the children still
+/// running are cancelled. `deadline_ms: 50`, waiting for all: at 50 ms it
+/// answers with what came — `partial` if 1 to 3 fast children (14/16),
+/// `deadline_exceeded` if none (1/16); all four fast (1/16) is `ok` at 10 ms.
+#[test]
+fn a_fan_out_completes_on_a_quorum_or_at_its_deadline_with_a_partial_answer() {
+    let quorum = quorum_model(r#"{"wait_for": 2}"#);
+    let n = quorum.requests;
+    let edge = &fan_out_edge(&quorum).counters;
+    assert_eq!(edge.fan_out.ok, n);
+    assert_eq!(quorum.succeeded, n);
+    let fast = (share_slower_than(&quorum, 50.0) * n as f64).round() as u64;
+    assert_share("quorum answered in 100 ms", fast, n, 5.0 / 16.0);
+    assert!(
+        edge.cancellations > 0,
+        "the children left running are cancelled"
+    );
+
+    let partial = quorum_model(r#"{"deadline_ms": 50}"#);
+    let f = fan_out_edge(&partial).counters.fan_out;
+    assert_eq!(f.total(), n);
+    assert_share("ok", f.ok, n, 1.0 / 16.0);
+    assert_share("partial", f.partial, n, 14.0 / 16.0);
+    assert_share("deadline_exceeded", f.deadline_exceeded, n, 1.0 / 16.0);
+    assert_eq!(
+        partial.succeeded,
+        f.ok + f.partial,
+        "a partial answer is an answer"
+    );
+    assert_eq!(
+        partial.failed_by_reason.deadline_exceeded,
+        f.deadline_exceeded
+    );
+}
