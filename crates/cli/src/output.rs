@@ -320,6 +320,15 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     tmp.write_all(bytes)
         .and_then(|_| tmp.as_file().sync_all())
         .with_context(|| format!("cannot write {}", path.display()))?;
+    // A temporary file is private (0600); an output is a plain file others
+    // may read, as one written directly would be.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        tmp.as_file()
+            .set_permissions(std::fs::Permissions::from_mode(0o644))
+            .with_context(|| format!("cannot set the permissions of {}", path.display()))?;
+    }
     tmp.persist(path)
         .with_context(|| format!("cannot move the output into place at {}", path.display()))?;
     Ok(())
