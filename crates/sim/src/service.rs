@@ -141,6 +141,7 @@ impl Simulator<'_> {
             self.set_busy(service_id, instance, busy);
             self.run_step(task);
         } else {
+            self.series.service_mut(service_id).queued += 1;
             let state = &mut self.services[service_id];
             let queue = &mut state.instances[instance].queue;
             queue.push_back(task);

@@ -51,6 +51,9 @@ pub struct ServiceBucket {
     pub rejected: u64,
     /// Refused or dropped by admission control.
     pub shed: u64,
+    /// Admitted arrivals that found every worker busy and waited in the queue
+    /// (P(wait) counted per request; in memory, not in timeseries.csv).
+    pub queued: u64,
     /// Waiting requests at the bucket's start.
     pub queue: u64,
     /// Requests holding a worker or waiting for one, at the bucket's start.

@@ -232,7 +232,7 @@ pub fn run_suite(dir: &Path, options: &Options) -> Result<Validation, ValidateEr
             Ok(queue
                 .expected()
                 .iter()
-                .map(|(quantity, _)| measure::estimate(*quantity, &report, queue, *window))
+                .map(|(quantity, _)| measure::estimate(*quantity, &report, *window))
                 .collect())
         })
         .collect::<Result<_, _>>()?;

@@ -8,9 +8,9 @@
 //! The steady-state window starts at the first bucket boundary after the
 //! warm-up. Means over requests (W, Wq) take the requests answered from then
 //! on, to the end of the run (every request is answered: validation models
-//! have no horizon). Time averages (P(wait)) and arrival shares (P(block)) take
-//! the buckets from then until the last one wholly inside the arrival window,
-//! while the system is still stationary.
+//! have no horizon). Arrival shares (P(wait), P(block)) take the buckets from
+//! then until the last one wholly inside the arrival window, while the system
+//! is still stationary.
 
 use crate::queue::{Quantity, Queue};
 use stormsim_sim::timeseries::TimeSeries;
@@ -39,7 +39,7 @@ impl Window {
 }
 
 /// One run's estimate of `quantity`.
-pub fn estimate(quantity: Quantity, report: &VariantReport, queue: &Queue, window: Window) -> f64 {
+pub fn estimate(quantity: Quantity, report: &VariantReport, window: Window) -> f64 {
     let series = &report.series;
     let steady = window.from..window.arrivals_end.min(series.len());
     let answered = window.from.min(series.len())..series.len();
@@ -59,14 +59,11 @@ pub fn estimate(quantity: Quantity, report: &VariantReport, queue: &Queue, windo
             (latency_ns(series, answered.clone()) - busy) / 1e6 / count(series, answered)
         }
         Quantity::WaitProbability => {
-            // Poisson arrivals see time averages (PASTA): the share of
-            // arrivals that find every server busy, and so wait, is the share
-            // of time every server is busy, sampled here at each bucket start.
-            let busy_starts = steady
-                .clone()
-                .filter(|&b| series.service(b, 0).in_flight >= u64::from(queue.servers))
-                .count();
-            busy_starts as f64 / steady.len() as f64
+            // Counted per request: the arrivals that found every worker busy
+            // and waited, over all arrivals, in the steady window.
+            let waited: u64 = steady.clone().map(|b| series.service(b, 0).queued).sum();
+            let arrived: u64 = steady.map(|b| series.service(b, 0).offered()).sum();
+            waited as f64 / arrived as f64
         }
         Quantity::Blocking => {
             let lost: u64 = steady.clone().map(|b| series.service(b, 0).rejected).sum();
