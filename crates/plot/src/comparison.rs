@@ -506,7 +506,11 @@ fn draw_success_panel(
     chart: &ComparisonChart,
     names: &NameColumn,
 ) -> Result<(), PlotError> {
-    let plot = bar_panel(canvas, rect, "Success rate", names)?;
+    let mut plot = bar_panel(canvas, rect, "Success rate", names)?;
+    // A striped bar's label goes after its end: leave room for "100%".
+    if (0..chart.variants.len()).any(series_striped) {
+        plot.right -= TextSpec::new(size::VALUE, INK).width("100%")? + 8;
+    }
     let xs = Scale::linear(0.0, 100.0, plot.left, plot.right);
     let ticks = [0.0, 20.0, 40.0, 60.0, 80.0, 100.0];
     draw_x_axis(
