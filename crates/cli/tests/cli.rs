@@ -1,26 +1,12 @@
 //! The `stormsim` binary end to end: outputs, determinism, golden files, and
 //! what a user sees when a model is wrong.
 
+mod common;
+
+use common::{model, read, root, stormsim, without_wall_clock, write_json};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn model(name: &str) -> PathBuf {
-    root().join("models").join(name)
-}
-
-fn stormsim(args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_stormsim"));
-    cmd.args(args).current_dir(root());
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    cmd.output().expect("the binary runs")
-}
+use std::path::Path;
+use std::process::Output;
 
 fn run_into(dir: &Path, extra: &[&str], env: &[(&str, &str)]) -> Output {
     let m = model("deadline-chain.json");
@@ -41,31 +27,9 @@ fn run_into(dir: &Path, extra: &[&str], env: &[(&str, &str)]) -> Output {
     out
 }
 
-fn read(path: &Path) -> String {
-    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
-
-/// Writes a JSON document (a sweep file) and returns its path.
-fn write_json(path: &Path, doc: Value) -> PathBuf {
-    std::fs::write(path, doc.to_string()).expect("the temporary folder is writable");
-    path.to_path_buf()
-}
-
 /// summary.json without its wall-clock fields (named `wall_...`).
 fn json_without_wall_clock(path: &Path) -> Value {
-    fn strip(v: &mut Value) {
-        match v {
-            Value::Object(map) => {
-                map.retain(|k, _| !k.starts_with("wall_"));
-                map.values_mut().for_each(strip);
-            }
-            Value::Array(items) => items.iter_mut().for_each(strip),
-            _ => {}
-        }
-    }
-    let mut v: Value = serde_json::from_str(&read(path)).expect("summary.json is JSON");
-    strip(&mut v);
-    v
+    without_wall_clock(read(path).as_bytes())
 }
 
 #[test]

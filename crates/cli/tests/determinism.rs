@@ -6,14 +6,12 @@
 //! Sweeps are covered in cli.rs: `a_sweep_is_deterministic_whatever_the_thread_count`
 //! (`--jobs 1` against `--jobs 2`) and `merged_shards_equal_the_unsharded_sweep`.
 
-use serde_json::Value;
+mod common;
+
+use common::{root, without_wall_clock};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 /// Models too slow to run whole in a debug build, and how they are cut:
 /// catalog-incident takes 4 minutes whole (debug build, two cores), 4 s up to
@@ -79,23 +77,6 @@ fn files(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     let mut out = BTreeMap::new();
     walk(dir, dir, &mut out);
     out
-}
-
-/// summary.json without its wall-clock fields (named `wall_...`).
-fn without_wall_clock(bytes: &[u8]) -> Value {
-    fn strip(v: &mut Value) {
-        match v {
-            Value::Object(map) => {
-                map.retain(|k, _| !k.starts_with("wall_"));
-                map.values_mut().for_each(strip);
-            }
-            Value::Array(items) => items.iter_mut().for_each(strip),
-            _ => {}
-        }
-    }
-    let mut v: Value = serde_json::from_slice(bytes).expect("summary.json is JSON");
-    strip(&mut v);
-    v
 }
 
 /// Where two texts first differ, for the failure message.

@@ -1,12 +1,11 @@
 //! `stormsim plot DIR` redraws, from a folder's files alone, the very bytes
 //! that `stormsim run` and `stormsim sweep` wrote.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod common;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use common::root;
+use std::path::Path;
+use std::process::Command;
 
 /// Runs the binary from the repository's root; panics with its stderr unless
 /// it succeeds.

@@ -1,20 +1,11 @@
 //! A bad model file never panics: every problem is reported with its JSON path
 //! and what was expected, all at once.
 
+mod common;
+
+use common::{base, with};
 use serde_json::{json, Value};
 use stormsim_model::{load_model, parse_cli_value, ModelError};
-
-fn base() -> Value {
-    json!({
-        "name": "t",
-        "workloads": [{"name": "users", "target": "gateway",
-                       "arrival": {"kind": "poisson", "rate_per_s": 10}, "requests": 10}],
-        "services": [
-            {"name": "gateway", "steps": [{"call": "B", "timeout_ms": 100}]},
-            {"name": "B", "steps": [{"work": {"kind": "constant", "ms": 5}}]}
-        ]
-    })
-}
 
 fn problems(doc: &Value) -> Vec<String> {
     problems_text(&doc.to_string())
@@ -25,14 +16,6 @@ fn problems_text(text: &str) -> Vec<String> {
         Ok(_) => vec![],
         Err(ModelError { problems }) => problems.iter().map(|p| p.to_string()).collect(),
     }
-}
-
-fn with(mut doc: Value, path: &str, value: Value) -> Value {
-    stormsim_model::ParamPath::parse(path)
-        .unwrap()
-        .set(&mut doc, value)
-        .unwrap();
-    doc
 }
 
 #[test]

@@ -11,6 +11,9 @@
 //! a child process ([`in_child_process`]) that is killed after a time budget,
 //! so that such a bug fails one test instead of taking the test run down.
 
+mod common;
+
+use common::{base, with};
 use proptest::prelude::*;
 use proptest::test_runner::{Config as ProptestConfig, RngSeed};
 use serde_json::{json, Map, Value};
@@ -31,27 +34,6 @@ const LOAD_BUDGET: Duration = Duration::from_secs(2);
 // ---------------------------------------------------------------------------
 // Helpers
 // ---------------------------------------------------------------------------
-
-/// A small valid model (the one of `bad_models.rs`).
-fn base() -> Value {
-    json!({
-        "name": "t",
-        "workloads": [{"name": "users", "target": "gateway",
-                       "arrival": {"kind": "poisson", "rate_per_s": 10}, "requests": 10}],
-        "services": [
-            {"name": "gateway", "steps": [{"call": "B", "timeout_ms": 100}]},
-            {"name": "B", "steps": [{"work": {"kind": "constant", "ms": 5}}]}
-        ]
-    })
-}
-
-fn with(mut doc: Value, path: &str, value: Value) -> Value {
-    ParamPath::parse(path)
-        .unwrap()
-        .set(&mut doc, value)
-        .unwrap_or_else(|e| panic!("{path}: {e}"));
-    doc
-}
 
 /// Loads `text` with `sets` as `--set` overrides, and checks that it took at
 /// most [`LOAD_BUDGET`].
