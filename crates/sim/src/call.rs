@@ -303,7 +303,6 @@ impl Simulator<'_> {
         let instances = callee.instances as usize;
         let mut instance = 0;
         if (instances > 1 || hedge > 0) && local_refusal.is_none() {
-            let mut eligible = vec![true; instances];
             // A fan-out's child goes to a replica of its shard, through that
             // shard's balancer.
             let (range, balancer) = match (shard, callee.shards > 1) {
@@ -323,9 +322,7 @@ impl Simulator<'_> {
                 }
                 _ => (0..instances, &mut state.balancer),
             };
-            for (i, e) in eligible.iter_mut().enumerate() {
-                *e = range.contains(&i);
-            }
+            let mut eligible: Vec<bool> = (0..instances).map(|i| range.contains(&i)).collect();
             if let Some(outlier) = state.outlier.as_ref() {
                 outlier.exclude_ejected(now, &mut eligible);
             }

@@ -300,15 +300,14 @@ impl<'m> Simulator<'m> {
             cache_loads: Slab::new(),
             caches: Vec::new(),
             cache_zipf: Vec::new(),
-            host_periods: match model.hosts {
-                Some(h) => match h.slow {
-                    Some(periods) => (0..h.count())
+            host_periods: model
+                .hosts
+                .and_then(|h| h.slow.map(|periods| (h.count(), periods)))
+                .map_or_else(Vec::new, |(hosts, periods)| {
+                    (0..hosts)
                         .map(|i| HostPeriods::new(root.label("host").index(u64::from(i)), &periods))
-                        .collect(),
-                    None => Vec::new(),
-                },
-                None => Vec::new(),
-            },
+                        .collect()
+                }),
             attempt_log: None,
             edges,
             step_edge,

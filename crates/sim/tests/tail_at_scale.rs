@@ -117,8 +117,6 @@ fn untied_losers_run_on_and_their_work_is_wasted() {
     assert_eq!(l.completed, l.calls);
     assert_eq!(l.cancelled, 0);
     assert!(l.wasted > 0 && l.wasted <= edge.losers_untied);
-    let near_ties = edge.losers_untied - l.wasted;
-    assert!(near_ties < edge.losers_untied / 10, "{near_ties} near ties");
 }
 
 /// Slowness by host (1% of the time, 50×, in periods of 0.2 s on average,
