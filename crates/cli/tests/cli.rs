@@ -3,7 +3,9 @@
 
 mod common;
 
-use common::{model, read, root, stormsim, without_wall_clock, write_json};
+use common::{
+    assert_ok, model, read, root, stormsim, stormsim_into, without_wall_clock, write_json,
+};
 use serde_json::Value;
 use std::path::Path;
 use std::process::Output;
@@ -297,17 +299,8 @@ fn an_unstable_model_stops_at_its_limit_with_a_partial_report() {
     )
     .unwrap();
     let out = dir.path().join("out");
-    let run = stormsim(
-        &[
-            "run",
-            model.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-            "--quiet",
-        ],
-        &[],
-    );
-    assert!(run.status.success());
+    let run = stormsim_into("run", &model, &out, &[]);
+    assert_ok(&run);
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert!(stderr.contains("limits.max_in_flight"), "{stderr}");
     let json: Value = serde_json::from_str(&read(&out.join("summary.json"))).unwrap();
@@ -335,23 +328,7 @@ fn a_sweep_is_deterministic_whatever_the_thread_count() {
     let mut tables = Vec::new();
     for jobs in ["1", "2"] {
         let out = dir.path().join(format!("out{jobs}"));
-        let run = stormsim(
-            &[
-                "sweep",
-                sweep.to_str().unwrap(),
-                "--out",
-                out.to_str().unwrap(),
-                "--jobs",
-                jobs,
-                "--quiet",
-            ],
-            &[],
-        );
-        assert!(
-            run.status.success(),
-            "{}",
-            String::from_utf8_lossy(&run.stderr)
-        );
+        assert_ok(&stormsim_into("sweep", &sweep, &out, &["--jobs", jobs]));
         tables.push((
             read(&out.join("results.csv")),
             read(&out.join("aggregate.csv")),
@@ -405,20 +382,7 @@ fn a_resumed_sweep_ends_with_the_same_bytes() {
         }),
     );
     let sweep_into = |out: &Path, extra: &[&str]| {
-        let mut args = vec![
-            "sweep",
-            sweep.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-            "--quiet",
-        ];
-        args.extend_from_slice(extra);
-        let run = stormsim(&args, &[]);
-        assert!(
-            run.status.success(),
-            "{}",
-            String::from_utf8_lossy(&run.stderr)
-        );
+        assert_ok(&stormsim_into("sweep", &sweep, out, extra));
     };
     let whole = dir.path().join("whole");
     sweep_into(&whole, &[]);
@@ -481,16 +445,7 @@ fn a_sweep_with_its_model_inline_runs_as_one_with_a_file() {
             }),
         );
         let out = dir.path().join(name);
-        let run = stormsim(
-            &[
-                "sweep",
-                sweep.to_str().unwrap(),
-                "--out",
-                out.to_str().unwrap(),
-                "--quiet",
-            ],
-            &[],
-        );
+        let run = stormsim_into("sweep", &sweep, &out, &[]);
         (run, out.join("results.csv"))
     };
     let (by_file, file_results) = results("by-file", Value::from(file.to_str().unwrap()));
@@ -525,21 +480,8 @@ fn a_search_brackets_the_tipping_point() {
         }),
     );
     let out = dir.path().join("out");
-    let run = stormsim(
-        &[
-            "search",
-            sweep.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-            "--quiet",
-        ],
-        &[],
-    );
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
+    let run = stormsim_into("search", &sweep, &out, &[]);
+    assert_ok(&run);
     let stdout = String::from_utf8_lossy(&run.stdout);
     let numbers: Vec<f64> = stdout
         .split(|c: char| !(c.is_ascii_digit() || c == '.'))
@@ -714,22 +656,7 @@ fn run_with_attempts_writes_one_row_per_attempt() {
         }),
     );
     let out = dir.path().join("out");
-    let run = stormsim(
-        &[
-            "run",
-            model.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-            "--attempts",
-            "--quiet",
-        ],
-        &[],
-    );
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
+    assert_ok(&stormsim_into("run", &model, &out, &["--attempts"]));
     let csv = read(&out.join("attempts.csv"));
     let rows: Vec<&str> = csv.lines().collect();
     assert_eq!(
@@ -741,17 +668,7 @@ fn run_with_attempts_writes_one_row_per_attempt() {
     assert_eq!(rows.iter().filter(|r| r.ends_with(",cancelled")).count(), 2);
     // Without the flag, no attempts.csv.
     let plain = dir.path().join("plain");
-    let run = stormsim(
-        &[
-            "run",
-            model.to_str().unwrap(),
-            "--out",
-            plain.to_str().unwrap(),
-            "--quiet",
-        ],
-        &[],
-    );
-    assert!(run.status.success());
+    assert_ok(&stormsim_into("run", &model, &plain, &[]));
     assert!(!plain.join("attempts.csv").exists());
 }
 
@@ -762,18 +679,7 @@ fn run_with_attempts_writes_one_row_per_attempt() {
 fn writing_into_a_foreign_folder_needs_force() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let run_into = |model: &str, extra: &[&str]| {
-        let path = self::model(model);
-        let mut args = vec![
-            "run",
-            path.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-            "--quiet",
-        ];
-        args.extend_from_slice(extra);
-        stormsim(&args, &[])
-    };
+    let run_into = |name: &str, extra: &[&str]| stormsim_into("run", &model(name), &out, extra);
     assert!(run_into("deadline-chain.json", &[]).status.success());
     assert!(
         run_into("deadline-chain.json", &[]).status.success(),
@@ -790,17 +696,7 @@ fn writing_into_a_foreign_folder_needs_force() {
     let foreign = dir.path().join("foreign");
     std::fs::create_dir_all(&foreign).unwrap();
     std::fs::write(foreign.join("notes.txt"), "mine").unwrap();
-    let path = model("deadline-chain.json");
-    let run = stormsim(
-        &[
-            "run",
-            path.to_str().unwrap(),
-            "--out",
-            foreign.to_str().unwrap(),
-            "--quiet",
-        ],
-        &[],
-    );
+    let run = stormsim_into("run", &model("deadline-chain.json"), &foreign, &[]);
     assert_eq!(run.status.code(), Some(2));
     assert_eq!(read(&foreign.join("notes.txt")), "mine");
 
@@ -810,17 +706,7 @@ fn writing_into_a_foreign_folder_needs_force() {
                            "axes": [{"path": "services[A].steps[B].timeout_ms", "values": [100, 300]}]}),
     );
     let sweep_out = dir.path().join("sweep");
-    let sweep_into = |extra: &[&str]| {
-        let mut args = vec![
-            "sweep",
-            sweep.to_str().unwrap(),
-            "--out",
-            sweep_out.to_str().unwrap(),
-            "--quiet",
-        ];
-        args.extend_from_slice(extra);
-        stormsim(&args, &[])
-    };
+    let sweep_into = |extra: &[&str]| stormsim_into("sweep", &sweep, &sweep_out, extra);
     assert!(sweep_into(&["--max-runs", "1"]).status.success());
     let again = sweep_into(&[]);
     assert_eq!(

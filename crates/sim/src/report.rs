@@ -278,37 +278,28 @@ pub(crate) fn variant_report(
                 .filter(|(_, n)| **n > 0)
                 .map(|(c, n)| (c.to_string(), *n))
                 .collect();
-            let breaker_open_s: f64 = sim
-                .edges
-                .iter()
-                .zip(&sim.edge_state)
-                .filter(|(edge, _)| edge.to == s)
-                .flat_map(|(_, callers)| callers)
-                .filter_map(|st| st.breaker.as_ref())
-                .map(|b| b.open_time(sim.ended).as_ms() / 1000.0)
-                // `sum` of no f64 is -0.0; fold from +0.0 so the column reads 0.
-                .fold(0.0, |a, b| a + b);
-            let breaker_opened: u64 = sim
-                .edges
-                .iter()
-                .zip(&sim.edge_state)
-                .filter(|(edge, _)| edge.to == s)
-                .flat_map(|(_, callers)| callers)
-                .filter_map(|st| st.breaker.as_ref())
-                .map(|b| b.times_opened(sim.ended))
-                .sum();
-            // S4's counters, summed over the edges into this service.
+            // The edges into this service: their callers' state, and counters.
             let into_s = || {
                 sim.edges
                     .iter()
-                    .zip(&sim.edge_counters)
+                    .zip(sim.edge_state.iter().zip(&sim.edge_counters))
                     .filter(move |(edge, _)| edge.to == s)
-                    .map(|(_, c)| c)
+                    .map(|(_, state_and_counters)| state_and_counters)
             };
+            let breakers = || {
+                into_s()
+                    .flat_map(|(callers, _)| callers)
+                    .filter_map(|st| st.breaker.as_ref())
+            };
+            let breaker_open_s: f64 = breakers()
+                .map(|b| b.open_time(sim.ended).as_ms() / 1000.0)
+                // `sum` of no f64 is -0.0; fold from +0.0 so the column reads 0.
+                .fold(0.0, |a, b| a + b);
+            let breaker_opened: u64 = breakers().map(|b| b.times_opened(sim.ended)).sum();
             ServiceReport {
                 name: spec.name.clone(),
-                hedges: into_s().map(|c| c.hedges).sum(),
-                cancellations: into_s().map(|c| c.cancellations).sum(),
+                hedges: into_s().map(|(_, c)| c.hedges).sum(),
+                cancellations: into_s().map(|(_, c)| c.cancellations).sum(),
                 calls,
                 breaker_opened,
                 shed_by_class,

@@ -54,3 +54,25 @@ pub fn without_wall_clock(bytes: &[u8]) -> Value {
     strip(&mut v);
     v
 }
+
+/// Runs `stormsim <command> <file> --out <out> --quiet <extra>...`.
+pub fn stormsim_into(command: &str, file: &Path, out: &Path, extra: &[&str]) -> Output {
+    let mut args = vec![
+        command,
+        file.to_str().expect("a UTF-8 path"),
+        "--out",
+        out.to_str().expect("a UTF-8 path"),
+        "--quiet",
+    ];
+    args.extend_from_slice(extra);
+    stormsim(&args, &[])
+}
+
+/// Asserts that the binary succeeded, showing its stderr when it did not.
+pub fn assert_ok(run: &Output) {
+    assert!(
+        run.status.success(),
+        "stormsim failed: {}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+}
