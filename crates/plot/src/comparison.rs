@@ -123,15 +123,7 @@ const MAX_NAME_WIDTH: i32 = 230;
 /// all latencies equal, NaN) is not an error: it is drawn as such.
 pub fn render_comparison_svg(chart: &ComparisonChart) -> Result<String, PlotError> {
     let n = chart.variants.len();
-    if n == 0 {
-        return Err(PlotError::NoVariants);
-    }
-    if n > MAX_VARIANTS {
-        return Err(PlotError::TooManyVariants {
-            count: n,
-            max: MAX_VARIANTS,
-        });
-    }
+    PlotError::check_count(n, MAX_VARIANTS)?;
     ensure_fonts()?;
 
     let mut svg = String::new();

@@ -32,3 +32,15 @@ pub enum PlotError {
 pub(crate) fn drawing<E: std::fmt::Display>(e: E) -> PlotError {
     PlotError::Drawing(e.to_string())
 }
+
+impl PlotError {
+    /// Checks a chart's number of variants (or panels): at least one, at most
+    /// `max`.
+    pub(crate) fn check_count(count: usize, max: usize) -> Result<(), PlotError> {
+        match count {
+            0 => Err(PlotError::NoVariants),
+            n if n > max => Err(PlotError::TooManyVariants { count: n, max }),
+            _ => Ok(()),
+        }
+    }
+}

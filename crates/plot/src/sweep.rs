@@ -286,15 +286,7 @@ fn ci_of(p: &SweepPoint) -> Option<(f64, f64)> {
 /// plotters fails.
 pub fn render_sweep_lines_svg(chart: &SweepLineChart) -> Result<String, PlotError> {
     let n = chart.series.len();
-    if n == 0 {
-        return Err(PlotError::NoVariants);
-    }
-    if n > MAX_SERIES {
-        return Err(PlotError::TooManyVariants {
-            count: n,
-            max: MAX_SERIES,
-        });
-    }
+    PlotError::check_count(n, MAX_SERIES)?;
     ensure_fonts()?;
     let width = SWEEP_WIDTH as i32;
     let series: Vec<Vec<&SweepPoint>> = chart

@@ -210,15 +210,7 @@ const INSTANT_COLOR: RGBColor = RGBColor(0x4A, 0x4A, 0x4A);
 /// data is drawn as such, never an error.
 pub fn render_timeline_svg(chart: &TimelineChart) -> Result<String, PlotError> {
     let n = chart.panels.len();
-    if n == 0 {
-        return Err(PlotError::NoVariants);
-    }
-    if n > MAX_TIMELINE_PANELS {
-        return Err(PlotError::TooManyVariants {
-            count: n,
-            max: MAX_TIMELINE_PANELS,
-        });
-    }
+    PlotError::check_count(n, MAX_TIMELINE_PANELS)?;
     ensure_fonts()?;
 
     let width = TIMELINE_WIDTH as i32;
@@ -315,15 +307,7 @@ pub fn render_load_lines_svg(
     series: &[(String, Vec<f64>, Vec<f64>)],
 ) -> Result<String, PlotError> {
     let n = series.len();
-    if n == 0 {
-        return Err(PlotError::NoVariants);
-    }
-    if n > MAX_VARIANTS {
-        return Err(PlotError::TooManyVariants {
-            count: n,
-            max: MAX_VARIANTS,
-        });
-    }
+    PlotError::check_count(n, MAX_VARIANTS)?;
     if n > MAX_SERIES {
         return render_load_grid_svg(title, subtitle, series);
     }
