@@ -42,6 +42,13 @@ impl SimTime {
     pub fn saturating_since(self, earlier: SimTime) -> SimDuration {
         SimDuration(self.0.saturating_sub(earlier.0))
     }
+
+    /// `self + span + skew` (skew in ns, either sign), clamped to the range of
+    /// times: how a deadline written on one clock reads on another.
+    pub fn offset_by(self, span: SimDuration, skew_ns: i64) -> SimTime {
+        let t = i128::from(self.0) + i128::from(span.0) + i128::from(skew_ns);
+        SimTime(t.clamp(0, i128::from(u64::MAX)) as u64)
+    }
 }
 
 impl SimDuration {
@@ -155,5 +162,8 @@ mod tests {
     fn adding_infinity_saturates_to_never() {
         assert_eq!(SimTime(5) + SimDuration::INFINITE, SimTime::NEVER);
         assert_eq!(SimTime(5).saturating_since(SimTime(9)), SimDuration::ZERO);
+        assert_eq!(SimTime(100).offset_by(SimDuration(50), -30), SimTime(120));
+        assert_eq!(SimTime(10).offset_by(SimDuration(5), -30), SimTime::ZERO);
+        assert_eq!(SimTime(10).offset_by(SimDuration::INFINITE, 5), SimTime::NEVER);
     }
 }

@@ -4,7 +4,7 @@
 use crate::dist::Dist;
 pub use crate::spec::{
     BalancerKind, BreakerSpec, BudgetSpec, BulkheadSpec, CallContext, CodelSpec,
-    ConcurrencyLimitSpec, DownMode, HedgeTarget, Jitter, OnCancel, OutlierDetectionSpec, Placement,
+    ConcurrencyLimitSpec, DeadlineEncoding, DownMode, HedgeTarget, Jitter, OnCancel, OutlierDetectionSpec, Placement,
     RateLimitSpec, RetryableOutcome, SlidingWindowType, ThrottleSpec, TimelineRole,
 };
 use stormsim_engine::{SimDuration, SimTime};
@@ -127,6 +127,10 @@ pub struct Workload {
     pub edge: CallPolicy,
     /// Index into [`Model::classes`], if the workload has a class.
     pub class: Option<u8>,
+    /// A closed loop's think time between requests.
+    pub think: Option<Dist>,
+    /// How far the callers' clocks are ahead of true time, ns.
+    pub clock_offset: i64,
 }
 
 /// An arrival process.
@@ -144,6 +148,11 @@ pub enum Arrival {
     },
     /// Everything at time zero.
     AtOnce,
+    /// A closed loop of this many users (think times in [`Workload::think`]).
+    ClosedLoop {
+        /// Users.
+        users: u32,
+    },
 }
 
 /// A service.
@@ -175,6 +184,10 @@ pub struct Service {
     pub host_of: Option<Vec<u32>>,
     /// Work factor per replica (`None`: all 1).
     pub replica_work_factor: Option<Vec<f64>>,
+    /// How far the hosts' clocks are ahead of true time, ns.
+    pub clock_offset: i64,
+    /// Each instance's further clock skew is uniform in `[-x, x]` ns.
+    pub clock_spread: i64,
 }
 
 impl Service {
@@ -212,6 +225,10 @@ pub enum Step {
         dist: Dist,
         /// Reaction to the caller giving up.
         on_cancel: OnCancel,
+        /// Static limit on the work (`INFINITE`: none).
+        timeout: SimDuration,
+        /// Bound by the request's deadline, if set.
+        deadline: Option<WorkDeadline>,
     },
     /// A downstream call and its policies.
     Call(Box<CallPolicy>),
@@ -348,6 +365,15 @@ pub enum Backoff {
     },
 }
 
+/// A work step bounded by its request's deadline.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct WorkDeadline {
+    /// Kept back from the remaining budget (time to answer).
+    pub margin: SimDuration,
+    /// Below this (after the margin), fail fast without working.
+    pub min_budget: SimDuration,
+}
+
 /// A validated deadline policy.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct DeadlinePolicy {
@@ -359,6 +385,11 @@ pub struct DeadlinePolicy {
     pub first_attempt_cap: SimDuration,
     /// No attempt below this remaining budget.
     pub min_budget: SimDuration,
+    /// Sent as an absolute time (compared with the callee's clock) rather than
+    /// as a remaining time.
+    pub absolute: bool,
+    /// The hop subtracts what it spent (false: stale relative budgets).
+    pub subtract_elapsed: bool,
 }
 
 impl DeadlinePolicy {
@@ -368,6 +399,8 @@ impl DeadlinePolicy {
         margin: SimDuration::ZERO,
         first_attempt_cap: SimDuration::INFINITE,
         min_budget: SimDuration::ZERO,
+        absolute: false,
+        subtract_elapsed: true,
     };
 }
 

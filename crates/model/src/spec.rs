@@ -289,6 +289,10 @@ pub struct WorkloadSpec {
     /// (services may shed classes at different loads).
     #[serde(default)]
     pub class: Option<String>,
+    /// How far the callers' clocks are ahead of true time, ms (negative:
+    /// behind). Matters only to deadlines sent as absolute times.
+    #[serde(default)]
+    pub clock_offset_ms: f64,
 }
 
 /// An arrival process.
@@ -307,6 +311,19 @@ pub enum ArrivalSpec {
     },
     /// Every request at time 0: a burst (requires `requests`).
     AtOnce {},
+    /// A closed loop: a fixed population of `users`, each sending one request,
+    /// waiting for its answer (the workload's retries are the user's
+    /// refreshes after an error or a timeout), thinking for a `think` sample,
+    /// then sending the next. Each user starts after one think time. The offered
+    /// load follows the answers: slow answers mean fewer new requests, and
+    /// refreshes mean more.
+    ClosedLoop {
+        /// Users, each with at most one request outstanding.
+        #[schemars(range(min = 1))]
+        users: u32,
+        /// Think time between an answer (or giving up) and the next request.
+        think: DistSpec,
+    },
 }
 
 /// A service: a pool of workers, a queue, and a handler of steps run in order.
@@ -362,6 +379,18 @@ pub struct ServiceSpec {
     /// all alike. One factor per replica (`instances / shards`).
     #[serde(default)]
     pub replica_work_factor: Option<Vec<f64>>,
+    /// How far the clocks of this service's hosts are ahead of true time, ms
+    /// (negative: behind). Matters only to deadlines sent as absolute times
+    /// (`deadline.encoding: absolute`): a host whose clock is ahead sees them
+    /// expire early, one behind sees them late.
+    #[serde(default)]
+    pub clock_offset_ms: f64,
+    /// Per-host clock skew on top of `clock_offset_ms`: each instance's clock
+    /// is off by a further amount drawn uniformly from `[-x, x]` ms, once per
+    /// run, on its own random stream.
+    #[serde(default)]
+    #[schemars(range(min = 0.0))]
+    pub clock_spread_ms: f64,
 }
 
 /// What a caller meets at a down instance.
@@ -425,8 +454,8 @@ fn three_hundred_thousand() -> f64 {
 
 /// Admission control: which arriving or queued requests a service refuses.
 /// Order at arrival: `drop_fraction`, `rate_limit` (429), `shed_classes`,
-/// `concurrency_limit`, then workers and queue; at dequeue: `drop_expired`,
-/// then `codel`.
+/// `concurrency_limit`, `drop_expired`, then workers and queue; at dequeue:
+/// `drop_expired`, then `codel`.
 /// Refused requests are answered at once with 503 (`rejected`) and counted as
 /// `shed`.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
@@ -437,7 +466,9 @@ pub struct AdmissionSpec {
     #[serde(default)]
     #[schemars(range(min = 0.0, max = 1.0))]
     pub drop_fraction: f64,
-    /// At dequeue, drop requests that can no longer be answered in time.
+    /// At arrival and at dequeue, drop requests that can no longer be answered
+    /// in time (a deadline middleware rejecting with 504 before any work; a
+    /// queue consumer acking and dropping expired messages).
     #[serde(default)]
     pub drop_expired: Option<DropExpiredSpec>,
     /// A server-side rate limit: requests over it are refused with 429 and a
@@ -677,10 +708,11 @@ pub struct DropExpiredSpec {
 
 /// One step of a handler: either local work (`work`) or a downstream call
 /// (`call`, with its edge policies). Exactly one of `work` and `call`;
-/// `timeout_ms`, `connect_timeout_ms`, `retry`, `breaker`, `bulkhead`,
-/// `rate_limit`, `throttle`, `balancer`, `outlier_detection`, `deadline` and
+/// `connect_timeout_ms`, `retry`, `breaker`, `bulkhead`,
+/// `rate_limit`, `throttle`, `balancer`, `outlier_detection` and
 /// `context` apply only to `call`,
-/// `on_cancel` only to `work`; anything else is an error.
+/// `on_cancel` only to `work`; `timeout_ms` and `deadline` to both; anything
+/// else is an error.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StepSpec {
@@ -701,7 +733,9 @@ pub struct StepSpec {
     #[serde(default)]
     pub call: Option<String>,
     /// For `call`: per-attempt timeout. Absent: no timeout (the deadline, if any,
-    /// still bounds each attempt).
+    /// still bounds each attempt). For `work`: a static limit on the work (a
+    /// database's `statement_timeout`): work that would take longer is stopped
+    /// at the limit, frees its worker, and fails the handler with `timeout`.
     #[serde(default)]
     pub timeout_ms: Option<f64>,
     /// For `call`: the retry loop around attempts. Absent: one attempt.
@@ -732,6 +766,10 @@ pub struct StepSpec {
     /// For `call`: how the request's deadline shapes attempts and travels down.
     /// Absent: the deadline (if the request has one) only bounds attempts and is
     /// not sent to the callee; present, `propagate` defaults to `true`.
+    /// For `work`: bound the work by the request's deadline (the statement
+    /// timeout is the remaining budget minus `margin_ms`), and fail fast with
+    /// `deadline_exceeded`, doing nothing, when that is below `min_budget_ms`;
+    /// only `margin_ms` and `min_budget_ms` apply.
     #[serde(default)]
     pub deadline: Option<DeadlineSpec>,
     /// For `call`: send one child call to every shard of the callee at once, and
@@ -1189,6 +1227,32 @@ pub struct DeadlineSpec {
     #[serde(default)]
     #[schemars(range(min = 0.0))]
     pub min_budget_ms: f64,
+    /// How the deadline travels on the wire.
+    #[serde(default)]
+    pub encoding: DeadlineEncoding,
+    /// Whether this hop subtracts the time it has spent (queueing, working,
+    /// sleeping between retries) before it bounds its attempts and sends the
+    /// rest down. `false` is the stale-budget bug of a relative encoding: the
+    /// hop forwards the budget it received, as if no time had passed, so the
+    /// chain overruns its caller's deadline. Only with `encoding: relative`.
+    #[serde(default = "yes")]
+    pub subtract_elapsed: bool,
+}
+
+/// How a deadline travels from caller to callee.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DeadlineEncoding {
+    /// Remaining time (gRPC's `grpc-timeout`, `X-Timeout-Ms`): the callee
+    /// starts its own clock on arrival, so clocks need not agree, but each hop
+    /// must subtract what it spent.
+    #[default]
+    Relative,
+    /// A point in time (`X-Request-Deadline: <unix time>`), read off the
+    /// caller's clock and compared with the callee's: immune to forgotten
+    /// subtractions and to time in queues, but wrong by the clocks' skew
+    /// (`clock_offset_ms`).
+    Absolute,
 }
 
 fn yes() -> bool {

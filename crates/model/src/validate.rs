@@ -13,6 +13,10 @@ use stormsim_engine::{SimDuration, SimTime};
 /// state in memory (a limit that names itself, not an allocation failure).
 const MAX_HOSTS: u64 = 1_000_000;
 const MAX_INSTANCES: u32 = 1_000_000;
+/// Clock offsets beyond a day are typos, not skew.
+const MAX_CLOCK_OFFSET_MS: f64 = 86_400_000.0;
+/// More closed-loop users than this are an open-loop workload in disguise.
+const MAX_USERS: u32 = 10_000_000;
 /// Most time-series buckets over a run's horizon.
 const MAX_BUCKETS: f64 = 10_000_000.0;
 
@@ -53,6 +57,18 @@ impl Checker {
             );
         }
         value
+    }
+
+    /// A clock offset in ms (either sign, at most a day), in ns.
+    fn clock_offset(&mut self, path: &str, ms: f64) -> i64 {
+        if !(ms.is_finite() && ms.abs() <= MAX_CLOCK_OFFSET_MS) {
+            self.fail(
+                path,
+                format!("expected a clock offset within ±{MAX_CLOCK_OFFSET_MS} ms, got {ms}"),
+            );
+            return 0;
+        }
+        (ms * 1e6).round() as i64
     }
 
     fn seconds(&mut self, path: &str, s: f64) -> SimDuration {
@@ -259,6 +275,23 @@ pub fn validate(spec: &ModelSpec) -> Result<Model, Vec<Problem>> {
                 }
                 Arrival::AtOnce
             }
+            ArrivalSpec::ClosedLoop { users, .. } => {
+                if users == 0 || users > MAX_USERS {
+                    ck.fail(
+                        format!("{at}.arrival.users"),
+                        format!("expected 1 to {MAX_USERS} users, got {users}"),
+                    );
+                }
+                Arrival::ClosedLoop {
+                    users: users.clamp(1, MAX_USERS),
+                }
+            }
+        };
+        let think = match &w.arrival {
+            ArrivalSpec::ClosedLoop { think, .. } => {
+                Some(ck.dist(&format!("{at}.arrival.think"), think))
+            }
+            _ => None,
         };
         if w.requests.is_none() && w.duration_s.is_none() {
             ck.fail(
@@ -312,6 +345,8 @@ pub fn validate(spec: &ModelSpec) -> Result<Model, Vec<Problem>> {
                 .as_ref()
                 .and_then(|c| classes.iter().position(|x| x == c))
                 .map(|i| i as u8),
+            think,
+            clock_offset: ck.clock_offset(&format!("{at}.clock_offset_ms"), w.clock_offset_ms),
         });
     }
 
@@ -458,6 +493,12 @@ pub fn validate(spec: &ModelSpec) -> Result<Model, Vec<Problem>> {
                     .map(|(r, &f)| ck.positive(&format!("{at}.replica_work_factor[{r}]"), f))
                     .collect()
             }),
+            clock_offset: ck.clock_offset(&format!("{at}.clock_offset_ms"), s.clock_offset_ms),
+            clock_spread: {
+                let path = format!("{at}.clock_spread_ms");
+                ck.non_negative(&path, s.clock_spread_ms);
+                ck.clock_offset(&path, s.clock_spread_ms).max(0)
+            },
         });
     }
     // A fan-out waits for all its children (one per shard of the callee), or
@@ -574,7 +615,6 @@ fn check_step(
         }
         (Some(work), None) => {
             let call_only = [
-                ("timeout_ms", step.timeout_ms.is_some()),
                 ("retry", step.retry.is_some()),
                 ("breaker", step.breaker.is_some()),
                 ("bulkhead", step.bulkhead.is_some()),
@@ -583,7 +623,6 @@ fn check_step(
                 ("balancer", step.balancer.is_some()),
                 ("outlier_detection", step.outlier_detection.is_some()),
                 ("connect_timeout_ms", step.connect_timeout_ms.is_some()),
-                ("deadline", step.deadline.is_some()),
                 ("context", step.context.is_some()),
                 ("fan_out", step.fan_out.is_some()),
                 ("hedge", step.hedge.is_some()),
@@ -599,9 +638,36 @@ fn check_step(
                     );
                 }
             }
+            let deadline = step.deadline.as_ref().map(|d| {
+                let dp = format!("{at}.deadline");
+                if d.first_attempt_cap_ms.is_some() {
+                    ck.fail(
+                        format!("{dp}.first_attempt_cap_ms"),
+                        "a work step makes no attempts: only `margin_ms` and `min_budget_ms` apply",
+                    );
+                }
+                if d.encoding != DeadlineEncoding::Relative || !d.subtract_elapsed {
+                    ck.fail(
+                        &dp,
+                        "a work step sends no deadline on: `encoding` and `subtract_elapsed` apply to calls",
+                    );
+                }
+                WorkDeadline {
+                    margin: SimDuration::from_ms(
+                        ck.non_negative(&format!("{dp}.margin_ms"), d.margin_ms),
+                    ),
+                    min_budget: SimDuration::from_ms(
+                        ck.non_negative(&format!("{dp}.min_budget_ms"), d.min_budget_ms),
+                    ),
+                }
+            });
             Some(Step::Work {
                 dist: ck.dist(&format!("{at}.work"), work),
                 on_cancel: step.on_cancel.unwrap_or(OnCancel::Finish),
+                timeout: ck
+                    .optional_positive_ms(&format!("{at}.timeout_ms"), step.timeout_ms)
+                    .unwrap_or(SimDuration::INFINITE),
+                deadline,
             })
         }
         (None, Some(callee)) => {
@@ -1068,6 +1134,16 @@ fn deadline_policy(ck: &mut Checker, at: &str, deadline: Option<&DeadlineSpec>) 
             min_budget: SimDuration::from_ms(
                 ck.non_negative(&format!("{at}.min_budget_ms"), d.min_budget_ms),
             ),
+            absolute: d.encoding == DeadlineEncoding::Absolute,
+            subtract_elapsed: {
+                if !d.subtract_elapsed && d.encoding == DeadlineEncoding::Absolute {
+                    ck.fail(
+                        format!("{at}.subtract_elapsed"),
+                        "an absolute deadline does not go stale: `subtract_elapsed: false` applies to `encoding: relative`",
+                    );
+                }
+                d.subtract_elapsed
+            },
         },
     }
 }

@@ -147,7 +147,7 @@ impl Simulator<'_> {
         let (request, deadline, class) = match waiter.and_then(|t| self.tasks.get(t)) {
             Some(t) => (
                 t.request,
-                (!shared).then_some(t.deadline).flatten(),
+                (!shared).then_some(t.deadline()).flatten(),
                 t.class,
             ),
             None => (0, None, None),

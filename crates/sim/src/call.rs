@@ -28,6 +28,7 @@ use crate::policy::retry::{decide, is_retryable, RetryDecision};
 use crate::report::{AttemptOutcomeKind, AttemptRecord};
 use crate::simulator::{Event, Simulator, NET_DOWN};
 use crate::world::*;
+use crate::zombie::NO_ROOT;
 use stormsim_engine::{SimDuration, SimTime, StreamKey};
 use stormsim_model::{Backoff, CallPolicy, HedgeTarget, Jitter, Model, Service};
 
@@ -100,11 +101,19 @@ impl Simulator<'_> {
         } = origin;
         // Each caller instance keeps its own policy state, as each instance of a
         // client library does.
-        let caller = match owner {
-            Owner::Task(task) => self.tasks[task].instance,
-            Owner::FanOut(fan) => self.tasks[self.fan_outs[fan].task].instance,
-            Owner::CacheLoad(load) => self.cache_loads[load].caller,
-            Owner::Root { .. } => 0,
+        let (caller, root) = match owner {
+            Owner::Task(task) => {
+                let task = &self.tasks[task];
+                (task.instance, task.root)
+            }
+            Owner::FanOut(fan) => {
+                let task = &self.tasks[self.fan_outs[fan].task];
+                (task.instance, task.root)
+            }
+            // A cache load serves whoever asks for the key, no one request.
+            Owner::CacheLoad(load) => (self.cache_loads[load].caller, NO_ROOT),
+            // A workload's request opens a root per attempt.
+            Owner::Root { .. } => (0, NO_ROOT),
         };
         let hedging = self.edges[edge as usize]
             .hedge
@@ -113,6 +122,7 @@ impl Simulator<'_> {
             owner,
             request,
             shard: shard.unwrap_or(NO_SHARD),
+            root,
             hedging,
             caller,
             edge,
@@ -243,6 +253,18 @@ impl Simulator<'_> {
                 .collect()
         } else {
             Vec::new()
+        };
+        // The stale-budget bug: a hop that forgets what it spent plans every
+        // attempt with the budget its request came in with, as if it had
+        // just arrived (working, waiting for a timed-out attempt and sleeping
+        // before a retry all forgotten).
+        let deadline = match self.calls[call_id].owner {
+            Owner::Task(task) if !self.edges[edge as usize].deadline.subtract_elapsed => {
+                let task = &self.tasks[task];
+                task.deadline()
+                    .map(|d| now + d.saturating_since(task.arrived))
+            }
+            _ => deadline,
         };
         let policy = &self.edges[edge as usize];
         let to = policy.to;
@@ -384,6 +406,25 @@ impl Simulator<'_> {
         state.outstanding[instance] += 1;
         self.edge_counters[edge as usize].attempts += 1;
         let key = attempt_key;
+        let root = match self.calls[call_id].owner {
+            Owner::Root { workload, user, .. } => self.zombies.open(u32::from(workload), user),
+            _ => {
+                let root = self.calls[call_id].root;
+                self.zombies.hold(root);
+                root
+            }
+        };
+        let budget = match budget {
+            None => SentDeadline::None,
+            Some(budget) if self.edges[edge as usize].deadline.absolute => {
+                // The caller writes its deadline on its own clock; the callee
+                // reads it on its own: the skew between them moves it.
+                let skew = self.clock_offset_of_caller(edge, caller)
+                    - self.clock_offset(to, instance as u32);
+                SentDeadline::At(now.offset_by(budget, skew))
+            }
+            Some(budget) => SentDeadline::Relative(budget),
+        };
         let attempt = self.attempts.insert(Attempt {
             call: call_id,
             edge,
@@ -397,12 +438,13 @@ impl Simulator<'_> {
             ends_at_deadline,
             budget,
             child: None,
-            retry_after: None,
+            retry_after: SimDuration::INFINITE,
             instance: instance as u32,
             class,
             // The model allows at most 255 hedges per try.
             hedge: u8::try_from(hedge).unwrap_or(u8::MAX),
             request,
+            root,
             orphaned: false,
         });
         // The new attempt is the call's current one; a hedged one stays in
@@ -601,6 +643,15 @@ impl Simulator<'_> {
         let Some(a) = self.attempts.remove(attempt) else {
             return;
         };
+        let is_root = self.is_workload_edge(a.edge) && !a.orphaned;
+        if is_root {
+            self.zombies.end(a.root, outcome == Outcome::Ok);
+        }
+        self.zombies.release(a.root);
+        if is_root {
+            // What the answer left running below it is work for nobody.
+            self.zombies.settle(a.root);
+        }
         if a.orphaned {
             // Refused on arrival; its caller settled it when it left.
             return;
@@ -616,7 +667,8 @@ impl Simulator<'_> {
         };
         self.log_attempt(&a, kind);
         if self.settle_copies(a.call, attempt, outcome) {
-            self.after_attempt(a.call, outcome, a.retry_after);
+            let retry_after = (!a.retry_after.is_infinite()).then_some(a.retry_after);
+            self.after_attempt(a.call, outcome, retry_after);
         }
     }
 
@@ -629,9 +681,7 @@ impl Simulator<'_> {
         self.edge_counters[a.edge as usize].timeouts += 1;
         self.end_attempt(&a, Some(outcome));
         self.log_attempt(&a, AttemptOutcomeKind::Timeout);
-        if let Some(child) = a.child {
-            self.caller_gone(child);
-        }
+        self.give_up_on(&a);
         if self.settle_copies(a.call, attempt, outcome) {
             self.after_attempt(a.call, outcome, None);
         }
@@ -709,10 +759,14 @@ impl Simulator<'_> {
         self.edge_counters[a.edge as usize].losers_untied += 1;
         self.end_attempt(&a, None);
         self.log_attempt(&a, AttemptOutcomeKind::Cancelled);
+        if self.is_workload_edge(a.edge) {
+            self.zombies.end(a.root, false);
+        }
         match a.child {
             // Running: it finishes for nobody; its answer finds no attempt.
             Some(child) => {
                 self.attempts.remove(attempt);
+                self.zombies.release(a.root);
                 if let Some(task) = self.tasks.get_mut(child) {
                     task.unheard = true;
                 }
@@ -723,6 +777,9 @@ impl Simulator<'_> {
                 a.orphaned = true;
                 a.timer = AttemptTimer::None;
             }
+        }
+        if self.is_workload_edge(a.edge) {
+            self.zombies.settle(a.root);
         }
     }
 
@@ -803,7 +860,9 @@ impl Simulator<'_> {
                 && retry_after.is_none();
             let event = Event::BackoffDone(call_id);
             let timer = if wake > deadline {
-                self.queue.schedule_timer(deadline, event)
+                // A hop with a stale budget may still be retrying after the
+                // real deadline: its sleep ends at once.
+                self.queue.schedule_timer(deadline.max(now), event)
             } else if fixed {
                 self.queue.schedule_constant_timer(delay, event)
             } else {
@@ -829,7 +888,11 @@ impl Simulator<'_> {
             self.queue.cancel(timer);
         }
         match call.owner {
-            Owner::Root { arrived, workload } => self.finish_root(arrived, workload, outcome),
+            Owner::Root {
+                arrived,
+                workload,
+                user,
+            } => self.finish_root(arrived, workload, user, call.key, outcome),
             Owner::Task(task) => self.call_finished(task, outcome),
             Owner::FanOut(fan) => self.fan_out_child_finished(fan, outcome),
             Owner::CacheLoad(load) => self.cache_load_finished(load, outcome),
@@ -847,9 +910,28 @@ impl Simulator<'_> {
         self.edge_counters[a.edge as usize].cancellations += 1;
         self.end_attempt(&a, None);
         self.log_attempt(&a, AttemptOutcomeKind::Cancelled);
+        self.give_up_on(&a);
+    }
+
+    /// The caller stopped waiting for a removed attempt: its callee is told,
+    /// and a workload's attempt whose work runs on becomes a zombie.
+    fn give_up_on(&mut self, a: &Attempt) {
+        let is_root = self.is_workload_edge(a.edge);
+        if is_root {
+            self.zombies.end(a.root, false);
+        }
+        self.zombies.release(a.root);
         if let Some(child) = a.child {
             self.caller_gone(child);
         }
+        if is_root {
+            self.zombies.settle(a.root);
+        }
+    }
+
+    /// Whether `edge` is a workload's own (its attempts are roots).
+    pub(crate) fn is_workload_edge(&self, edge: EdgeId) -> bool {
+        (edge as usize) < self.model.workloads.len()
     }
 
     /// The owner no longer wants the call: abandon its attempt, stop its sleep.

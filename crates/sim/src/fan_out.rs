@@ -21,7 +21,7 @@ impl Simulator<'_> {
         let fan_out = policy.fan_out.expect("a fan-out step");
         let total = self.model.services[policy.to].shards;
         let task = &self.tasks[task_id];
-        let (deadline, class, request) = (task.deadline, task.class, task.request);
+        let (deadline, class, request) = (task.deadline(), task.class, task.request);
         let now = self.now();
         let timer = fan_out
             .deadline

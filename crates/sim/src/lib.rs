@@ -17,6 +17,7 @@ mod service;
 mod simulator;
 pub mod timeseries;
 mod world;
+pub mod zombie;
 
 pub use report::{RunReport, ServiceReport, VariantReport, WorkloadReport};
 pub use simulator::{Event, LimitHit, Simulator};

@@ -130,6 +130,13 @@ pub struct ServiceCounters {
     /// Refused with 429 by this service's own rate limit (part of
     /// `rate_limited`, which also counts callers' limiters).
     pub refused_429: u64,
+    /// Requests this service would not serve because of their deadline:
+    /// refused at arrival or dropped at dequeue by `drop_expired` (a queue's
+    /// expired messages, acked and dropped), failed fast before a work step,
+    /// or work cut at the deadline.
+    pub expired: u64,
+    /// Work steps stopped by their static `timeout_ms` (statement timeouts).
+    pub work_timeouts: u64,
 }
 
 /// Per call edge (a workload's or a call step's), summed over caller instances.

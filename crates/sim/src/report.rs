@@ -65,6 +65,8 @@ pub struct VariantReport {
     pub peak_requests_in_flight: u64,
     /// Set when a limit stopped the run: the report is partial.
     pub stopped_by_limit: Option<String>,
+    /// Work left running for senders who gave up ([`crate::zombie`]).
+    pub zombies: ZombieReport,
     /// Empirical CDF of latency over all requests, `(ms, fraction)`, for charts.
     #[serde(skip)]
     pub latency_cdf: Vec<(f64, f64)>,
@@ -77,6 +79,46 @@ pub struct VariantReport {
     /// One record per attempt, in the order they ended (only when asked for).
     #[serde(skip)]
     pub attempts: Vec<AttemptRecord>,
+}
+
+/// Zombie requests: tries of workload requests whose sender gave up (a user
+/// who left, a client that retried) while work below them still ran.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct ZombieReport {
+    /// Tries of workload requests whose sender stopped waiting.
+    pub abandoned: u64,
+    /// Of those, the ones whose work ran on (zombie requests).
+    pub zombies: u64,
+    /// Most zombie requests alive at once.
+    pub peak: u64,
+    /// Closed-loop users who gave up on at least one try (impatient users).
+    pub impatient_users: u64,
+    /// Zombie requests of closed-loop users per impatient user (`None`
+    /// without impatient users).
+    pub per_impatient_user: Option<f64>,
+    /// Mean over impatient users of the most zombies each had alive at once.
+    pub user_peak_mean: Option<f64>,
+    /// Most zombies one user had alive at once.
+    pub user_peak_max: u64,
+}
+
+fn zombie_report(z: &crate::zombie::Zombies) -> ZombieReport {
+    let impatient: Vec<_> = z.users.iter().flatten().filter(|u| u.gave_up > 0).collect();
+    let n = impatient.len() as u64;
+    let mean = |f: &dyn Fn(&crate::zombie::UserZombies) -> u32| {
+        (n > 0).then(|| {
+            round_ratio(impatient.iter().map(|u| f64::from(f(u))).sum::<f64>() / n as f64)
+        })
+    };
+    ZombieReport {
+        abandoned: z.abandoned,
+        zombies: z.started,
+        peak: z.peak,
+        impatient_users: n,
+        per_impatient_user: mean(&|u| u.total),
+        user_peak_mean: mean(&|u| u.peak),
+        user_peak_max: z.users.iter().flatten().map(|u| u64::from(u.peak)).max().unwrap_or(0),
+    }
 }
 
 /// One attempt on the wire, for `attempts.csv`.
@@ -140,7 +182,8 @@ pub struct ServiceReport {
     pub completed: u64,
     /// Of those, ended with an error.
     pub failed: u64,
-    /// Completed after the caller had given up (orphan work).
+    /// Completed for nobody: after its caller, or the sender of the request
+    /// it served, had given up (orphan and zombie work).
     pub wasted: u64,
     /// Stopped early by cancellation.
     pub cancelled: u64,
@@ -162,6 +205,11 @@ pub struct ServiceReport {
     pub bulkhead_full: u64,
     /// Attempts to this service refused by a caller's adaptive throttle.
     pub throttled: u64,
+    /// Requests refused, dropped (expired queue messages) or cut short
+    /// because of their deadline.
+    pub expired: u64,
+    /// Work steps stopped by their static timeout (statement timeouts).
+    pub work_timeouts: u64,
     /// Hedges sent to this service (part of `calls`).
     pub hedges: u64,
     /// Attempts to this service its callers stopped waiting for and told it
@@ -267,6 +315,8 @@ pub(crate) fn variant_report(
                 throttled,
                 ref shed_by_class,
                 refused_429: _,
+                expired,
+                work_timeouts,
             } = state.counters;
             let shed_by_class = sim
                 .model
@@ -317,6 +367,8 @@ pub(crate) fn variant_report(
                 rate_limited,
                 bulkhead_full,
                 throttled,
+                expired,
+                work_timeouts,
                 breaker_open_s: round_ratio(breaker_open_s),
                 peak_offered_rps: round_ratio(peak_rps(series, |b| series.service(b, s).offered())),
             }
@@ -411,6 +463,7 @@ pub(crate) fn variant_report(
         sim_time_s: seconds(sim.ended),
         peak_requests_in_flight: sim.peak_in_flight,
         stopped_by_limit: stopped.map(|s| s.to_string()),
+        zombies: zombie_report(&sim.zombies),
         latency_cdf: latency.cdf(),
         series: series.clone(),
         timeline: changes
@@ -505,6 +558,12 @@ pub const SUMMARY_COLUMNS: &[&str] = &[
     "completion_s",
     "events",
     "sim_time_s",
+    "zombies",
+    "peak_zombies",
+    "impatient_users",
+    "zombies_per_impatient_user",
+    "user_peak_zombies_mean",
+    "user_peak_zombies_max",
 ];
 
 /// The per-service columns, each prefixed by `<service>.`.
@@ -528,6 +587,8 @@ pub const SERVICE_COLUMNS: &[&str] = &[
     "throttled",
     "hedges",
     "cancellations",
+    "expired",
+    "work_timeouts",
     "peak_offered_rps",
 ];
 
@@ -624,6 +685,12 @@ impl RunReport {
                 v.completion_s.to_string(),
                 v.events.to_string(),
                 v.sim_time_s.to_string(),
+                v.zombies.zombies.to_string(),
+                v.zombies.peak.to_string(),
+                v.zombies.impatient_users.to_string(),
+                opt(&v.zombies.per_impatient_user),
+                opt(&v.zombies.user_peak_mean),
+                v.zombies.user_peak_max.to_string(),
             ]);
             for name in &service_names {
                 match v.services.iter().find(|s| s.name == *name) {
@@ -647,6 +714,8 @@ impl RunReport {
                         s.throttled.to_string(),
                         s.hedges.to_string(),
                         s.cancellations.to_string(),
+                        s.expired.to_string(),
+                        s.work_timeouts.to_string(),
                         s.peak_offered_rps.to_string(),
                     ]),
                     None => row.extend(SERVICE_COLUMNS.iter().map(|_| String::new())),
@@ -740,6 +809,7 @@ impl RunReport {
                 ];
                 row.extend(failure_cells(&g.failures));
                 row.push(opt(&g.mean_latency_ms().map(round_ms)));
+                row.push(g.zombies.to_string());
                 for name in &service_names {
                     match v.services.iter().position(|s| s.name == *name) {
                         Some(s) => {
@@ -778,8 +848,14 @@ impl RunReport {
 
 /// The run-wide columns of `timeseries.csv`; [`FAILURE_COLUMNS`] come after the
 /// first four.
-pub const TIMESERIES_COLUMNS: &[&str] =
-    &["variant", "t_s", "requests", "succeeded", "mean_latency_ms"];
+pub const TIMESERIES_COLUMNS: &[&str] = &[
+    "variant",
+    "t_s",
+    "requests",
+    "succeeded",
+    "mean_latency_ms",
+    "zombies",
+];
 
 /// The per-service columns of `timeseries.csv`, each prefixed by `<service>.`.
 pub const TIMESERIES_SERVICE_COLUMNS: &[&str] = &[

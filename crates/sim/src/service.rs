@@ -23,7 +23,7 @@ impl Simulator<'_> {
         let now = self.now();
         let (service_id, key, budget, attempt_no) = (a.to as usize, a.key, a.budget, a.attempt_no);
         let (instance, edge, sent_at) = (a.instance as usize, a.edge, a.sent_at);
-        let orphaned = a.orphaned;
+        let (orphaned, a_root) = (a.orphaned, a.root);
         let service = self.service_of(service_id);
         if (instance as u32) < service.instances_down {
             // A down instance: nobody counts the call.
@@ -31,6 +31,7 @@ impl Simulator<'_> {
                 DownMode::Refuse => self.refuse(attempt, key, FailReason::ConnectionRefused),
                 DownMode::Blackhole if orphaned => {
                     self.attempts.remove(attempt);
+                    self.zombies.release(a_root);
                 }
                 DownMode::Blackhole => {
                     let connect = self.edges[edge as usize].connect_timeout;
@@ -78,7 +79,7 @@ impl Simulator<'_> {
                 state.counters.rate_limited += 1;
                 state.counters.refused_429 += 1;
                 self.series.service_mut(service_id).rejected += 1;
-                self.attempts[attempt].retry_after = Some(after);
+                self.attempts[attempt].retry_after = after;
                 self.refuse(attempt, key, FailReason::RateLimited);
                 return;
             }
@@ -108,19 +109,35 @@ impl Simulator<'_> {
             self.refuse_with_retry_after(service_id, attempt, key, FailReason::Rejected);
             return;
         }
-        // A relative budget becomes a deadline on arrival (gRPC); a request
-        // without one gets the service's default, if it has one.
-        let deadline = budget.or(service.default_deadline).map(|b| now + b);
+        // A relative budget becomes a deadline on arrival (gRPC); an absolute
+        // one already is (as this host's clock reads it); a request without
+        // one gets the service's default, if it has one.
+        let deadline = match budget {
+            SentDeadline::Relative(b) => Some(now + b),
+            SentDeadline::At(t) => Some(t),
+            SentDeadline::None => service.default_deadline.map(|b| now + b),
+        };
+        // Deadline middleware: a request that arrives too late to be answered
+        // in time is refused before any work (504).
+        if let (Some(margin), Some(d)) = (admission.drop_expired_margin, deadline) {
+            if now + margin >= d {
+                self.services[service_id].counters.expired += 1;
+                self.shed(service_id, attempt, key, FailReason::DeadlineExceeded);
+                return;
+            }
+        }
         let request = self.attempts[attempt].request;
+        self.zombies.hold(a_root);
         let task = self.tasks.insert(Task {
             request,
+            root: a_root,
             service: service_id,
             instance: instance as u32,
             step: 0,
             state: TaskState::Queued,
             parent: attempt,
             key,
-            deadline,
+            deadline_at: deadline.unwrap_or(SimTime::NEVER),
             // An untied loser that was still on the wire runs for nobody.
             caller_gone: false,
             unheard: orphaned,
@@ -131,6 +148,7 @@ impl Simulator<'_> {
         });
         if orphaned {
             self.attempts.remove(attempt);
+            self.zombies.release(a_root);
         } else {
             self.attempts[attempt].child = Some(task);
             // Kept: it may now run past its timeout.
@@ -166,7 +184,7 @@ impl Simulator<'_> {
         reason: FailReason,
     ) {
         if let Some(after) = self.service_of(service).admission.retry_after {
-            self.attempts[attempt].retry_after = Some(after);
+            self.attempts[attempt].retry_after = after;
         }
         self.refuse(attempt, key, reason);
     }
@@ -216,16 +234,43 @@ impl Simulator<'_> {
         // so every variant sees the same draws for the same request.
         let step_key = task.key.index(task.step as u64);
         match step {
-            Step::Work { dist, on_cancel } => {
+            Step::Work {
+                dist,
+                on_cancel,
+                timeout,
+                deadline: bounded_by_deadline,
+            } => {
                 let mut duration = dist.sample(&mut step_key.rng());
                 // Work that starts on a host in a slow period takes longer.
                 let (service_id, instance) = (task.service, task.instance);
+                let request_deadline = task.deadline();
                 let slowdown = self.slowdown(service_id, instance);
                 if slowdown != 1.0 {
                     duration = SimDuration((duration.as_nanos() as f64 * slowdown).round() as u64);
                 }
-                let event = Event::WorkDone(task_id);
-                let constant = dist.is_constant() && slowdown == 1.0;
+                // The work's limit: a static one (a statement timeout), or
+                // what its request's deadline leaves (minus a margin to answer).
+                let mut limit = (*timeout, FailReason::Timeout);
+                if let (Some(policy), Some(deadline)) = (bounded_by_deadline, request_deadline) {
+                    let left = deadline.saturating_since(now).saturating_sub(policy.margin);
+                    if left == SimDuration::ZERO || left < policy.min_budget {
+                        // Too late to be of use: fail fast, do nothing.
+                        self.services[service_id].counters.expired += 1;
+                        self.complete_task(task_id, Outcome::Failed(FailReason::DeadlineExceeded));
+                        return;
+                    }
+                    if left < limit.0 {
+                        limit = (left, FailReason::DeadlineExceeded);
+                    }
+                }
+                let cut_short = duration > limit.0;
+                let (event, duration) = if cut_short {
+                    (Event::WorkExpired(task_id, limit.1), limit.0)
+                } else {
+                    (Event::WorkDone(task_id), duration)
+                };
+                // Only a duration that is the same every time rides a FIFO lane.
+                let constant = dist.is_constant() && slowdown == 1.0 && !cut_short;
                 self.tasks[task_id].state = match (on_cancel, constant) {
                     (OnCancel::Stop, true) => TaskState::WorkingCancellable(
                         self.queue.schedule_constant_timer(duration, event),
@@ -245,7 +290,7 @@ impl Simulator<'_> {
             }
             Step::Call(_) => {
                 let edge = self.step_edge[task.service][task.step];
-                let deadline = task.deadline;
+                let deadline = task.deadline();
                 let class = task.class;
                 if self.edges[edge as usize].fan_out.is_some() {
                     self.start_fan_out(task_id, edge, step_key);
@@ -284,6 +329,21 @@ impl Simulator<'_> {
             Step::Work { on_cancel, .. } => *on_cancel == OnCancel::Stop,
             Step::Call(policy) => policy.context == CallContext::Request,
         }
+    }
+
+    /// Local work hit its limit: it stops (the database cancels the
+    /// statement), the worker is free, and the handler fails.
+    pub(crate) fn on_work_expired(&mut self, task_id: TaskId, reason: FailReason) {
+        let Some(task) = self.tasks.get(task_id) else {
+            return;
+        };
+        let counters = &mut self.services[task.service].counters;
+        if reason == FailReason::Timeout {
+            counters.work_timeouts += 1;
+        } else {
+            counters.expired += 1;
+        }
+        self.complete_task(task_id, Outcome::Failed(reason));
     }
 
     pub(crate) fn on_work_done(&mut self, task_id: TaskId) {
@@ -326,12 +386,17 @@ impl Simulator<'_> {
         if outcome != Outcome::Ok {
             counters.failed += 1;
         }
+        let nobody_reads = task.caller_gone || task.unheard || self.zombies.is_over(task.root);
+        self.zombies.release(task.root);
         let bucket = self.series.service_mut(task.service);
         bucket.completed += 1;
-        if task.caller_gone || task.unheard {
+        if nobody_reads {
+            // Its caller may still wait (for a user who has left): the answer
+            // goes up all the same, and is wasted at every tier on the way.
             bucket.wasted += 1;
             self.services[task.service].counters.wasted += 1;
-        } else {
+        }
+        if !(task.caller_gone || task.unheard) {
             self.send_over_network(
                 task.key,
                 NET_UP,
@@ -389,6 +454,7 @@ impl Simulator<'_> {
     /// The handler stops early: no answer, the worker is free.
     fn stop_cancelled(&mut self, task_id: TaskId) {
         let task = self.tasks.remove(task_id).expect("a live task stops");
+        self.zombies.release(task.root);
         self.services[task.service].counters.cancelled += 1;
         self.series.service_mut(task.service).cancelled += 1;
         if task.holds_worker {
@@ -419,7 +485,7 @@ impl Simulator<'_> {
                 self.tasks.prefetch(soon);
             }
             let task = &self.tasks[next];
-            let expired = margin.is_some_and(|m| task.deadline.is_some_and(|d| now + m >= d));
+            let expired = margin.is_some_and(|m| task.deadline().is_some_and(|d| now + m >= d));
             let state = &mut self.services[service_id].instances[instance];
             let queue_empty_after = state.queue.is_empty();
             let arrived = task.arrived;
@@ -436,6 +502,10 @@ impl Simulator<'_> {
                 return;
             }
             let task = self.tasks.remove(next).expect("queued tasks are live");
+            self.zombies.release(task.root);
+            if expired {
+                self.services[service_id].counters.expired += 1;
+            }
             self.count_shed(service_id, task.class);
             self.series.service_mut(service_id).shed += 1;
             if !task.caller_gone && !task.unheard {

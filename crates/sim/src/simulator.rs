@@ -19,6 +19,7 @@ use crate::policy::{self, budget::RetryBudget, Throttle};
 use crate::report::{self, AttemptRecord, VariantReport};
 use crate::timeseries::{Gauges, TimeSeries};
 use crate::world::*;
+use crate::zombie::{Zombies, NO_USER};
 use std::collections::VecDeque;
 use stormsim_engine::{EventQueue, SimDuration, SimTime, Slab, StreamKey, StreamRng, TimerHandle};
 use stormsim_model::{Arrival, CallPolicy, Change, Model, ServiceId, Step};
@@ -51,6 +52,16 @@ pub enum Event {
     FanOutDeadline(FanOutId),
     /// A tied loser's cancellation reaches it.
     CancelLoser(AttemptId),
+    /// A closed-loop user is done thinking and sends its next request.
+    UserWakes {
+        /// Index of the workload.
+        workload: u32,
+        /// The user.
+        user: u32,
+    },
+    /// Local work reached its limit (a statement timeout, or its request's
+    /// deadline) before it was done: it stops and its handler fails.
+    WorkExpired(TaskId, FailReason),
 }
 
 /// Why a run stopped before its natural end.
@@ -232,6 +243,10 @@ pub struct Simulator<'m> {
     pub(crate) peak_in_flight: u64,
     /// The time the run ended (the horizon, or the last event).
     pub(crate) ended: SimTime,
+    /// Root attempts and the zombie work below them.
+    pub(crate) zombies: Zombies,
+    /// Stream of the instances' clock skews.
+    pub(crate) clock_key: StreamKey,
 }
 
 /// How many places down a lane [`Simulator::warm_up_upcoming`] looks for the
@@ -328,6 +343,11 @@ impl<'m> Simulator<'m> {
             last_answer: SimTime::ZERO,
             peak_in_flight: 0,
             ended: SimTime::ZERO,
+            zombies: Zombies::new(model.workloads.iter().map(|w| match w.arrival {
+                Arrival::ClosedLoop { users } => users,
+                _ => 0,
+            })),
+            clock_key: root.label("clock"),
         }
     }
 }
@@ -421,6 +441,16 @@ impl<'m> Simulator<'m> {
                     gap_ns(self.workloads[i].rng.exponential(mean_gap_ns))
                 }
                 Arrival::Constant { .. } | Arrival::AtOnce => SimTime::ZERO,
+                Arrival::ClosedLoop { users } => {
+                    // Each user starts after one think time, on its own stream.
+                    let think = w.think.as_ref().expect("a closed loop thinks");
+                    for user in 0..users {
+                        let key = self.workloads[i].key.label("user").index(u64::from(user));
+                        let at = SimTime::ZERO + think.sample(&mut key.rng());
+                        self.schedule_user(i, user, at);
+                    }
+                    continue;
+                }
             };
             self.schedule_arrival(i, first);
         }
@@ -469,6 +499,12 @@ impl<'m> Simulator<'m> {
     /// to do (no horizon, no limit), so every entity must have ended exactly once.
     pub(crate) fn check_invariants(&self, drained: bool) -> Result<(), String> {
         let answered = self.succeeded + self.failures.total();
+        if self.zombies.started != self.zombies.ended + self.zombies.alive {
+            return Err(format!(
+                "{} zombie requests started, {} ended, {} alive",
+                self.zombies.started, self.zombies.ended, self.zombies.alive
+            ));
+        }
         if answered + self.roots_in_flight != self.requests {
             return Err(format!(
                 "{} requests, {answered} answered, {} unanswered",
@@ -495,6 +531,10 @@ impl<'m> Simulator<'m> {
                 ("fan-outs", self.fan_outs.len()),
                 ("cache loads", self.cache_loads.len()),
             ];
+            let leftovers = leftovers.into_iter().chain([
+                ("root attempts", self.zombies.live_records()),
+                ("zombie requests", self.zombies.alive as usize),
+            ]);
             for (what, n) in leftovers {
                 if n != 0 {
                     return Err(format!("{n} {what} never ended"));
@@ -534,7 +574,7 @@ impl<'m> Simulator<'m> {
                 self.close_bucket(boundary);
             }
             let gauges = self.gauges(boundary);
-            self.series.open(gauges.into_iter());
+            self.series.open(self.zombies.alive, gauges.into_iter());
         }
     }
 
@@ -634,7 +674,9 @@ impl<'m> Simulator<'m> {
         for (i, (old, new)) in before.workloads.iter().zip(&model.workloads).enumerate() {
             let same = format!("{:?}{:?}{:?}", old.arrival, old.max_requests, old.duration)
                 == format!("{:?}{:?}{:?}", new.arrival, new.max_requests, new.duration);
-            if same {
+            // A closed loop's users keep their own pace (a change to their
+            // number applies to the next run, not to this one).
+            if same || matches!(new.arrival, Arrival::ClosedLoop { .. }) {
                 continue;
             }
             if let Some(pending) = self.workloads[i].next.take() {
@@ -645,7 +687,7 @@ impl<'m> Simulator<'m> {
                     now + gap(self.workloads[i].rng.exponential(mean_gap_ns))
                 }
                 Arrival::Constant { rate_per_s } => now + gap(1e9 / rate_per_s),
-                Arrival::AtOnce => now,
+                Arrival::AtOnce | Arrival::ClosedLoop { .. } => now,
             };
             self.schedule_arrival(i, next);
         }
@@ -743,6 +785,8 @@ impl<'m> Simulator<'m> {
             Event::HedgeDue(c) => self.on_hedge_due(c),
             Event::FanOutDeadline(f) => self.on_fan_out_deadline(f),
             Event::CancelLoser(a) => self.abandon_attempt(a),
+            Event::UserWakes { workload, user } => self.on_user_wakes(workload as usize, user),
+            Event::WorkExpired(t, reason) => self.on_work_expired(t, reason),
         }
     }
 
@@ -796,15 +840,49 @@ impl<'m> Simulator<'m> {
         let w = &self.model.workloads[workload];
         let state = &mut self.workloads[workload];
         state.next = None;
-        let index = state.generated;
-        state.generated += 1;
-        let key = state.key.index(index);
         let next = match w.arrival {
             Arrival::Poisson { mean_gap_ns } => now + gap(state.rng.exponential(mean_gap_ns)),
             // Each gap rounds to whole ns: at most 0.5 ns of drift per arrival.
             Arrival::Constant { rate_per_s } => now + gap(1e9 / rate_per_s),
-            Arrival::AtOnce => now,
+            Arrival::AtOnce | Arrival::ClosedLoop { .. } => now,
         };
+        self.start_request(workload, NO_USER);
+        self.schedule_arrival(workload, next);
+    }
+
+    /// A closed-loop user's next request, unless the workload has ended.
+    fn schedule_user(&mut self, workload: usize, user: u32, at: SimTime) {
+        let w = &self.model.workloads[workload];
+        let count_left = w
+            .max_requests
+            .is_none_or(|max| self.workloads[workload].generated < max);
+        let in_time = w.duration.is_none_or(|d| at < SimTime::ZERO + d);
+        if count_left && in_time {
+            let workload = workload as u32;
+            self.queue.schedule(at, Event::UserWakes { workload, user });
+        }
+    }
+
+    fn on_user_wakes(&mut self, workload: usize, user: u32) {
+        let w = &self.model.workloads[workload];
+        // Another user may have sent the last request meanwhile.
+        if w
+            .max_requests
+            .is_none_or(|max| self.workloads[workload].generated < max)
+        {
+            self.start_request(workload, user);
+        }
+    }
+
+    /// A workload's logical request starts: its call, with the workload's
+    /// own policies.
+    fn start_request(&mut self, workload: usize, user: u32) {
+        let now = self.now();
+        let w = &self.model.workloads[workload];
+        let state = &mut self.workloads[workload];
+        let index = state.generated;
+        state.generated += 1;
+        let key = state.key.index(index);
         let deadline = w.deadline.map(|d| now + d);
         self.requests += 1;
         self.roots_in_flight += 1;
@@ -814,7 +892,9 @@ impl<'m> Simulator<'m> {
         let class = self.model.workloads[workload].class;
         let owner = Owner::Root {
             arrived: now,
-            workload: workload as u32,
+            // The model has at most 65,535 workloads.
+            workload: workload as u16,
+            user,
         };
         // Numbered modulo 2³² (see `Call::request`).
         let request = (self.requests - 1) as u32;
@@ -825,15 +905,54 @@ impl<'m> Simulator<'m> {
             class,
         };
         self.start_call(origin, workload as EdgeId, key, None);
-        self.schedule_arrival(workload, next);
     }
 
-    /// A logical request got its answer.
-    pub(crate) fn finish_root(&mut self, arrived: SimTime, workload: u32, outcome: Outcome) {
+    /// How far the clock of `instance` of `service` is ahead of true time, ns:
+    /// the service's offset plus the instance's own skew, drawn once per run
+    /// (the same draw however often it is asked for).
+    pub(crate) fn clock_offset(&self, service: usize, instance: u32) -> i64 {
+        let spec = &self.model.services[service];
+        if spec.clock_spread == 0 {
+            return spec.clock_offset;
+        }
+        let u = self
+            .clock_key
+            .index(service as u64)
+            .index(u64::from(instance))
+            .rng()
+            .unit();
+        spec.clock_offset + ((2.0 * u - 1.0) * spec.clock_spread as f64).round() as i64
+    }
+
+    /// The clock offset of the caller on `edge` (a workload's, or an instance's).
+    pub(crate) fn clock_offset_of_caller(&self, edge: EdgeId, caller: u32) -> i64 {
+        match self.edge_caller[edge as usize] {
+            Some(service) => self.clock_offset(service, caller),
+            None => self.model.workloads[edge as usize].clock_offset,
+        }
+    }
+
+    pub(crate) fn finish_root(
+        &mut self,
+        arrived: SimTime,
+        workload: u16,
+        user: u32,
+        key: StreamKey,
+        outcome: Outcome,
+    ) {
         self.roots_in_flight -= 1;
+        if user != NO_USER {
+            // The user reads the answer (or gives up), thinks, and asks again.
+            let think = self.model.workloads[usize::from(workload)]
+                .think
+                .as_ref()
+                .expect("a closed loop thinks")
+                .sample(&mut key.label("think").rng());
+            self.schedule_user(usize::from(workload), user, self.now() + think);
+        }
         let latency = self.now() - arrived;
         self.last_answer = self.now();
-        let per_workload = &mut self.per_workload[workload as usize];
+        let per_workload = &mut self.per_workload[usize::from(workload)];
         per_workload.latency.record(latency);
         match outcome {
             Outcome::Ok => {

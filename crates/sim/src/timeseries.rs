@@ -19,6 +19,9 @@ pub struct GlobalBucket {
     pub failures: FailureCounts,
     /// Sum of the latencies of the requests answered in the bucket, ns.
     pub latency_sum_ns: u128,
+    /// Zombie requests at the bucket's start: tries their sender gave up on
+    /// whose work still runs ([`crate::zombie`]).
+    pub zombies: u64,
 }
 
 impl GlobalBucket {
@@ -145,8 +148,11 @@ impl TimeSeries {
     }
 
     /// Opens bucket `b`, with its gauges sampled now (its start).
-    pub(crate) fn open(&mut self, gauges: impl Iterator<Item = Gauges>) {
-        self.global.push(GlobalBucket::default());
+    pub(crate) fn open(&mut self, zombies: u64, gauges: impl Iterator<Item = Gauges>) {
+        self.global.push(GlobalBucket {
+            zombies,
+            ..GlobalBucket::default()
+        });
         for g in gauges {
             self.per_service.push(ServiceBucket {
                 queue: g.queue,

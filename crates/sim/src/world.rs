@@ -30,8 +30,11 @@ pub enum Owner {
     Root {
         /// When it arrived.
         arrived: SimTime,
-        /// Its workload.
-        workload: u32,
+        /// Its workload (16 bits keep the owner 16 bytes; a model has at
+        /// most 65,535 workloads).
+        workload: u16,
+        /// Its closed-loop user ([`crate::zombie::NO_USER`] for an open loop).
+        user: u32,
     },
     /// A handler at a service.
     Task(TaskId),
@@ -52,6 +55,9 @@ pub struct Call {
     /// For a fan-out's child: the callee's shard it goes to ([`NO_SHARD`]:
     /// any replica).
     pub shard: u32,
+    /// The root attempt it works for ([`crate::zombie`]); a workload's own
+    /// call opens a root per attempt instead.
+    pub root: u32,
     /// Hedges in flight or pending, for an edge that hedges.
     pub hedging: Option<Box<Hedging>>,
     /// The caller's instance (whose breaker, budget, ... it uses).
@@ -172,12 +178,13 @@ pub struct Attempt {
     pub timer: AttemptTimer,
     /// Whether the timer is the deadline (reported as `deadline_exceeded`).
     pub ends_at_deadline: bool,
-    /// Budget sent to the callee, if propagated.
-    pub budget: Option<stormsim_engine::SimDuration>,
+    /// The deadline sent to the callee, if propagated.
+    pub budget: SentDeadline,
     /// The handler it started at the callee, once arrived and admitted.
     pub child: Option<TaskId>,
-    /// A refusal's Retry-After, set by the callee (429).
-    pub retry_after: Option<stormsim_engine::SimDuration>,
+    /// A refusal's Retry-After, set by the callee (429); `INFINITE`: none (a
+    /// plain duration keeps the attempt 8 bytes smaller than an `Option`).
+    pub retry_after: stormsim_engine::SimDuration,
     /// The callee's instance, chosen by the caller's balancer.
     pub instance: u32,
     /// Priority class of the request.
@@ -186,9 +193,23 @@ pub struct Attempt {
     pub hedge: u8,
     /// The logical request it serves.
     pub request: u32,
+    /// The root attempt it works for (a workload's attempt is its own root).
+    pub root: u32,
     /// An untied hedge race's loser still on the wire: its caller stopped
     /// listening, but it reaches its callee and runs there for nobody.
     pub orphaned: bool,
+}
+
+/// The deadline an attempt carries to its callee.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SentDeadline {
+    /// None: the callee applies its default, if it has one.
+    None,
+    /// A remaining time, turned into a deadline when the callee receives it.
+    Relative(stormsim_engine::SimDuration),
+    /// An absolute deadline, already translated into the true time at which
+    /// the callee's clock reads it (its skew against the caller's included).
+    At(SimTime),
 }
 
 /// An attempt's timeout timer.
@@ -249,8 +270,11 @@ pub struct Task {
     pub key: StreamKey,
     /// The logical request it serves.
     pub request: u32,
-    /// Its deadline, in this service's view.
-    pub deadline: Option<SimTime>,
+    /// The root attempt it works for ([`crate::zombie`]).
+    pub root: u32,
+    /// Its deadline, in this service's view (`SimTime::NEVER`: none; see
+    /// [`Task::deadline`]).
+    pub deadline_at: SimTime,
     /// Whether it holds one of its service's workers (a handler that handed
     /// its request on with `hold_worker: false` no longer does).
     pub holds_worker: bool,
@@ -269,4 +293,31 @@ pub struct Task {
     /// Requests in flight at the service when it was admitted, itself included
     /// (for the adaptive concurrency limit's samples).
     pub in_flight_at_arrival: u32,
+}
+
+impl Task {
+    /// Its deadline, in this service's view.
+    pub fn deadline(&self) -> Option<SimTime> {
+        (self.deadline_at != SimTime::NEVER).then_some(self.deadline_at)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The run is bound by memory traffic on these entities (see
+    /// `stormsim_engine::Slab`): a field that grows one is a cost to weigh.
+    #[test]
+    fn entities_stay_small() {
+        for (what, size, limit) in [
+            ("Owner", std::mem::size_of::<Owner>(), 16),
+            ("Call", std::mem::size_of::<Call>(), 104),
+            ("Attempt", std::mem::size_of::<Attempt>(), 120),
+            ("Task", std::mem::size_of::<Task>(), 88),
+        ] {
+            println!("{what}: {size} bytes");
+            assert!(size <= limit, "{what} is {size} bytes, more than {limit}");
+        }
+    }
 }

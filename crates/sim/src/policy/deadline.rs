@@ -80,6 +80,8 @@ mod tests {
         margin: SimDuration(5_000_000),
         first_attempt_cap: SimDuration(120_000_000),
         min_budget: SimDuration(30_000_000),
+        absolute: false,
+        subtract_elapsed: true,
     };
 
     #[test]
