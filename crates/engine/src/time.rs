@@ -164,6 +164,9 @@ mod tests {
         assert_eq!(SimTime(5).saturating_since(SimTime(9)), SimDuration::ZERO);
         assert_eq!(SimTime(100).offset_by(SimDuration(50), -30), SimTime(120));
         assert_eq!(SimTime(10).offset_by(SimDuration(5), -30), SimTime::ZERO);
-        assert_eq!(SimTime(10).offset_by(SimDuration::INFINITE, 5), SimTime::NEVER);
+        assert_eq!(
+            SimTime(10).offset_by(SimDuration::INFINITE, 5),
+            SimTime::NEVER
+        );
     }
 }

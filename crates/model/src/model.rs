@@ -4,8 +4,9 @@
 use crate::dist::Dist;
 pub use crate::spec::{
     BalancerKind, BreakerSpec, BudgetSpec, BulkheadSpec, CallContext, CodelSpec,
-    ConcurrencyLimitSpec, DeadlineEncoding, DownMode, HedgeTarget, Jitter, OnCancel, OutlierDetectionSpec, Placement,
-    RateLimitSpec, RetryableOutcome, SlidingWindowType, ThrottleSpec, TimelineRole,
+    ConcurrencyLimitSpec, DeadlineEncoding, DownMode, HedgeTarget, Jitter, OnCancel,
+    OutlierDetectionSpec, Placement, RateLimitSpec, RetryableOutcome, SlidingWindowType,
+    ThrottleSpec, TimelineRole,
 };
 use stormsim_engine::{SimDuration, SimTime};
 

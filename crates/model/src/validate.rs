@@ -258,6 +258,16 @@ pub fn validate(spec: &ModelSpec) -> Result<Model, Vec<Problem>> {
     if classes.len() > 255 {
         ck.fail("workloads", "at most 255 priority classes");
     }
+    if spec.workloads.len() > usize::from(u16::MAX) {
+        ck.fail(
+            "workloads",
+            format!(
+                "at most {} workloads, got {}",
+                u16::MAX,
+                spec.workloads.len()
+            ),
+        );
+    }
     let mut workloads = Vec::new();
     for (i, w) in spec.workloads.iter().enumerate() {
         let at = format!("workloads[{i}]");

@@ -137,6 +137,10 @@ pub struct ServiceCounters {
     pub expired: u64,
     /// Work steps stopped by their static `timeout_ms` (statement timeouts).
     pub work_timeouts: u64,
+    /// Work steps started when the request's deadline, as this service sees
+    /// it, had already passed: work nobody can use. Zero under a fail-fast
+    /// policy (`drop_expired`, or a work step's `deadline`).
+    pub started_late: u64,
 }
 
 /// Per call edge (a workload's or a call step's), summed over caller instances.

@@ -100,15 +100,17 @@ pub struct ZombieReport {
     pub user_peak_mean: Option<f64>,
     /// Most zombies one user had alive at once.
     pub user_peak_max: u64,
+    /// How many closed-loop users had at most `i` zombies alive at once, for
+    /// `i` = 0, 1, 2, ... (summary.json only).
+    pub users_by_peak: Vec<u64>,
 }
 
 fn zombie_report(z: &crate::zombie::Zombies) -> ZombieReport {
     let impatient: Vec<_> = z.users.iter().flatten().filter(|u| u.gave_up > 0).collect();
     let n = impatient.len() as u64;
     let mean = |f: &dyn Fn(&crate::zombie::UserZombies) -> u32| {
-        (n > 0).then(|| {
-            round_ratio(impatient.iter().map(|u| f64::from(f(u))).sum::<f64>() / n as f64)
-        })
+        (n > 0)
+            .then(|| round_ratio(impatient.iter().map(|u| f64::from(f(u))).sum::<f64>() / n as f64))
     };
     ZombieReport {
         abandoned: z.abandoned,
@@ -117,7 +119,24 @@ fn zombie_report(z: &crate::zombie::Zombies) -> ZombieReport {
         impatient_users: n,
         per_impatient_user: mean(&|u| u.total),
         user_peak_mean: mean(&|u| u.peak),
-        user_peak_max: z.users.iter().flatten().map(|u| u64::from(u.peak)).max().unwrap_or(0),
+        user_peak_max: z
+            .users
+            .iter()
+            .flatten()
+            .map(|u| u64::from(u.peak))
+            .max()
+            .unwrap_or(0),
+        users_by_peak: {
+            let mut counts = Vec::new();
+            for u in z.users.iter().flatten() {
+                let peak = u.peak as usize;
+                if counts.len() <= peak {
+                    counts.resize(peak + 1, 0);
+                }
+                counts[peak] += 1;
+            }
+            counts
+        },
     }
 }
 
@@ -210,6 +229,8 @@ pub struct ServiceReport {
     pub expired: u64,
     /// Work steps stopped by their static timeout (statement timeouts).
     pub work_timeouts: u64,
+    /// Work steps started after the request's deadline had passed.
+    pub started_late: u64,
     /// Hedges sent to this service (part of `calls`).
     pub hedges: u64,
     /// Attempts to this service its callers stopped waiting for and told it
@@ -317,6 +338,7 @@ pub(crate) fn variant_report(
                 refused_429: _,
                 expired,
                 work_timeouts,
+                started_late,
             } = state.counters;
             let shed_by_class = sim
                 .model
@@ -369,6 +391,7 @@ pub(crate) fn variant_report(
                 throttled,
                 expired,
                 work_timeouts,
+                started_late,
                 breaker_open_s: round_ratio(breaker_open_s),
                 peak_offered_rps: round_ratio(peak_rps(series, |b| series.service(b, s).offered())),
             }
@@ -589,6 +612,7 @@ pub const SERVICE_COLUMNS: &[&str] = &[
     "cancellations",
     "expired",
     "work_timeouts",
+    "started_late",
     "peak_offered_rps",
 ];
 
@@ -716,6 +740,7 @@ impl RunReport {
                         s.cancellations.to_string(),
                         s.expired.to_string(),
                         s.work_timeouts.to_string(),
+                        s.started_late.to_string(),
                         s.peak_offered_rps.to_string(),
                     ]),
                     None => row.extend(SERVICE_COLUMNS.iter().map(|_| String::new())),

@@ -263,6 +263,9 @@ impl Simulator<'_> {
                         limit = (left, FailReason::DeadlineExceeded);
                     }
                 }
+                if request_deadline.is_some_and(|d| now >= d) {
+                    self.services[service_id].counters.started_late += 1;
+                }
                 let cut_short = duration > limit.0;
                 let (event, duration) = if cut_short {
                     (Event::WorkExpired(task_id, limit.1), limit.0)

@@ -866,8 +866,7 @@ impl<'m> Simulator<'m> {
     fn on_user_wakes(&mut self, workload: usize, user: u32) {
         let w = &self.model.workloads[workload];
         // Another user may have sent the last request meanwhile.
-        if w
-            .max_requests
+        if w.max_requests
             .is_none_or(|max| self.workloads[workload].generated < max)
         {
             self.start_request(workload, user);

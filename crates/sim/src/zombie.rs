@@ -220,7 +220,15 @@ mod tests {
         z.settle(root);
         assert_eq!((z.started, z.alive), (1, 1));
         assert!(z.is_over(root));
-        assert_eq!(z.users[0][1], UserZombies { now: 1, peak: 1, total: 1, gave_up: 1 });
+        assert_eq!(
+            z.users[0][1],
+            UserZombies {
+                now: 1,
+                peak: 1,
+                total: 1,
+                gave_up: 1
+            }
+        );
         z.release(root);
         assert_eq!(z.alive, 1);
         z.release(root);
@@ -241,7 +249,15 @@ mod tests {
             z.settle(root);
             roots.push(root);
         }
-        assert_eq!(z.users[0][0], UserZombies { now: 4, peak: 4, total: 4, gave_up: 4 });
+        assert_eq!(
+            z.users[0][0],
+            UserZombies {
+                now: 4,
+                peak: 4,
+                total: 4,
+                gave_up: 4
+            }
+        );
         for root in roots {
             z.release(root);
         }

@@ -55,6 +55,11 @@ pub fn plan_attempt(
     }
     let budget =
         (policy.propagate && !timeout.is_infinite()).then(|| timeout.saturating_sub(policy.margin));
+    // Nothing left after the margin: the callee could only fail (S3: keep
+    // enough to return a clean error rather than send a request with no time).
+    if budget == Some(SimDuration::ZERO) {
+        return AttemptPlan::TooLate;
+    }
     AttemptPlan::Send {
         timeout,
         ends_at_deadline,
@@ -126,6 +131,39 @@ mod tests {
             ),
             AttemptPlan::TooLate
         );
+    }
+
+    #[test]
+    fn nothing_is_sent_when_the_margin_eats_the_whole_budget() {
+        let margin_only = DeadlinePolicy {
+            margin: ms(100.0),
+            ..DeadlinePolicy::NONE
+        };
+        let propagating = DeadlinePolicy {
+            propagate: true,
+            ..margin_only
+        };
+        assert_eq!(
+            plan_attempt(
+                at(29_950.0),
+                Some(at(30_000.0)),
+                2,
+                &propagating,
+                ms(30_000.0)
+            ),
+            AttemptPlan::TooLate
+        );
+        // Not propagated, the margin plays no part: the attempt goes.
+        assert!(matches!(
+            plan_attempt(
+                at(29_950.0),
+                Some(at(30_000.0)),
+                2,
+                &margin_only,
+                ms(30_000.0)
+            ),
+            AttemptPlan::Send { .. }
+        ));
     }
 
     #[test]
