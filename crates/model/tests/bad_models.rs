@@ -326,3 +326,56 @@ fn too_many_time_series_buckets_are_refused() {
         "1e7 buckets of 1 s is the limit"
     );
 }
+
+/// S3's fields: closed-loop users, clocks, deadline encodings, bounded work.
+#[test]
+fn deadline_and_closed_loop_mistakes_are_named() {
+    let mut doc = with(
+        base(),
+        "workloads[users].arrival",
+        json!({"kind": "closed_loop", "users": 0, "think": {"kind": "constant", "ms": -1}}),
+    );
+    doc = with(doc, "workloads[users].clock_offset_ms", json!(1e12));
+    doc = with(doc, "services[B].clock_spread_ms", json!(-5));
+    doc = with(
+        doc,
+        "services[gateway].steps[B].deadline",
+        json!({"encoding": "absolute", "subtract_elapsed": false}),
+    );
+    doc = with(
+        doc,
+        "services[B].steps[0].deadline",
+        json!({"first_attempt_cap_ms": 10, "encoding": "absolute"}),
+    );
+    doc = with(doc, "services[B].steps[0].timeout_ms", json!(0));
+    let p = problems(&doc);
+    for expected in [
+        "workloads[0].arrival.users: expected 1 to 10000000 users, got 0",
+        "workloads[0].arrival.think.ms: expected a number ≥ 0, got -1",
+        "workloads[0].clock_offset_ms: expected a clock offset within ±86400000 ms, got 1000000000000",
+        "services[1].clock_spread_ms: expected a number ≥ 0, got -5",
+        "services[0].steps[0].deadline.subtract_elapsed: an absolute deadline does not go stale",
+        "services[1].steps[0].deadline.first_attempt_cap_ms: a work step makes no attempts",
+        "services[1].steps[0].deadline: a work step sends no deadline on",
+        "services[1].steps[0].timeout_ms: expected a positive number, got 0",
+    ] {
+        assert!(p.iter().any(|x| x.starts_with(expected)), "{expected:?} not in {p:#?}");
+    }
+}
+
+#[test]
+fn a_closed_loop_with_a_work_timeout_and_a_deadline_bound_is_valid() {
+    let mut doc = with(
+        base(),
+        "workloads[users].arrival",
+        json!({"kind": "closed_loop", "users": 10, "think": {"kind": "exponential", "mean_ms": 100}}),
+    );
+    doc = with(doc, "services[B].steps[0].timeout_ms", json!(50));
+    doc = with(
+        doc,
+        "services[B].steps[0].deadline",
+        json!({"margin_ms": 5, "min_budget_ms": 1}),
+    );
+    doc = with(doc, "services[B].clock_offset_ms", json!(-300.5));
+    assert_eq!(problems(&doc), Vec::<String>::new());
+}

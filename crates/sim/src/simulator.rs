@@ -1016,3 +1016,49 @@ fn gap(ns: f64) -> SimDuration {
 fn gap_ns(ns: f64) -> SimTime {
     SimTime::ZERO + gap(ns)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn model(service: &str) -> stormsim_model::LoadedModel {
+        let text = format!(
+            r#"{{"name": "clocks",
+            "workloads": [{{"name": "w", "target": "s", "arrival": {{"kind": "at_once"}}, "requests": 1,
+                "clock_offset_ms": -7}}],
+            "services": [{service}]}}"#
+        );
+        stormsim_model::load_model(&text, &[], None).unwrap_or_else(|e| panic!("{e:?}"))
+    }
+
+    /// Each instance's clock is the service's offset plus its own skew, drawn
+    /// once within `[-spread, spread]`: the same however often it is asked,
+    /// and the same in another run of the same model.
+    #[test]
+    fn per_host_clock_skew_is_drawn_once_within_its_spread() {
+        let m = model(
+            r#"{"name": "s", "instances": 50, "clock_offset_ms": 1000, "clock_spread_ms": 300}"#,
+        );
+        let v = &m.variants[0];
+        let sim = Simulator::new(&v.model, &v.changes);
+        let again = Simulator::new(&v.model, &v.changes);
+        let offsets: Vec<i64> = (0..50).map(|i| sim.clock_offset(0, i)).collect();
+        for (i, &o) in offsets.iter().enumerate() {
+            assert!((700_000_000..=1_300_000_000).contains(&o), "instance {i}: {o} ns");
+            assert_eq!(o, sim.clock_offset(0, i as u32));
+            assert_eq!(o, again.clock_offset(0, i as u32));
+        }
+        let distinct: std::collections::BTreeSet<i64> = offsets.iter().copied().collect();
+        assert!(distinct.len() > 40, "the skews should differ per host");
+        // A workload's edge reads its own offset; a service's, its instance's.
+        assert_eq!(sim.clock_offset_of_caller(0, 0), -7_000_000);
+    }
+
+    #[test]
+    fn without_a_spread_every_instance_has_the_service_offset() {
+        let m = model(r#"{"name": "s", "instances": 3, "clock_offset_ms": -250}"#);
+        let v = &m.variants[0];
+        let sim = Simulator::new(&v.model, &v.changes);
+        assert!((0..3).all(|i| sim.clock_offset(0, i) == -250_000_000));
+    }
+}
