@@ -6,10 +6,19 @@
 //! a timeline also gets `timeline.svg` (up to 10 variants): per variant, offered
 //! load (first tries and retries), goodput, capacity and requests in flight,
 //! with the timeline's windows shaded.
+//!
+//! Two more are drawn only when they have something to show (S3's zombie
+//! accounting): `zombies.svg`, zombie requests over time, one line per variant,
+//! when some variant had one alive at a bucket's start; and `wasted.svg`, per
+//! variant and service the work done for nobody, cancelled or expired, when
+//! some service wasted or cancelled work.
 
 use crate::view::{RunView, TimelineEntry, VariantView};
 use stormsim_model::TimelineRole;
-use stormsim_plot::{ComparisonChart, TimelineChart, TimelineMark, TimelinePanel, VariantSeries};
+use stormsim_plot::{
+    ComparisonChart, LineSeries, ServiceWaste, TimelineChart, TimelineMark, TimelinePanel,
+    VariantSeries, WastedChart, WastedVariant,
+};
 
 /// The comparison chart's data.
 pub fn comparison(run: &RunView) -> ComparisonChart {
@@ -57,7 +66,7 @@ fn per_second(v: &VariantView, counts: &[u64]) -> Vec<f64> {
 }
 
 /// Offered attempts per second at the focus service, per variant.
-pub fn load_lines(run: &RunView) -> Vec<(String, Vec<f64>, Vec<f64>)> {
+pub fn load_lines(run: &RunView) -> Vec<LineSeries> {
     run.variants
         .iter()
         .map(|v| {
@@ -71,6 +80,61 @@ pub fn load_lines(run: &RunView) -> Vec<(String, Vec<f64>, Vec<f64>)> {
             (v.name.clone(), ts.t_s.clone(), per_second(v, &offered))
         })
         .collect()
+}
+
+/// Zombie requests alive at each bucket's start, per variant, or `None` when
+/// there never was one: a chart of flat zeros would only say what the table
+/// says better. (A zombie that lived and died between two bucket starts is
+/// counted in summary.csv's `zombies`, not here.)
+pub fn zombie_lines(run: &RunView) -> Option<Vec<LineSeries>> {
+    let any = run
+        .variants
+        .iter()
+        .any(|v| v.series.zombies.iter().any(|&n| n > 0));
+    any.then(|| {
+        run.variants
+            .iter()
+            .map(|v| {
+                let counts = v.series.zombies.iter().map(|&n| n as f64).collect();
+                (v.name.clone(), v.series.t_s.clone(), counts)
+            })
+            .collect()
+    })
+}
+
+/// The wasted-work chart's data, or `None` when no service of any variant
+/// wasted or cancelled work (expired requests alone are the deadlines doing
+/// their job, and the comparison table shows them).
+pub fn wasted(run: &RunView) -> Option<WastedChart> {
+    let any = run
+        .variants
+        .iter()
+        .flat_map(|v| &v.services)
+        .any(|s| s.wasted > 0 || s.cancelled > 0);
+    any.then(|| WastedChart {
+        title: format!("{}: work done for no one, per service", run.model),
+        subtitle: format!(
+            "calls each service received for requests whose sender had given up, whole run, seed {}",
+            run.seed
+        ),
+        variants: run
+            .variants
+            .iter()
+            .map(|v| WastedVariant {
+                name: v.name.clone(),
+                services: v
+                    .services
+                    .iter()
+                    .map(|s| ServiceWaste {
+                        name: s.name.clone(),
+                        wasted: s.wasted,
+                        cancelled: s.cancelled,
+                        expired: s.expired,
+                    })
+                    .collect(),
+            })
+            .collect(),
+    })
 }
 
 fn verdict(v: &VariantView) -> Option<String> {

@@ -14,11 +14,20 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Instant;
 use stormsim_model::LoadedModel;
-use stormsim_plot::{render_comparison_svg, render_load_lines_svg, render_timeline_svg};
+use stormsim_plot::{
+    render_comparison_svg, render_lines_svg, render_load_lines_svg, render_timeline_svg,
+    render_wasted_svg, LineUnit,
+};
 use stormsim_sim::{run_variant, RunReport, Simulator, VariantReport};
 
 /// The charts a run may have, in no particular order.
-const CHARTS: [&str; 3] = ["comparison.svg", "load.svg", "timeline.svg"];
+const CHARTS: [&str; 5] = [
+    "comparison.svg",
+    "load.svg",
+    "timeline.svg",
+    "zombies.svg",
+    "wasted.svg",
+];
 
 /// `summary.json`. Everything in it is a pure function of (model, seed) except
 /// the fields whose names start with `wall_`.
@@ -222,6 +231,24 @@ pub fn write_charts(view: &RunView, out: &Path) -> Result<Vec<&'static str>> {
     )?;
     if let Some(timeline) = charts::timeline(view) {
         chart("timeline.svg", render_timeline_svg(&timeline))?;
+    }
+    if let Some(zombies) = charts::zombie_lines(view) {
+        chart(
+            "zombies.svg",
+            render_lines_svg(
+                &format!("{}: zombie requests over time", view.model),
+                &format!(
+                    "tries over for their sender (gave up, or got an error) while work below still runs, \
+                     counted at each bucket's start; seed {}",
+                    view.seed
+                ),
+                &LineUnit::count("zombie requests"),
+                &zombies,
+            ),
+        )?;
+    }
+    if let Some(wasted) = charts::wasted(view) {
+        chart("wasted.svg", render_wasted_svg(&wasted))?;
     }
     write_atomically(
         &out.join("index.html"),

@@ -135,10 +135,12 @@ impl Table {
     }
 
     fn column(&self, name: &str) -> Result<usize> {
-        self.header
-            .iter()
-            .position(|h| h == name)
+        self.optional_column(name)
             .ok_or_else(|| anyhow!("{} has no column {name:?}", self.path))
+    }
+
+    fn optional_column(&self, name: &str) -> Option<usize> {
+        self.header.iter().position(|h| h == name)
     }
 
     /// Calls `row` with each record, and a parser of its cells that names the
@@ -181,6 +183,9 @@ fn read_timeseries(path: &Path, variants: &mut [VariantView]) -> Result<()> {
     let mut table = Table::open(path)?;
     let t = table.column("t_s")?;
     let succeeded = table.column("succeeded")?;
+    // Written since S3's zombie accounting: a folder from an earlier run has
+    // no zombies to draw.
+    let zombies = table.optional_column("zombies");
     // Every variant reads its own focus service's columns.
     let mut focus_columns = Vec::new();
     for v in variants.iter() {
@@ -205,6 +210,9 @@ fn read_timeseries(path: &Path, variants: &mut [VariantView]) -> Result<()> {
         s.offered_first.push(number(first)? as u64);
         s.offered_retry.push(number(retry)? as u64);
         s.in_flight.push(number(in_flight)? as u64);
+        if let Some(zombies) = zombies {
+            s.zombies.push(number(zombies)? as u64);
+        }
         Ok(())
     })
 }

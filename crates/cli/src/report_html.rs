@@ -23,6 +23,14 @@ const CHARTS: &[(&str, &str)] = &[
         "Variants compared: latency, success, amplification, wasted work",
     ),
     ("load.svg", "Offered load at the focus service over time"),
+    (
+        "zombies.svg",
+        "Zombie requests over time: tries over for their sender while work below still runs",
+    ),
+    (
+        "wasted.svg",
+        "Work done for no one, per service: wasted, cancelled and expired",
+    ),
 ];
 
 /// The page, for the charts in `written`.

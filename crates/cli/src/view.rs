@@ -84,6 +84,11 @@ pub struct ServiceView {
     pub wasted: u64,
     /// Work stopped early by cancellation.
     pub cancelled: u64,
+    /// Requests refused, dropped or cut short because of their deadline.
+    /// Absent from the summary.json of runs made before S3, which did not
+    /// count them: 0 there, so `stormsim plot` still redraws such a folder.
+    #[serde(default)]
+    pub expired: u64,
 }
 
 /// One variant's time series at its focus service, bucket by bucket.
@@ -99,6 +104,9 @@ pub struct FocusSeries {
     pub in_flight: Vec<u64>,
     /// Logical requests answered with success (run-wide).
     pub succeeded: Vec<u64>,
+    /// Zombie requests alive at the bucket's start (run-wide): tries over for
+    /// their sender while work below them still runs.
+    pub zombies: Vec<u64>,
 }
 
 /// What `summary.json` adds to each variant's report so that the folder alone
@@ -180,6 +188,7 @@ impl VariantView {
                     calls_per_request: s.calls_per_request,
                     wasted: s.wasted,
                     cancelled: s.cancelled,
+                    expired: s.expired,
                 })
                 .collect(),
             focus: v.focus.clone(),
@@ -191,6 +200,7 @@ impl VariantView {
                 offered_retry: at_focus(|x| x.offered_retry),
                 in_flight: at_focus(|x| x.in_flight),
                 succeeded: ts.global.iter().map(|g| g.succeeded).collect(),
+                zombies: ts.global.iter().map(|g| g.zombies).collect(),
             },
             context: VariantContext {
                 description: variant.description.clone(),

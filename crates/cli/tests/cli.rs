@@ -98,6 +98,8 @@ fn run_writes_summary_files_and_a_chart() {
     for needle in [
         "<img src=\"comparison.svg\"",
         "<img src=\"load.svg\"",
+        "<img src=\"zombies.svg\"",
+        "<img src=\"wasted.svg\"",
         "end-to-end-deadline",
     ] {
         assert!(html.contains(needle), "index.html lacks {needle}");
@@ -121,7 +123,9 @@ fn run_writes_summary_files_and_a_chart() {
             "load.svg",
             "summary.csv",
             "summary.json",
-            "timeseries.csv"
+            "timeseries.csv",
+            "wasted.svg",
+            "zombies.svg"
         ]
     );
 }
@@ -138,6 +142,8 @@ fn same_model_and_seed_give_the_same_bytes_whatever_the_thread_count() {
         "latency.csv",
         "comparison.svg",
         "load.svg",
+        "zombies.svg",
+        "wasted.svg",
         "index.html",
     ] {
         assert_eq!(
@@ -180,6 +186,8 @@ fn committed_reference_outputs_regenerate_byte_identical() {
         "latency.csv",
         "comparison.svg",
         "load.svg",
+        "zombies.svg",
+        "wasted.svg",
         "index.html",
     ] {
         assert!(

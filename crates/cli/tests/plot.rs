@@ -62,15 +62,41 @@ fn assert_redrawn_identically(dir: &Path) -> Vec<String> {
 
 #[test]
 fn plot_redraws_a_runs_charts_byte_identical() {
-    // deadline-chain: comparison and load charts; retry-budgets: a timeline too.
+    // deadline-chain: comparison and load charts, and S3's zombies and wasted
+    // work; retry-budgets: a timeline and wasted work, but no zombie alive at
+    // any bucket's start; queue-deadlines: all five, with expired work in
+    // wasted.svg.
     for (model, charts) in [
         (
             "deadline-chain",
-            &["comparison.svg", "index.html", "load.svg"][..],
+            &[
+                "comparison.svg",
+                "index.html",
+                "load.svg",
+                "wasted.svg",
+                "zombies.svg",
+            ][..],
         ),
         (
             "retry-budgets",
-            &["comparison.svg", "index.html", "load.svg", "timeline.svg"][..],
+            &[
+                "comparison.svg",
+                "index.html",
+                "load.svg",
+                "timeline.svg",
+                "wasted.svg",
+            ][..],
+        ),
+        (
+            "queue-deadlines",
+            &[
+                "comparison.svg",
+                "index.html",
+                "load.svg",
+                "timeline.svg",
+                "wasted.svg",
+                "zombies.svg",
+            ][..],
         ),
     ] {
         let dir = tempfile::tempdir().unwrap();
@@ -84,6 +110,54 @@ fn plot_redraws_a_runs_charts_byte_identical() {
         ]);
         assert_eq!(assert_redrawn_identically(dir.path()), charts, "{model}");
     }
+}
+
+/// A run folder from before S3's zombie accounting has no `zombies` column in
+/// timeseries.csv and no `expired` counts in summary.json: `stormsim plot`
+/// still redraws it, without a zombies chart and with the waste it has.
+#[test]
+fn plot_redraws_a_folder_from_before_zombie_accounting() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = root().join("models/deadline-chain.json");
+    let out = dir.path().to_str().unwrap();
+    stormsim(&["run", file.to_str().unwrap(), "--out", out, "--quiet"]);
+
+    let series = dir.path().join("timeseries.csv");
+    let mut reader = csv::Reader::from_path(&series).unwrap();
+    let header = reader.headers().unwrap().clone();
+    let zombies = header.iter().position(|c| c == "zombies").unwrap();
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    let without = |r: &csv::StringRecord| -> Vec<String> {
+        (0..r.len())
+            .filter(|&i| i != zombies)
+            .map(|i| r[i].to_string())
+            .collect()
+    };
+    writer.write_record(without(&header)).unwrap();
+    for record in reader.records() {
+        writer.write_record(without(&record.unwrap())).unwrap();
+    }
+    std::fs::write(&series, writer.into_inner().unwrap()).unwrap();
+
+    let summary = dir.path().join("summary.json");
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&summary).unwrap()).unwrap();
+    for v in json["variants"].as_array_mut().unwrap() {
+        for s in v["services"].as_array_mut().unwrap() {
+            s.as_object_mut().unwrap().remove("expired");
+        }
+    }
+    std::fs::write(&summary, json.to_string()).unwrap();
+
+    for (name, _) in drawn(dir.path()) {
+        std::fs::remove_file(dir.path().join(name)).unwrap();
+    }
+    stormsim(&["plot", out]);
+    let names: Vec<String> = drawn(dir.path()).into_iter().map(|(n, _)| n).collect();
+    assert_eq!(
+        names,
+        ["comparison.svg", "index.html", "load.svg", "wasted.svg"]
+    );
 }
 
 #[test]

@@ -136,6 +136,14 @@ pub(crate) fn zero_based_ticks(max: f64, max_intervals: usize) -> (Vec<f64>, f64
     (ticks, end)
 }
 
+/// [`zero_based_ticks`] for an axis of whole numbers (counts): the same axis
+/// end, without the fractional ticks, so no label reads "0.5 requests".
+pub(crate) fn whole_ticks(max: f64, max_intervals: usize) -> (Vec<f64>, f64) {
+    let (mut ticks, end) = zero_based_ticks(max, max_intervals);
+    ticks.retain(|t| t.fract() == 0.0);
+    (ticks, end)
+}
+
 /// Removes floating-point dust (0.30000000000000004 → 0.3) so labels and
 /// SVG coordinates stay tidy and identical across platforms.
 fn clean(v: f64) -> f64 {
@@ -369,6 +377,14 @@ mod tests {
         assert_eq!(end, 1.0);
         let (_, end) = zero_based_ticks(f64::NAN, 4);
         assert_eq!(end, 1.0);
+    }
+
+    #[test]
+    fn whole_ticks_leave_out_fractions() {
+        // 0.5 steps up to 2 would label half a request.
+        assert_eq!(zero_based_ticks(2.0, 5).0, vec![0.0, 0.5, 1.0, 1.5, 2.0]);
+        assert_eq!(whole_ticks(2.0, 5), (vec![0.0, 1.0, 2.0], 2.0));
+        assert_eq!(whole_ticks(751.0, 5).0, zero_based_ticks(751.0, 5).0);
     }
 
     #[test]

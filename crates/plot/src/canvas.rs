@@ -8,12 +8,12 @@
 
 use plotters::coord::Shift;
 use plotters::element::{PathElement, Polygon, Rectangle, Text};
-use plotters::prelude::{DrawingArea, SVGBackend};
+use plotters::prelude::{DrawingArea, IntoDrawingArea, SVGBackend};
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use plotters::style::{Color, FontTransform, RGBAColor, RGBColor};
 
 use crate::error::drawing;
-use crate::style::{font, Weight};
+use crate::style::{font, Weight, BACKGROUND};
 use crate::PlotError;
 
 /// Plotters' ab_glyph backend measures text as if the font size were the
@@ -25,6 +25,23 @@ const MEASURED_TO_SVG: f64 = 0.94;
 
 /// The whole picture, in pixels with the origin at the top left.
 pub(crate) type Canvas<'a> = DrawingArea<SVGBackend<'a>, Shift>;
+
+/// An SVG document `size` pixels wide and high, on the charts' white
+/// background, with whatever `draw` puts on it: the start and the end every
+/// chart shares.
+pub(crate) fn draw_svg(
+    size: (u32, u32),
+    draw: impl FnOnce(&Canvas<'_>) -> Result<(), PlotError>,
+) -> Result<String, PlotError> {
+    let mut svg = String::new();
+    {
+        let canvas = SVGBackend::with_string(&mut svg, size).into_drawing_area();
+        canvas.fill(&BACKGROUND).map_err(drawing)?;
+        draw(&canvas)?;
+        canvas.present().map_err(drawing)?;
+    }
+    Ok(svg)
+}
 
 /// Left and right margin of every chart, px.
 pub(crate) const MARGIN: i32 = 24;

@@ -26,7 +26,6 @@
 //! round) so the colour code never changes meaning between panels, and the
 //! variants' effect on one service sits side by side.
 
-use plotters::prelude::{IntoDrawingArea, SVGBackend};
 use plotters::style::text_anchor::{HPos, VPos};
 use plotters::style::RGBColor;
 
@@ -36,14 +35,13 @@ use crate::axes::{
 };
 use crate::canvas::MARGIN;
 use crate::canvas::{
-    dashed_hline, dashed_polyline, line, line_height, patterned_bar, polyline, Canvas, Rect,
-    TextSpec,
+    dashed_hline, dashed_polyline, draw_svg, line, line_height, patterned_bar, polyline, Canvas,
+    Rect, TextSpec,
 };
-use crate::error::drawing;
 use crate::header::note;
 use crate::style::{
     darken, ensure_fonts, format_compact, format_ms, format_number, format_percent, format_ratio,
-    lighten, series_color, series_striped, size, text_on, AXIS, BACKGROUND, GUIDE, INK, MAX_SERIES,
+    lighten, series_color, series_striped, size, text_on, AXIS, GUIDE, INK, MAX_SERIES,
     MAX_VARIANTS, MUTED_INK,
 };
 use crate::PlotError;
@@ -126,16 +124,11 @@ pub fn render_comparison_svg(chart: &ComparisonChart) -> Result<String, PlotErro
     PlotError::check_count(n, MAX_VARIANTS)?;
     ensure_fonts()?;
 
-    let mut svg = String::new();
-    {
-        let height = comparison_height(n);
-        let canvas =
-            SVGBackend::with_string(&mut svg, (COMPARISON_WIDTH, height)).into_drawing_area();
-        canvas.fill(&BACKGROUND).map_err(drawing)?;
-
+    let height = comparison_height(n);
+    draw_svg((COMPARISON_WIDTH, height), |canvas| {
         let width = COMPARISON_WIDTH as i32;
         let height = height as i32;
-        let top = draw_header(&canvas, chart, width)?;
+        let top = draw_header(canvas, chart, width)?;
         let area = Rect::new(MARGIN, top, width - MARGIN, height - 12);
         let col_gap = 48;
         let row_gap = 30;
@@ -155,13 +148,12 @@ pub fn render_comparison_svg(chart: &ComparisonChart) -> Result<String, PlotErro
         );
 
         let names = NameColumn::new(chart)?;
-        draw_cdf_panel(&canvas, cdf, chart)?;
-        draw_amplification_panel(&canvas, amp, chart)?;
-        draw_success_panel(&canvas, success, chart, &names)?;
-        draw_percentile_panel(&canvas, pct, chart, &names)?;
-        canvas.present().map_err(drawing)?;
-    }
-    Ok(svg)
+        draw_cdf_panel(canvas, cdf, chart)?;
+        draw_amplification_panel(canvas, amp, chart)?;
+        draw_success_panel(canvas, success, chart, &names)?;
+        draw_percentile_panel(canvas, pct, chart, &names)?;
+        Ok(())
+    })
 }
 
 /// Title, subtitle and the colour key (wrapped onto as many rows as the
@@ -430,7 +422,7 @@ fn row(plot: Rect, i: usize, n: usize) -> (i32, f64) {
 /// A number next to a horizontal bar ending at `x_end`: inside the bar's end
 /// if it fits there (in black or white, whichever reads on the colour),
 /// otherwise just after it.
-fn bar_end_label(
+pub(crate) fn bar_end_label(
     canvas: &Canvas<'_>,
     text: &str,
     x_start: i32,
@@ -486,7 +478,12 @@ fn bar_panel(
 }
 
 /// A muted note in place of a row's bars, centred on `y`.
-fn row_note(canvas: &Canvas<'_>, plot: Rect, y: i32, text: &str) -> Result<(), PlotError> {
+pub(crate) fn row_note(
+    canvas: &Canvas<'_>,
+    plot: Rect,
+    y: i32,
+    text: &str,
+) -> Result<(), PlotError> {
     TextSpec::new(size::VALUE, MUTED_INK)
         .anchor(HPos::Left, VPos::Center)
         .draw(canvas, text, (plot.left + 8, y))

@@ -3,8 +3,7 @@
 //! can look at them (`rsvg-convert -w 1400 target/plot-example/comparison.svg
 //! -o comparison.png`).
 
-use std::path::PathBuf;
-
+use crate::test_support::{font_sizes, save};
 use crate::{render_comparison_svg, ComparisonChart, PlotError, VariantSeries};
 
 /// An empirical CDF from samples, one point per distinct latency.
@@ -152,25 +151,6 @@ fn crowded(n: usize, n_services: usize) -> ComparisonChart {
         subtitle: "layout check with long names".to_string(),
         variants,
     }
-}
-
-/// Writes `svg` under `target/plot-example/` for inspection. Failures are
-/// ignored: the file is a convenience, not what the test checks.
-fn save(name: &str, svg: &str) {
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target"));
-    let dir = target.join("plot-example");
-    if std::fs::create_dir_all(&dir).is_ok() {
-        let _ = std::fs::write(dir.join(name), svg);
-    }
-}
-
-fn font_sizes(svg: &str) -> Vec<f64> {
-    svg.split("font-size=\"")
-        .skip(1)
-        .filter_map(|rest| rest.split('"').next()?.parse().ok())
-        .collect()
 }
 
 #[test]

@@ -12,7 +12,10 @@
 //! - [`render_timeline_svg`]: an incident over time, one panel per variant
 //!   (offered load split into first tries and retries, goodput, capacity,
 //!   queue length), with fault and intervention windows marked.
-//! - [`render_load_lines_svg`]: offered load over time, one line per series.
+//! - [`render_load_lines_svg`]: offered load over time, one line per series;
+//!   [`render_lines_svg`] the same for any [`LineUnit`] (zombie requests).
+//! - [`render_wasted_svg`]: per variant and service, the work done for nobody
+//!   (wasted), cut short (cancelled) and dropped by deadlines (expired).
 //! - [`render_sweep_lines_svg`]: a metric against one swept parameter,
 //!   one line per series with 95% confidence bands.
 //! - [`render_heatmap_svg`]: a metric over a grid of two swept parameters
@@ -29,6 +32,7 @@ mod load_grid;
 pub mod style;
 mod sweep;
 mod timeline;
+mod wasted;
 
 pub use comparison::{
     comparison_height, render_comparison_svg, ComparisonChart, VariantSeries, COMPARISON_HEIGHT,
@@ -40,13 +44,18 @@ pub use sweep::{
     SweepSeries, SWEEP_WIDTH,
 };
 pub use timeline::{
-    render_load_lines_svg, render_timeline_svg, TimelineChart, TimelineMark, TimelinePanel,
-    MAX_TIMELINE_PANELS, TIMELINE_WIDTH,
+    render_lines_svg, render_load_lines_svg, render_timeline_svg, LineSeries, LineUnit,
+    TimelineChart, TimelineMark, TimelinePanel, MAX_TIMELINE_PANELS, TIMELINE_WIDTH,
 };
+pub use wasted::{render_wasted_svg, ServiceWaste, WastedChart, WastedVariant, WASTED_WIDTH};
 
 #[cfg(test)]
 mod comparison_tests;
 #[cfg(test)]
 mod sweep_tests;
 #[cfg(test)]
+mod test_support;
+#[cfg(test)]
 mod timeline_tests;
+#[cfg(test)]
+mod wasted_tests;

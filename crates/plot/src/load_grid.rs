@@ -1,30 +1,27 @@
-//! Offered load as small multiples: one small panel per series, for more
-//! series than one panel of coloured lines can keep apart.
+//! Offered load (or any other [`LineUnit`]) as small multiples: one small
+//! panel per series, for more series than one panel of coloured lines can
+//! keep apart.
 //!
 //! Past [`MAX_SERIES`](crate::style::MAX_SERIES) lines, colours repeat and the lines of a storm pile up
-//! on each other, so [`render_load_lines_svg`](crate::render_load_lines_svg)
+//! on each other, so [`render_lines_svg`](crate::render_lines_svg)
 //! draws this instead: panels in two columns, each titled with its series'
 //! name and peak, its line in the series' colour over a grey band that spans
 //! every series at each moment. A reader finds a variant by its name, not its
 //! colour, and still sees where it stands among the others. All panels share
-//! the time axis and the requests/s scale.
+//! the time axis and the value scale (requests/s for offered load).
 
-use plotters::prelude::{IntoDrawingArea, SVGBackend};
 use plotters::style::text_anchor::{HPos, VPos};
 use plotters::style::{Color, RGBColor};
 
 use crate::axes::{draw_x_axis, draw_y_axis, x_axis_height, y_axis_width, Scale};
 use crate::canvas::{
-    fill_polygon, line_height, patterned_bar, polyline, Canvas, Rect, TextSpec, MARGIN,
+    draw_svg, fill_polygon, line_height, patterned_bar, polyline, Canvas, Rect, TextSpec, MARGIN,
 };
-use crate::error::drawing;
 use crate::header::{note, Header};
-use crate::style::{
-    darken, ensure_fonts, luminance, series_color, series_striped, size, BACKGROUND, INK,
-};
+use crate::style::{darken, ensure_fonts, luminance, series_color, series_striped, size, INK};
 use crate::timeline::{
-    band, format_rate, pixel_runs, rate_ticks, LegendEntry, LoadSeries, Swatch, LEGEND_GAP,
-    SWATCH_W, TIMELINE_WIDTH,
+    band, format_rate, pixel_runs, LegendEntry, LineSeries, LineUnit, LoadSeries, Swatch,
+    LEGEND_GAP, SWATCH_W, TIMELINE_WIDTH,
 };
 use crate::PlotError;
 
@@ -43,12 +40,14 @@ const BAND_ALPHA: f64 = 0.6;
 /// 0.77, its next lightest 0.44) get a dark edge as lines.
 const PALE: f64 = 0.6;
 
-/// Renders `series` (`(name, bucket start times in s, requests/s)`) as small
-/// multiples; see the module's documentation. Deterministic like every chart.
+/// Renders `series` (`(name, bucket start times in s, values in `unit`)`) as
+/// small multiples; see the module's documentation. Deterministic like every
+/// chart.
 pub(crate) fn render_load_grid_svg(
     title: &str,
     subtitle: &str,
-    series: &[(String, Vec<f64>, Vec<f64>)],
+    unit: &LineUnit,
+    series: &[LineSeries],
 ) -> Result<String, PlotError> {
     ensure_fonts()?;
     let n = series.len();
@@ -59,7 +58,7 @@ pub(crate) fn render_load_grid_svg(
         peaks,
         max,
     } = LoadSeries::new(series);
-    let (ticks, end, labels) = rate_ticks(max, 3);
+    let (ticks, end, labels) = unit.ticks(max, 3);
     let axis_w = y_axis_width(&labels, true)?;
 
     let legend = [LegendEntry {
@@ -74,12 +73,8 @@ pub(crate) fn render_load_grid_svg(
     let height = header.bottom + rows * row_h + (x_axis_height() - ticks_h) + 16;
     let cell_w = (width - 2 * MARGIN - COLUMN_GAP * (COLUMNS as i32 - 1)) / COLUMNS as i32;
 
-    let mut svg = String::new();
-    {
-        let canvas =
-            SVGBackend::with_string(&mut svg, (TIMELINE_WIDTH, height as u32)).into_drawing_area();
-        canvas.fill(&BACKGROUND).map_err(drawing)?;
-        header.draw(&canvas, title, subtitle, &legend, width)?;
+    draw_svg((TIMELINE_WIDTH, height as u32), |canvas| {
+        header.draw(canvas, title, subtitle, &legend, width)?;
         for (i, ((name, t, v), dt)) in series.iter().zip(&dts).enumerate() {
             let (row, column) = ((i / COLUMNS) as i32, (i % COLUMNS) as i32);
             let left = MARGIN + column * (cell_w + COLUMN_GAP);
@@ -90,13 +85,19 @@ pub(crate) fn render_load_grid_svg(
                 left + cell_w,
                 top + title_h + PLOT_H,
             );
-            let peak = peaks[i].map_or("no data".to_string(), |p| {
-                format!("peak {}/s", format_rate(p))
-            });
-            draw_cell_title(&canvas, (left, top), i, &format!("{name} · {peak}"), cell_w)?;
+            let peak = unit.peak_label(peaks[i]);
+            draw_cell_title(canvas, (left, top), i, &format!("{name} · {peak}"), cell_w)?;
             let xs = time.scale(plot.left, plot.right);
             let ys = Scale::linear(0.0, end, plot.bottom, plot.top);
-            draw_y_axis(&canvas, plot, &ys, &ticks, &format_rate, "requests/s", left)?;
+            draw_y_axis(
+                canvas,
+                plot,
+                &ys,
+                &ticks,
+                &format_rate,
+                &unit.panel_axis_title,
+                left,
+            )?;
             // The axis title once, under the last row of each column.
             let last_in_column = i + COLUMNS >= n;
             let axis_title = if last_in_column {
@@ -105,7 +106,7 @@ pub(crate) fn render_load_grid_svg(
                 String::new()
             };
             draw_x_axis(
-                &canvas,
+                canvas,
                 plot,
                 &xs,
                 &time.ticks(plot.width()),
@@ -113,7 +114,7 @@ pub(crate) fn render_load_grid_svg(
                 &|t| time.label(t),
                 &axis_title,
             )?;
-            draw_band(&canvas, series, &dts, &xs, &ys)?;
+            draw_band(canvas, series, &dts, &xs, &ys)?;
             let mut any = false;
             let color = series_color(i);
             for path in pixel_runs(t, *dt, true, &|k| v.get(k).copied(), &xs, &ys) {
@@ -121,17 +122,16 @@ pub(crate) fn render_load_grid_svg(
                 // Yellow alone, thin, vanishes on white and on the band:
                 // give pale colours a dark edge.
                 if luminance(color) > PALE {
-                    polyline(&canvas, path.clone(), darken(color, 0.45), 4)?;
+                    polyline(canvas, path.clone(), darken(color, 0.45), 4)?;
                 }
-                polyline(&canvas, path, color, 2)?;
+                polyline(canvas, path, color, 2)?;
             }
             if !any {
-                note(&canvas, plot, "no data")?;
+                note(canvas, plot, "no data")?;
             }
         }
-        canvas.present().map_err(drawing)?;
-    }
-    Ok(svg)
+        Ok(())
+    })
 }
 
 /// A panel's title: the series' swatch (as in the comparison chart's key,
@@ -163,7 +163,7 @@ fn draw_cell_title(
 /// the series that have that bucket), under a panel's own line.
 fn draw_band(
     canvas: &Canvas<'_>,
-    series: &[(String, Vec<f64>, Vec<f64>)],
+    series: &[LineSeries],
     dts: &[f64],
     xs: &Scale,
     ys: &Scale,

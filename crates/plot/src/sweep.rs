@@ -3,7 +3,6 @@
 //! with the boundary where the metric crosses a level).
 
 use plotters::element::Circle;
-use plotters::prelude::{IntoDrawingArea, SVGBackend};
 use plotters::style::text_anchor::{HPos, VPos};
 use plotters::style::{Color, RGBColor};
 
@@ -11,8 +10,8 @@ use crate::axes::{draw_x_axis, draw_y_axis, log_range, log_ticks, nice_step};
 use crate::axes::{x_axis_height, y_axis_width, Scale};
 use crate::canvas::MARGIN;
 use crate::canvas::{
-    dashed_hline, fill_polygon, fill_rect, line, line_height, polyline, stroke_rect, Canvas, Rect,
-    TextSpec,
+    dashed_hline, draw_svg, fill_polygon, fill_rect, line, line_height, polyline, stroke_rect,
+    Canvas, Rect, TextSpec,
 };
 use crate::error::drawing;
 use crate::header::{note, Header, LegendItem};
@@ -388,12 +387,8 @@ pub fn render_sweep_lines_svg(chart: &SweepLineChart) -> Result<String, PlotErro
     );
     let height = plot.bottom + x_axis_height() + 16;
 
-    let mut svg = String::new();
-    {
-        let canvas =
-            SVGBackend::with_string(&mut svg, (SWEEP_WIDTH, height as u32)).into_drawing_area();
-        canvas.fill(&BACKGROUND).map_err(drawing)?;
-        header.draw(&canvas, &chart.title, &chart.subtitle, &legend, width)?;
+    draw_svg((SWEEP_WIDTH, height as u32), |canvas| {
+        header.draw(canvas, &chart.title, &chart.subtitle, &legend, width)?;
         let xs = if chart.x_log {
             Scale::log10(x_lo, x_hi, plot.left, plot.right)
         } else {
@@ -401,7 +396,7 @@ pub fn render_sweep_lines_svg(chart: &SweepLineChart) -> Result<String, PlotErro
         };
         let ys = Scale::linear(y_lo, y_hi, plot.bottom, plot.top);
         draw_y_axis(
-            &canvas,
+            canvas,
             plot,
             &ys,
             &y_ticks,
@@ -410,7 +405,7 @@ pub fn render_sweep_lines_svg(chart: &SweepLineChart) -> Result<String, PlotErro
             MARGIN,
         )?;
         draw_x_axis(
-            &canvas,
+            canvas,
             plot,
             &xs,
             &x_major,
@@ -419,7 +414,7 @@ pub fn render_sweep_lines_svg(chart: &SweepLineChart) -> Result<String, PlotErro
             &chart.x_label,
         )?;
         if let Some((v, _)) = threshold {
-            dashed_hline(&canvas, plot.left, plot.right, ys.map(*v), INK, 8, 5)?;
+            dashed_hline(canvas, plot.left, plot.right, ys.map(*v), INK, 8, 5)?;
         }
         // Bands first, all of them, so no band hides another series' line.
         for (i, pts) in series.iter().enumerate() {
@@ -430,9 +425,9 @@ pub fn render_sweep_lines_svg(chart: &SweepLineChart) -> Result<String, PlotErro
                     let (lo, hi) = ci_of(p).unwrap_or((p.mean, p.mean));
                     let x = xs.map(p.x);
                     let (a, b) = (ys.map(lo), ys.map(hi));
-                    line(&canvas, (x, a), (x, b), color)?;
-                    line(&canvas, (x - 5, a), (x + 5, a), color)?;
-                    line(&canvas, (x - 5, b), (x + 5, b), color)?;
+                    line(canvas, (x, a), (x, b), color)?;
+                    line(canvas, (x - 5, a), (x + 5, a), color)?;
+                    line(canvas, (x - 5, b), (x + 5, b), color)?;
                     continue;
                 }
                 let mut poly: Vec<(i32, i32)> = Vec::new();
@@ -444,7 +439,7 @@ pub fn render_sweep_lines_svg(chart: &SweepLineChart) -> Result<String, PlotErro
                     let (lo, _) = ci_of(p).unwrap_or((p.mean, p.mean));
                     poly.push((xs.map(p.x), ys.map(lo)));
                 }
-                fill_polygon(&canvas, poly, color.mix(BAND_ALPHA))?;
+                fill_polygon(canvas, poly, color.mix(BAND_ALPHA))?;
             }
         }
         let mut any = false;
@@ -452,13 +447,13 @@ pub fn render_sweep_lines_svg(chart: &SweepLineChart) -> Result<String, PlotErro
             for run in runs(pts, |p| p.mean.is_finite()) {
                 let path: Vec<(i32, i32)> =
                     run.iter().map(|p| (xs.map(p.x), ys.map(p.mean))).collect();
-                polyline(&canvas, path, series_color(i), 3)?;
+                polyline(canvas, path, series_color(i), 3)?;
             }
         }
         for (i, pts) in series.iter().enumerate() {
             for p in pts.iter().filter(|p| p.mean.is_finite()) {
                 any = true;
-                marker(&canvas, (xs.map(p.x), ys.map(p.mean)), i)?;
+                marker(canvas, (xs.map(p.x), ys.map(p.mean)), i)?;
             }
         }
         if let Some((v, label)) = threshold {
@@ -474,20 +469,19 @@ pub fn render_sweep_lines_svg(chart: &SweepLineChart) -> Result<String, PlotErro
                 };
                 let right = plot.right - 6;
                 fill_rect(
-                    &canvas,
+                    canvas,
                     (right - w - 4, y - h + 1),
                     (right + 3, y),
                     BACKGROUND,
                 )?;
-                spec.draw(&canvas, &text, (right, y))?;
+                spec.draw(canvas, &text, (right, y))?;
             }
         }
         if !any {
-            note(&canvas, plot, "no data")?;
+            note(canvas, plot, "no data")?;
         }
-        canvas.present().map_err(drawing)?;
-    }
-    Ok(svg)
+        Ok(())
+    })
 }
 
 /// Maximal runs of consecutive points that satisfy `keep`.
@@ -729,21 +723,17 @@ pub fn render_heatmap_svg(chart: &HeatmapChart) -> Result<String, PlotError> {
         plot.bottom - (r as f64 * f64::from(plot.height()) / rows.max(1) as f64).round() as i32
     };
 
-    let mut svg = String::new();
-    {
-        let canvas =
-            SVGBackend::with_string(&mut svg, (SWEEP_WIDTH, height as u32)).into_drawing_area();
-        canvas.fill(&BACKGROUND).map_err(drawing)?;
-        header.draw(&canvas, &chart.title, &chart.subtitle, &legend, width)?;
+    draw_svg((SWEEP_WIDTH, height as u32), |canvas| {
+        header.draw(canvas, &chart.title, &chart.subtitle, &legend, width)?;
 
         if rows == 0 || cols == 0 {
             stroke_rect(
-                &canvas,
+                canvas,
                 (plot.left, plot.top),
                 (plot.right, plot.bottom),
                 AXIS,
             )?;
-            note(&canvas, plot, "no data")?;
+            note(canvas, plot, "no data")?;
         }
         // Cells.
         let value_spec = TextSpec::new(size::VALUE, INK).anchor(HPos::Center, VPos::Center);
@@ -769,7 +759,7 @@ pub fn render_heatmap_svg(chart: &HeatmapChart) -> Result<String, PlotError> {
                     Some(v) => {
                         let color = viridis(frac(v));
                         fill_rect(
-                            &canvas,
+                            canvas,
                             (rect.left, rect.top),
                             (rect.right, rect.bottom),
                             color,
@@ -777,13 +767,13 @@ pub fn render_heatmap_svg(chart: &HeatmapChart) -> Result<String, PlotError> {
                         let text = format_number(v);
                         if show_values {
                             value_spec.with_color(crate::style::text_on(color)).draw(
-                                &canvas,
+                                canvas,
                                 &text,
                                 (rect.center_x(), rect.center_y()),
                             )?;
                         }
                     }
-                    None => no_data_cell(&canvas, rect)?,
+                    None => no_data_cell(canvas, rect)?,
                 }
             }
         }
@@ -806,13 +796,13 @@ pub fn render_heatmap_svg(chart: &HeatmapChart) -> Result<String, PlotError> {
             }
             for pass in [1, 2] {
                 for (a, b) in &pieces {
-                    boundary_segment(&canvas, *a, *b, pass, Some(plot))?;
+                    boundary_segment(canvas, *a, *b, pass, Some(plot))?;
                 }
             }
         }
         if rows > 0 && cols > 0 {
             stroke_rect(
-                &canvas,
+                canvas,
                 (plot.left, plot.top),
                 (plot.right, plot.bottom),
                 AXIS,
@@ -828,26 +818,26 @@ pub fn render_heatmap_svg(chart: &HeatmapChart) -> Result<String, PlotError> {
         let xt = tick.anchor(HPos::Center, VPos::Top);
         for c in thinned(cols, slot, widest) {
             let x = (col_x(c) + col_x(c + 1)) / 2;
-            line(&canvas, (x, plot.bottom), (x, plot.bottom + 5), AXIS)?;
-            xt.draw(&canvas, &x_labels[c], (x, plot.bottom + 8))?;
+            line(canvas, (x, plot.bottom), (x, plot.bottom + 5), AXIS)?;
+            xt.draw(canvas, &x_labels[c], (x, plot.bottom + 8))?;
         }
         let title_top = plot.bottom + 8 + line_height(size::TICK) + 4;
         TextSpec::new(size::AXIS_TITLE, INK)
             .anchor(HPos::Center, VPos::Top)
-            .draw(&canvas, &chart.x_label, (plot.center_x(), title_top))?;
+            .draw(canvas, &chart.x_label, (plot.center_x(), title_top))?;
         // Y axis: labels at row centres.
         let slot = f64::from(plot.height()) / rows.max(1) as f64;
         let yt = tick.anchor(HPos::Right, VPos::Center);
         for r in thinned(rows, slot, line_height(size::TICK) - 8) {
             let y = (row_y(r) + row_y(r + 1)) / 2;
-            line(&canvas, (plot.left - 5, y), (plot.left, y), AXIS)?;
-            yt.draw(&canvas, &y_labels[r], (plot.left - 8, y))?;
+            line(canvas, (plot.left - 5, y), (plot.left, y), AXIS)?;
+            yt.draw(canvas, &y_labels[r], (plot.left - 8, y))?;
         }
         if !chart.y_label.is_empty() {
             TextSpec::new(size::AXIS_TITLE, INK)
                 .anchor(HPos::Center, VPos::Top)
                 .upward()
-                .draw(&canvas, &chart.y_label, (MARGIN, plot.center_y()))?;
+                .draw(canvas, &chart.y_label, (MARGIN, plot.center_y()))?;
         }
 
         // Colour bar.
@@ -865,32 +855,31 @@ pub fn render_heatmap_svg(chart: &HeatmapChart) -> Result<String, PlotError> {
             let t = f64::from(bar.bottom - (y + top) / 2) / f64::from(steps);
             // Overlap the previous chunk by a pixel: no anti-aliased seams.
             fill_rect(
-                &canvas,
+                canvas,
                 (bar.left, top),
                 (bar.right, (y + 1).min(bar.bottom)),
                 viridis(t),
             )?;
             y = top;
         }
-        stroke_rect(&canvas, (bar.left, bar.top), (bar.right, bar.bottom), AXIS)?;
+        stroke_rect(canvas, (bar.left, bar.top), (bar.right, bar.bottom), AXIS)?;
         let bs = Scale::linear(v_lo, v_hi, bar.bottom, bar.top);
         let bt = tick.anchor(HPos::Left, VPos::Center);
         for v in &bar_ticks {
             let y = bs.map(*v);
-            line(&canvas, (bar.right, y), (bar.right + 5, y), AXIS)?;
-            bt.draw(&canvas, &format_number(*v), (bar.right + 8, y))?;
+            line(canvas, (bar.right, y), (bar.right + 5, y), AXIS)?;
+            bt.draw(canvas, &format_number(*v), (bar.right + 8, y))?;
         }
         if let Some(l) = level.filter(|l| *l >= v_lo && *l <= v_hi) {
             let y = bs.map(l);
-            boundary_segment(&canvas, (bar.left - 4, y), (bar.right, y), 0, None)?;
+            boundary_segment(canvas, (bar.left - 4, y), (bar.right, y), 0, None)?;
         }
         let bar_title_x = bar.right + 8 + bar_label_w + 10;
         let spec = TextSpec::new(size::AXIS_TITLE, INK)
             .anchor(HPos::Center, VPos::Top)
             .upward();
         let text = spec.fit(&chart.value_label, bar.height())?;
-        spec.draw(&canvas, &text, (bar_title_x, bar.center_y()))?;
-        canvas.present().map_err(drawing)?;
-    }
-    Ok(svg)
+        spec.draw(canvas, &text, (bar_title_x, bar.center_y()))?;
+        Ok(())
+    })
 }

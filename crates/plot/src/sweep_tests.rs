@@ -3,42 +3,12 @@
 //! can look at them (`rsvg-convert -w 1400
 //! target/plot-example/sweep-heatmap.svg -o sweep-heatmap.png`).
 
-use std::path::PathBuf;
-
 use crate::sweep::viridis;
+use crate::test_support::{assert_well_formed, save};
 use crate::{
     render_heatmap_svg, render_sweep_lines_svg, HeatmapChart, PlotError, SweepLineChart,
     SweepPoint, SweepSeries,
 };
-
-/// Writes `svg` under `target/plot-example/` for inspection. Failures are
-/// ignored: the file is a convenience, not what the test checks.
-fn save(name: &str, svg: &str) {
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target"));
-    let dir = target.join("plot-example");
-    if std::fs::create_dir_all(&dir).is_ok() {
-        let _ = std::fs::write(dir.join(name), svg);
-    }
-}
-
-fn assert_well_formed(svg: &str) {
-    assert!(svg.starts_with("<svg"), "{}", &svg[..80.min(svg.len())]);
-    assert!(svg.trim_end().ends_with("</svg>"));
-    for value in svg.split('"').skip(1).step_by(2) {
-        assert!(
-            !value.contains("NaN") && !value.contains("inf"),
-            "non-finite number in {value:?}"
-        );
-    }
-    let sizes: Vec<f64> = svg
-        .split("font-size=\"")
-        .skip(1)
-        .filter_map(|rest| rest.split('"').next()?.parse().ok())
-        .collect();
-    assert!(sizes.iter().all(|s| *s >= 14.0), "{sizes:?}");
-}
 
 const CAPACITIES: [f64; 8] = [
     1000.0, 2000.0, 2500.0, 3000.0, 3500.0, 4000.0, 5000.0, 6000.0,

@@ -5,17 +5,16 @@
 //! Both reduce long series per pixel column (see [`pixel_runs`]) so that
 //! spikes survive and the SVG stays small.
 
-use plotters::prelude::{IntoDrawingArea, SVGBackend};
 use plotters::style::text_anchor::{HPos, VPos};
 use plotters::style::{Color, RGBColor};
 
 use crate::axes::{draw_x_axis, draw_y_axis, nice_step, x_axis_height, y_axis_width};
-use crate::axes::{zero_based_ticks, Scale};
+use crate::axes::{whole_ticks, zero_based_ticks, Scale};
 use crate::canvas::MARGIN;
 use crate::canvas::{
-    dashed_polyline, fill_polygon, fill_rect, line, line_height, polyline, Canvas, Rect, TextSpec,
+    dashed_polyline, draw_svg, fill_polygon, fill_rect, line, line_height, patterned_bar, polyline,
+    Canvas, Rect, TextSpec,
 };
-use crate::error::drawing;
 use crate::header::{note, Header, LegendItem};
 use crate::load_grid::render_load_grid_svg;
 use crate::style::{
@@ -255,13 +254,9 @@ pub fn render_timeline_svg(chart: &TimelineChart) -> Result<String, PlotError> {
     let panels_bottom = panels_top + n_i32 * panel_h + (n_i32 - 1) * PANEL_GAP;
     let height = panels_bottom + x_axis_height() + 16;
 
-    let mut svg = String::new();
-    {
-        let canvas =
-            SVGBackend::with_string(&mut svg, (TIMELINE_WIDTH, height as u32)).into_drawing_area();
-        canvas.fill(&BACKGROUND).map_err(drawing)?;
-        header.draw(&canvas, &chart.title, &chart.subtitle, &legend, width)?;
-        marks.draw(&canvas, marks_top, panels_top, panels_bottom)?;
+    draw_svg((TIMELINE_WIDTH, height as u32), |canvas| {
+        header.draw(canvas, &chart.title, &chart.subtitle, &legend, width)?;
+        marks.draw(canvas, marks_top, panels_top, panels_bottom)?;
 
         let mut top = panels_top;
         for (i, (panel, dt)) in chart.panels.iter().zip(&dts).enumerate() {
@@ -272,18 +267,100 @@ pub fn render_timeline_svg(chart: &TimelineChart) -> Result<String, PlotError> {
                 marks: &marks,
                 last: i + 1 == n,
             };
-            draw_panel(&canvas, top, plot_left, plot_right, panel, *dt, &ctx)?;
+            draw_panel(canvas, top, plot_left, plot_right, panel, *dt, &ctx)?;
             top += panel_h + PANEL_GAP;
         }
-        canvas.present().map_err(drawing)?;
+        Ok(())
+    })
+}
+
+/// One line of [`render_lines_svg`] and [`render_load_lines_svg`]: its name,
+/// its bucket start times in seconds, and its value in each bucket.
+pub type LineSeries = (String, Vec<f64>, Vec<f64>);
+
+/// What the values of a line chart ([`render_lines_svg`]) are, for its
+/// y axis and its legend: offered load is a rate per second, zombie requests
+/// are a count, and a chart must not write "/s" after a count.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LineUnit {
+    /// The y axis title of the one-panel chart, e.g. `offered requests/s`.
+    pub axis_title: String,
+    /// The y axis title of each small multiple (past [`MAX_SERIES`] series),
+    /// where the axis is shorter: e.g. `requests/s`.
+    pub panel_axis_title: String,
+    /// Written right after each series' peak in the legend (or panel title):
+    /// `/s` for a rate, empty for a count.
+    pub peak_suffix: String,
+    /// Values are whole numbers (a count of requests): the y axis then has
+    /// whole-number ticks only, never "0.5 requests".
+    pub whole: bool,
+}
+
+impl LineUnit {
+    /// Offered requests per second: the unit of `load.svg`.
+    pub fn offered_per_second() -> LineUnit {
+        LineUnit {
+            axis_title: "offered requests/s".into(),
+            panel_axis_title: "requests/s".into(),
+            peak_suffix: "/s".into(),
+            whole: false,
+        }
     }
-    Ok(svg)
+
+    /// A count of things at an instant, e.g. `zombie requests` alive at each
+    /// bucket's start; `axis_title` serves both forms of the chart.
+    pub fn count(axis_title: impl Into<String>) -> LineUnit {
+        let axis_title = axis_title.into();
+        LineUnit {
+            panel_axis_title: axis_title.clone(),
+            axis_title,
+            peak_suffix: String::new(),
+            whole: true,
+        }
+    }
+
+    /// A series' peak as the legend writes it: `peak 4k/s`, `peak 21.4k`.
+    pub(crate) fn peak_label(&self, peak: Option<f64>) -> String {
+        peak.map_or("no data".to_string(), |p| {
+            format!("peak {}{}", format_rate(p), self.peak_suffix)
+        })
+    }
+
+    /// Ticks of the value axis from 0 past `max` in at most `intervals`
+    /// steps: the ticks, the axis end, and the tick labels (whole numbers
+    /// only for whole values).
+    pub(crate) fn ticks(&self, max: f64, intervals: usize) -> (Vec<f64>, f64, Vec<String>) {
+        let (ticks, end) = if self.whole {
+            whole_ticks(max, intervals)
+        } else {
+            zero_based_ticks(max, intervals)
+        };
+        let labels = ticks.iter().map(|v| format_rate(*v)).collect();
+        (ticks, end, labels)
+    }
 }
 
 /// Renders offered load over time, one line per series, in one panel: e.g.
 /// a thundering herd under different jitter modes. Each series is `(name,
 /// bucket start times in seconds, offered requests per second)`; the legend
 /// gives each one's peak, since peaks are what such a chart compares.
+///
+/// This is [`render_lines_svg`] in [`LineUnit::offered_per_second`]; see it
+/// for the layout, the small multiples past [`MAX_SERIES`] series and the
+/// errors.
+pub fn render_load_lines_svg(
+    title: &str,
+    subtitle: &str,
+    series: &[LineSeries],
+) -> Result<String, PlotError> {
+    render_lines_svg(title, subtitle, &LineUnit::offered_per_second(), series)
+}
+
+/// Renders values over time, one line per series, in one panel: offered
+/// load per variant ([`render_load_lines_svg`]), zombie requests per
+/// variant. Each series is `(name, bucket start times in seconds, values)`,
+/// the values in `unit`; the legend gives each one's peak, since peaks are
+/// what such a chart compares.
 ///
 /// Same conventions as [`render_timeline_svg`]: [`TIMELINE_WIDTH`] wide
 /// (and about 550 px high), deterministic, time labelled in s, min or h
@@ -301,15 +378,16 @@ pub fn render_timeline_svg(chart: &TimelineChart) -> Result<String, PlotError> {
 /// [`PlotError::NoVariants`] without series, [`PlotError::TooManyVariants`]
 /// past [`MAX_VARIANTS`] (panel swatches would repeat), [`PlotError::Font`] /
 /// [`PlotError::Drawing`] if plotters fails.
-pub fn render_load_lines_svg(
+pub fn render_lines_svg(
     title: &str,
     subtitle: &str,
-    series: &[(String, Vec<f64>, Vec<f64>)],
+    unit: &LineUnit,
+    series: &[LineSeries],
 ) -> Result<String, PlotError> {
     let n = series.len();
     PlotError::check_count(n, MAX_VARIANTS)?;
     if n > MAX_SERIES {
-        return render_load_grid_svg(title, subtitle, series);
+        return render_load_grid_svg(title, subtitle, unit, series);
     }
     ensure_fonts()?;
 
@@ -320,7 +398,7 @@ pub fn render_load_lines_svg(
         peaks,
         max,
     } = LoadSeries::new(series);
-    let (ticks, end, labels) = rate_ticks(max, 5);
+    let (ticks, end, labels) = unit.ticks(max, 5);
     let plot_left = MARGIN + y_axis_width(&labels, true)?;
     let plot_right = width - MARGIN;
     let xs = time.scale(plot_left, plot_right);
@@ -329,14 +407,9 @@ pub fn render_load_lines_svg(
         .iter()
         .zip(&peaks)
         .enumerate()
-        .map(|(i, ((name, _, _), peak))| {
-            let peak = peak.map_or("no data".to_string(), |p| {
-                format!("peak {}/s", format_rate(p))
-            });
-            LegendEntry {
-                swatch: Swatch::Line(series_color(i), 3),
-                label: format!("{name} · {peak}"),
-            }
+        .map(|(i, ((name, _, _), peak))| LegendEntry {
+            swatch: Swatch::Line(series_color(i), 3),
+            label: format!("{name} · {}", unit.peak_label(*peak)),
         })
         .collect();
     let header = Header::layout(title, subtitle, &legend, SWATCH_W, width, LEGEND_GAP)?;
@@ -349,24 +422,20 @@ pub fn render_load_lines_svg(
     );
     let height = plot.bottom + x_axis_height() + 16;
 
-    let mut svg = String::new();
-    {
-        let canvas =
-            SVGBackend::with_string(&mut svg, (TIMELINE_WIDTH, height as u32)).into_drawing_area();
-        canvas.fill(&BACKGROUND).map_err(drawing)?;
-        header.draw(&canvas, title, subtitle, &legend, width)?;
+    draw_svg((TIMELINE_WIDTH, height as u32), |canvas| {
+        header.draw(canvas, title, subtitle, &legend, width)?;
         let ys = Scale::linear(0.0, end, plot.bottom, plot.top);
         draw_y_axis(
-            &canvas,
+            canvas,
             plot,
             &ys,
             &ticks,
             &format_rate,
-            "offered requests/s",
+            &unit.axis_title,
             MARGIN,
         )?;
         draw_x_axis(
-            &canvas,
+            canvas,
             plot,
             &xs,
             &time.ticks(plot.width()),
@@ -379,15 +448,14 @@ pub fn render_load_lines_svg(
             let paths = pixel_runs(t, *dt, true, &|k| v.get(k).copied(), &xs, &ys);
             for path in paths {
                 any |= path.len() > 1;
-                polyline(&canvas, path, series_color(i), line_width(i, n))?;
+                polyline(canvas, path, series_color(i), line_width(i, n))?;
             }
         }
         if !any {
-            note(&canvas, plot, "no data")?;
+            note(canvas, plot, "no data")?;
         }
-        canvas.present().map_err(drawing)?;
-    }
-    Ok(svg)
+        Ok(())
+    })
 }
 
 /// What both forms of the load chart derive from its series before drawing.
@@ -403,7 +471,7 @@ pub(crate) struct LoadSeries {
 }
 
 impl LoadSeries {
-    pub(crate) fn new(series: &[(String, Vec<f64>, Vec<f64>)]) -> LoadSeries {
+    pub(crate) fn new(series: &[LineSeries]) -> LoadSeries {
         let dts: Vec<f64> = series.iter().map(|(_, t, _)| bucket_width(t)).collect();
         let time = TimeAxis::from_data(series.iter().zip(&dts).map(|(s, dt)| (&s.1[..], *dt)), &[]);
         let peaks: Vec<Option<f64>> = series
@@ -420,14 +488,6 @@ impl LoadSeries {
             max,
         }
     }
-}
-
-/// Ticks of a requests/s axis from 0 past `max` in at most `intervals`
-/// steps: the ticks, the axis end, and the tick labels.
-pub(crate) fn rate_ticks(max: f64, intervals: usize) -> (Vec<f64>, f64, Vec<String>) {
-    let (ticks, end) = zero_based_ticks(max, intervals);
-    let labels = ticks.iter().map(|v| format_rate(*v)).collect();
-    (ticks, end, labels)
 }
 
 /// Earlier series get wider lines, drawn first, so where lines coincide
@@ -785,6 +845,9 @@ pub(crate) enum Swatch {
     Line(RGBColor, u32),
     /// A short dashed line.
     Dashed(RGBColor),
+    /// A solid bar with a darker outline, as the bars of the wasted-work
+    /// chart.
+    Bar(RGBColor),
 }
 
 pub(crate) struct LegendEntry {
@@ -849,6 +912,14 @@ impl LegendItem for LegendEntry {
             Swatch::Dashed(c) => {
                 dashed_polyline(canvas, &[(x, cy), (x + SWATCH_W, cy)], c, 2, 7, 4)
             }
+            Swatch::Bar(c) => patterned_bar(
+                canvas,
+                (x, cy - 8),
+                (x + SWATCH_W, cy + 8),
+                c,
+                darken(c, 0.3),
+                false,
+            ),
         }
     }
 }

@@ -3,12 +3,11 @@
 //! person can look at them (`rsvg-convert -w 1400
 //! target/plot-example/timeline.svg -o timeline.png`).
 
-use std::path::PathBuf;
-
+use crate::test_support::{assert_well_formed, save, svg_texts};
 use crate::timeline::{format_rate, reduce_columns};
 use crate::{
-    render_load_lines_svg, render_timeline_svg, PlotError, TimelineChart, TimelineMark,
-    TimelinePanel, MAX_TIMELINE_PANELS,
+    render_lines_svg, render_load_lines_svg, render_timeline_svg, LineUnit, PlotError,
+    TimelineChart, TimelineMark, TimelinePanel, MAX_TIMELINE_PANELS,
 };
 
 /// Deterministic noise in [-1, 1] (splitmix64 of `seed` and `i`).
@@ -147,39 +146,6 @@ fn realistic() -> TimelineChart {
         panels: vec![metastable, recovers, budget],
         marks: incident_marks(),
     }
-}
-
-/// Writes `svg` under `target/plot-example/` for inspection. Failures are
-/// ignored: the file is a convenience, not what the test checks.
-fn save(name: &str, svg: &str) {
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target"));
-    let dir = target.join("plot-example");
-    if std::fs::create_dir_all(&dir).is_ok() {
-        let _ = std::fs::write(dir.join(name), svg);
-    }
-}
-
-fn font_sizes(svg: &str) -> Vec<f64> {
-    svg.split("font-size=\"")
-        .skip(1)
-        .filter_map(|rest| rest.split('"').next()?.parse().ok())
-        .collect()
-}
-
-fn assert_well_formed(svg: &str) {
-    assert!(svg.starts_with("<svg"), "{}", &svg[..80.min(svg.len())]);
-    assert!(svg.trim_end().ends_with("</svg>"));
-    // Attribute values (every other piece between quotes) hold numbers only.
-    for value in svg.split('"').skip(1).step_by(2) {
-        assert!(
-            !value.contains("NaN") && !value.contains("inf"),
-            "non-finite number in {value:?}"
-        );
-    }
-    let sizes = font_sizes(svg);
-    assert!(sizes.iter().all(|s| *s >= 14.0), "{sizes:?}");
 }
 
 #[test]
@@ -540,4 +506,135 @@ fn load_lines_past_eight_series_are_small_multiples() {
         .and_then(|h| h.split('"').next()?.parse().ok())
         .expect("a height");
     assert!(height > 1_000, "six rows of panels, {height} px");
+}
+
+/// Zombie requests alive at each bucket's start in three variants of a
+/// checkout incident: static timeouts pile them up, a gateway deadline keeps
+/// a few thousand, a budget none at all.
+fn zombies() -> Vec<(String, Vec<f64>, Vec<f64>)> {
+    let t: Vec<f64> = (0..180).map(|i| f64::from(i) * 10.0).collect();
+    let rising = |per_bucket: f64, cap: f64| -> Vec<f64> {
+        t.iter()
+            .map(|t| ((t - 640.0) / 10.0 * per_bucket).clamp(0.0, cap).round())
+            .collect()
+    };
+    vec![
+        ("static-30s".to_string(), t.clone(), rising(190.0, 21_390.0)),
+        ("gateway-60s".to_string(), t.clone(), rising(190.0, 2_678.0)),
+        ("budget-only".to_string(), t.clone(), vec![0.0; t.len()]),
+    ]
+}
+
+/// The legend texts (`name · peak …`) of a lines chart, in order.
+fn legend_texts(svg: &str) -> Vec<String> {
+    svg_texts(svg)
+        .into_iter()
+        .filter(|t| t.contains(" · peak ") || t.ends_with(" · no data"))
+        .collect()
+}
+
+#[test]
+fn count_lines_say_count_not_rate() {
+    let series = zombies();
+    let svg = render_lines_svg(
+        "checkout-incident: zombie requests over time",
+        "counted at each bucket's start",
+        &LineUnit::count("zombie requests"),
+        &series,
+    )
+    .expect("renders");
+    save("zombies.svg", &svg);
+    assert_well_formed(&svg);
+    // One legend entry per variant, each with its peak as a plain count.
+    assert_eq!(
+        legend_texts(&svg),
+        [
+            "static-30s · peak 21.4k",
+            "gateway-60s · peak 2.68k",
+            "budget-only · peak 0"
+        ]
+    );
+    let texts = svg_texts(&svg);
+    assert!(texts.iter().any(|t| t == "zombie requests"));
+    assert!(!texts.iter().any(|t| t.contains("/s")), "{texts:?}");
+    // Each variant's colour twice: its legend swatch and its line (the
+    // all-zero one too).
+    let strokes = roxmltree::Document::parse(&svg)
+        .expect("well-formed")
+        .descendants()
+        .filter(|n| n.has_tag_name("polyline"))
+        .filter_map(|n| n.attribute("stroke").map(str::to_string))
+        .collect::<Vec<_>>();
+    for color in ["#0072B2", "#E69F00", "#009E73"] {
+        let n = strokes.iter().filter(|c| *c == color).count();
+        assert_eq!(n, 2, "{color}: a swatch and a line");
+    }
+}
+
+#[test]
+fn count_axes_have_whole_ticks_only() {
+    // At most 2 zombies: a rate axis would tick 0, 0.5, 1, 1.5, 2.
+    let t: Vec<f64> = (0..10).map(f64::from).collect();
+    let few = vec![(
+        "relative-stale".to_string(),
+        t,
+        vec![0.0, 1.0, 2.0, 1.0, 0.0, 0.0, 2.0, 1.0, 0.0, 0.0],
+    )];
+    let svg =
+        render_lines_svg("few", "", &LineUnit::count("zombie requests"), &few).expect("renders");
+    let texts = svg_texts(&svg);
+    for tick in ["0", "1", "2"] {
+        assert!(texts.iter().any(|t| t == tick), "no tick {tick}: {texts:?}");
+    }
+    assert!(!texts.iter().any(|t| t == "0.5" || t == "1.5"), "{texts:?}");
+    assert_eq!(legend_texts(&svg), ["relative-stale · peak 2"]);
+}
+
+#[test]
+fn load_lines_are_lines_in_requests_per_second() {
+    let a = render_load_lines_svg("herd", "sub", &herd()).expect("renders");
+    let b =
+        render_lines_svg("herd", "sub", &LineUnit::offered_per_second(), &herd()).expect("renders");
+    assert!(a == b, "the load chart is the lines chart in requests/s");
+}
+
+#[test]
+fn count_lines_degenerate_inputs() {
+    let unit = LineUnit::count("zombie requests");
+    assert!(matches!(
+        render_lines_svg("x", "", &unit, &[]),
+        Err(PlotError::NoVariants)
+    ));
+    let many: Vec<_> = (0..17)
+        .map(|i| (format!("s{i}"), vec![0.0], vec![1.0]))
+        .collect();
+    assert!(matches!(
+        render_lines_svg("x", "", &unit, &many),
+        Err(PlotError::TooManyVariants { count: 17, max: 16 })
+    ));
+    let odd = vec![
+        ("empty".to_string(), Vec::new(), Vec::new()),
+        ("nan".to_string(), vec![0.0, 1.0], vec![f64::NAN, 3.0]),
+    ];
+    let svg = render_lines_svg("odd", "", &unit, &odd).expect("renders");
+    assert_well_formed(&svg);
+    assert_eq!(legend_texts(&svg), ["empty · no data", "nan · peak 3"]);
+}
+
+#[test]
+fn count_lines_past_eight_series_are_small_multiples_in_the_same_unit() {
+    let series: Vec<(String, Vec<f64>, Vec<f64>)> = (0..11)
+        .map(|i| {
+            let (_, t, v) = zombies()[i % 3].clone();
+            (format!("variant-{i}"), t, v)
+        })
+        .collect();
+    let svg = render_lines_svg("eleven", "", &LineUnit::count("zombie requests"), &series)
+        .expect("renders");
+    save("zombies-11.svg", &svg);
+    assert_well_formed(&svg);
+    assert_eq!(legend_texts(&svg).len(), 11);
+    let texts = svg_texts(&svg);
+    assert_eq!(texts.iter().filter(|t| *t == "zombie requests").count(), 11);
+    assert!(!texts.iter().any(|t| t.contains("/s")), "{texts:?}");
 }
