@@ -82,10 +82,9 @@ pub fn load_lines(run: &RunView) -> Vec<LineSeries> {
         .collect()
 }
 
-/// Zombie requests alive at each bucket's start, per variant, or `None` when
-/// there never was one: a chart of flat zeros would only say what the table
-/// says better. (A zombie that lived and died between two bucket starts is
-/// counted in summary.csv's `zombies`, not here.)
+/// The most zombie requests alive at once in each bucket, per variant, or
+/// `None` when there never was one: a chart of flat zeros would only say what
+/// the table says better.
 pub fn zombie_lines(run: &RunView) -> Option<Vec<LineSeries>> {
     let any = run
         .variants

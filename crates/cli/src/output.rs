@@ -239,7 +239,7 @@ pub fn write_charts(view: &RunView, out: &Path) -> Result<Vec<&'static str>> {
                 &format!("{}: zombie requests over time", view.model),
                 &format!(
                     "tries over for their sender (gave up, or got an error) while work below still runs, \
-                     counted at each bucket's start; seed {}",
+                     the most alive at once in each bucket; seed {}",
                     view.seed
                 ),
                 &LineUnit::count("zombie requests"),

@@ -104,8 +104,8 @@ pub struct FocusSeries {
     pub in_flight: Vec<u64>,
     /// Logical requests answered with success (run-wide).
     pub succeeded: Vec<u64>,
-    /// Zombie requests alive at the bucket's start (run-wide): tries over for
-    /// their sender while work below them still runs.
+    /// The most zombie requests alive at once in the bucket (run-wide): tries
+    /// over for their sender while work below them still runs.
     pub zombies: Vec<u64>,
 }
 

@@ -508,7 +508,7 @@ fn load_lines_past_eight_series_are_small_multiples() {
     assert!(height > 1_000, "six rows of panels, {height} px");
 }
 
-/// Zombie requests alive at each bucket's start in three variants of a
+/// The most zombie requests alive at once per bucket in three variants of a
 /// checkout incident: static timeouts pile them up, a gateway deadline keeps
 /// a few thousand, a budget none at all.
 fn zombies() -> Vec<(String, Vec<f64>, Vec<f64>)> {
@@ -538,7 +538,7 @@ fn count_lines_say_count_not_rate() {
     let series = zombies();
     let svg = render_lines_svg(
         "checkout-incident: zombie requests over time",
-        "counted at each bucket's start",
+        "the most alive at once in each bucket",
         &LineUnit::count("zombie requests"),
         &series,
     )

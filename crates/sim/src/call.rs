@@ -650,7 +650,7 @@ impl Simulator<'_> {
         self.zombies.release(a.root);
         if is_root {
             // What the answer left running below it is work for nobody.
-            self.zombies.settle(a.root);
+            self.settle_zombie(a.root);
         }
         if a.orphaned {
             // Refused on arrival; its caller settled it when it left.
@@ -779,7 +779,7 @@ impl Simulator<'_> {
             }
         }
         if self.is_workload_edge(a.edge) {
-            self.zombies.settle(a.root);
+            self.settle_zombie(a.root);
         }
     }
 
@@ -925,8 +925,18 @@ impl Simulator<'_> {
             self.caller_gone(child);
         }
         if is_root {
-            self.zombies.settle(a.root);
+            self.settle_zombie(a.root);
         }
+    }
+
+    /// A try that is over may leave a zombie: count it, and keep the time
+    /// series' per-bucket peak, so that a zombie that lives and dies between
+    /// two bucket starts still shows.
+    fn settle_zombie(&mut self, root: u32) {
+        self.zombies.settle(root);
+        let alive = self.zombies.alive;
+        let bucket = self.series.global_mut();
+        bucket.zombies = bucket.zombies.max(alive);
     }
 
     /// Whether `edge` is a workload's own (its attempts are roots).

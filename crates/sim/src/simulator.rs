@@ -1044,7 +1044,10 @@ mod tests {
         let again = Simulator::new(&v.model, &v.changes);
         let offsets: Vec<i64> = (0..50).map(|i| sim.clock_offset(0, i)).collect();
         for (i, &o) in offsets.iter().enumerate() {
-            assert!((700_000_000..=1_300_000_000).contains(&o), "instance {i}: {o} ns");
+            assert!(
+                (700_000_000..=1_300_000_000).contains(&o),
+                "instance {i}: {o} ns"
+            );
             assert_eq!(o, sim.clock_offset(0, i as u32));
             assert_eq!(o, again.clock_offset(0, i as u32));
         }

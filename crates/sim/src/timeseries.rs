@@ -19,8 +19,10 @@ pub struct GlobalBucket {
     pub failures: FailureCounts,
     /// Sum of the latencies of the requests answered in the bucket, ns.
     pub latency_sum_ns: u128,
-    /// Zombie requests at the bucket's start: tries their sender gave up on
-    /// whose work still runs ([`crate::zombie`]).
+    /// Most zombie requests alive at once during the bucket (its start
+    /// included): tries over for their sender whose work still runs
+    /// ([`crate::zombie`]). A peak, not a sample, so that short-lived zombies
+    /// show.
     pub zombies: u64,
 }
 

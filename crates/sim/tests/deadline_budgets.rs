@@ -147,7 +147,7 @@ fn no_work_starts_after_its_deadline_under_a_fail_fast_policy() {
 }
 
 /// A user who gives up after 1.5 s on work that takes 3.5 s leaves a zombie
-/// from 1.5 s to 3.5 s: seen at the bucket starts 2 s and 3 s, and gone by 4 s.
+/// from 1.5 s to 3.5 s: alive during the buckets [1, 2), [2, 3) and [3, 4).
 #[test]
 fn a_zombie_lives_exactly_as_long_as_the_work_its_user_left() {
     let text = r#"{
@@ -158,7 +158,7 @@ fn a_zombie_lives_exactly_as_long_as_the_work_its_user_left() {
       }"#;
     let (report, _) = run_text(text);
     let gauge: Vec<u64> = report.series.global.iter().map(|g| g.zombies).collect();
-    assert_eq!(gauge, [0, 0, 1, 1, 0, 0]);
+    assert_eq!(gauge, [0, 1, 1, 1, 0, 0]);
     assert_eq!((report.zombies.zombies, report.zombies.peak), (1, 1));
     assert_eq!(service(&report, "s").wasted, 1);
     // Watching for the caller, the work stops with the user: no zombie.
