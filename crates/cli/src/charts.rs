@@ -113,7 +113,7 @@ pub fn wasted(run: &RunView) -> Option<WastedChart> {
     any.then(|| WastedChart {
         title: format!("{}: work done for no one, per service", run.model),
         subtitle: format!(
-            "calls each service received for requests whose sender had given up, whole run, seed {}",
+            "each service's calls that ended for no one: completed after the requester left, stopped when it left, or refused or cut for their deadline; whole run, seed {}",
             run.seed
         ),
         variants: run

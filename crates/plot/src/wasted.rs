@@ -156,7 +156,7 @@ pub fn render_wasted_svg(chart: &WastedChart) -> Result<String, PlotError> {
         .zip([
             "wasted: completed after its caller or sender gave up",
             "cancelled: stopped early by its caller",
-            "expired: refused or dropped past its deadline",
+            "expired: refused, dropped or cut short for its deadline",
         ])
         .enumerate()
         .filter(|(k, _)| *k == 0 || layout.kind_occurs[*k])
