@@ -299,7 +299,15 @@ pub fn validate(spec: &ModelSpec) -> Result<Model, Vec<Problem>> {
         };
         let think = match &w.arrival {
             ArrivalSpec::ClosedLoop { think, .. } => {
-                Some(ck.dist(&format!("{at}.arrival.think"), think))
+                let path = format!("{at}.arrival.think");
+                // A user who never pauses, and whose try fails at once (an open
+                // breaker), would ask again and again at one instant.
+                if matches!(think, DistSpec::Constant { ms } if *ms == 0.0)
+                    || matches!(think, DistSpec::Uniform { max_ms, .. } if *max_ms == 0.0)
+                {
+                    ck.fail(&path, "expected a think time above zero");
+                }
+                Some(ck.dist(&path, think))
             }
             _ => None,
         };
@@ -347,6 +355,12 @@ pub fn validate(spec: &ModelSpec) -> Result<Model, Vec<Problem>> {
                 // Without a deadline block, the caller's own deadline is sent down.
                 if w.deadline.is_none() {
                     edge.deadline.propagate = w.deadline_ms.is_some();
+                }
+                if w.deadline.as_ref().is_some_and(|d| !d.subtract_elapsed) {
+                    ck.fail(
+                        format!("{at}.deadline.subtract_elapsed"),
+                        "a workload received no budget to forward: `subtract_elapsed: false` applies to a service's calls",
+                    );
                 }
                 edge
             },
@@ -506,8 +520,12 @@ pub fn validate(spec: &ModelSpec) -> Result<Model, Vec<Problem>> {
             clock_offset: ck.clock_offset(&format!("{at}.clock_offset_ms"), s.clock_offset_ms),
             clock_spread: {
                 let path = format!("{at}.clock_spread_ms");
-                ck.non_negative(&path, s.clock_spread_ms);
-                ck.clock_offset(&path, s.clock_spread_ms).max(0)
+                if s.clock_spread_ms.is_finite() && s.clock_spread_ms >= 0.0 {
+                    ck.clock_offset(&path, s.clock_spread_ms)
+                } else {
+                    ck.non_negative(&path, s.clock_spread_ms);
+                    0
+                }
             },
         });
     }
@@ -656,10 +674,16 @@ fn check_step(
                         "a work step makes no attempts: only `margin_ms` and `min_budget_ms` apply",
                     );
                 }
-                if d.encoding != DeadlineEncoding::Relative || !d.subtract_elapsed {
+                if d.encoding != DeadlineEncoding::Relative {
                     ck.fail(
-                        &dp,
-                        "a work step sends no deadline on: `encoding` and `subtract_elapsed` apply to calls",
+                        format!("{dp}.encoding"),
+                        "a work step sends no deadline on: `encoding` applies to calls",
+                    );
+                }
+                if !d.subtract_elapsed {
+                    ck.fail(
+                        format!("{dp}.subtract_elapsed"),
+                        "a work step sends no deadline on: `subtract_elapsed` applies to calls",
                     );
                 }
                 WorkDeadline {
@@ -1144,7 +1168,15 @@ fn deadline_policy(ck: &mut Checker, at: &str, deadline: Option<&DeadlineSpec>) 
             min_budget: SimDuration::from_ms(
                 ck.non_negative(&format!("{at}.min_budget_ms"), d.min_budget_ms),
             ),
-            absolute: d.encoding == DeadlineEncoding::Absolute,
+            absolute: {
+                if d.encoding == DeadlineEncoding::Absolute && !d.propagate {
+                    ck.fail(
+                        format!("{at}.encoding"),
+                        "an absolute deadline is one sent down: `encoding: absolute` needs `propagate: true`",
+                    );
+                }
+                d.encoding == DeadlineEncoding::Absolute
+            },
             subtract_elapsed: {
                 if !d.subtract_elapsed && d.encoding == DeadlineEncoding::Absolute {
                     ck.fail(
@@ -1238,6 +1270,27 @@ pub fn same_shape(a: &Model, b: &Model) -> Result<(), String> {
     };
     if workloads(a) != workloads(b) {
         return Err("a timeline change cannot add, remove or rename workloads".into());
+    }
+    for (wa, wb) in a.workloads.iter().zip(&b.workloads) {
+        let closed = |w: &Workload| match w.arrival {
+            Arrival::ClosedLoop { users } => Some(users),
+            _ => None,
+        };
+        // A closed loop's users are its own events: they can neither become
+        // an arrival process nor grow in number halfway (their think time
+        // may change).
+        if closed(wa).is_some() != closed(wb).is_some() {
+            return Err(format!(
+                "a timeline change cannot turn workload {:?} from an open loop into a closed one or back (use a variant)",
+                wa.name
+            ));
+        }
+        if closed(wa) != closed(wb) {
+            return Err(format!(
+                "a timeline change cannot change the users of closed-loop workload {:?} (use a variant)",
+                wa.name
+            ));
+        }
     }
     for (sa, sb) in a.services.iter().zip(&b.services) {
         let shape = |s: &Service| {

@@ -356,7 +356,7 @@ fn deadline_and_closed_loop_mistakes_are_named() {
         "services[1].clock_spread_ms: expected a number ≥ 0, got -5",
         "services[0].steps[0].deadline.subtract_elapsed: an absolute deadline does not go stale",
         "services[1].steps[0].deadline.first_attempt_cap_ms: a work step makes no attempts",
-        "services[1].steps[0].deadline: a work step sends no deadline on",
+        "services[1].steps[0].deadline.encoding: a work step sends no deadline on",
         "services[1].steps[0].timeout_ms: expected a positive number, got 0",
     ] {
         assert!(p.iter().any(|x| x.starts_with(expected)), "{expected:?} not in {p:#?}");
@@ -378,4 +378,50 @@ fn a_closed_loop_with_a_work_timeout_and_a_deadline_bound_is_valid() {
     );
     doc = with(doc, "services[B].clock_offset_ms", json!(-300.5));
     assert_eq!(problems(&doc), Vec::<String>::new());
+}
+
+/// A closed loop's users are events of their own: a timeline may change their
+/// think time but neither their number nor the kind of arrival.
+#[test]
+fn a_timeline_cannot_reshape_a_closed_loop() {
+    let closed = with(
+        base(),
+        "workloads[users].arrival",
+        json!({"kind": "closed_loop", "users": 10, "think": {"kind": "constant", "ms": 100}}),
+    );
+    let change = |set: Value| {
+        with(
+            closed.clone(),
+            "timeline",
+            json!([{"name": "change", "at_s": 1, "set": set}]),
+        )
+    };
+    let p = problems(&change(json!({
+        "workloads[users].arrival": {"kind": "poisson", "rate_per_s": 5}
+    })));
+    assert!(
+        p.iter()
+            .any(|x| x.contains("from an open loop into a closed one or back")),
+        "{p:?}"
+    );
+    let p = problems(&change(json!({"workloads[users].arrival.users": 20})));
+    assert!(
+        p.iter().any(|x| x.contains("cannot change the users")),
+        "{p:?}"
+    );
+    let p = problems(&change(json!({
+        "workloads[users].arrival.think": {"kind": "constant", "ms": 500}
+    })));
+    assert_eq!(p, Vec::<String>::new());
+    // A user who never pauses could ask again and again at one instant.
+    let p = problems(&with(
+        closed,
+        "workloads[users].arrival.think",
+        json!({"kind": "constant", "ms": 0}),
+    ));
+    assert!(
+        p.iter()
+            .any(|x| x.starts_with("workloads[0].arrival.think: expected a think time above zero")),
+        "{p:?}"
+    );
 }

@@ -254,18 +254,7 @@ impl Simulator<'_> {
         } else {
             Vec::new()
         };
-        // The stale-budget bug: a hop that forgets what it spent plans every
-        // attempt with the budget its request came in with, as if it had
-        // just arrived (working, waiting for a timed-out attempt and sleeping
-        // before a retry all forgotten).
-        let deadline = match self.calls[call_id].owner {
-            Owner::Task(task) if !self.edges[edge as usize].deadline.subtract_elapsed => {
-                let task = &self.tasks[task];
-                task.deadline()
-                    .map(|d| now + d.saturating_since(task.arrived))
-            }
-            _ => deadline,
-        };
+        let deadline = self.deadline_as_seen(call_id, now).or(deadline);
         let policy = &self.edges[edge as usize];
         let to = policy.to;
         let plan = plan_attempt(
@@ -847,7 +836,9 @@ impl Simulator<'_> {
         // A Retry-After (from a 429 or a 503) overrides the client's own backoff
         // (gRPC's pushback does the same).
         let delay = retry_after.unwrap_or(delay);
-        let deadline = call.deadline;
+        let deadline = self
+            .deadline_as_seen(call_id, now)
+            .unwrap_or(self.calls[call_id].deadline);
         let call = &mut self.calls[call_id];
         call.holds_retry = true;
         call.last_delay = delay;
@@ -860,8 +851,8 @@ impl Simulator<'_> {
                 && retry_after.is_none();
             let event = Event::BackoffDone(call_id);
             let timer = if wake > deadline {
-                // A hop with a stale budget may still be retrying after the
-                // real deadline: its sleep ends at once.
+                // (Never in the past: a call whose deadline passed has no
+                // attempt to retry, but a timer in the past would panic.)
                 self.queue.schedule_timer(deadline.max(now), event)
             } else if fixed {
                 self.queue.schedule_constant_timer(delay, event)
@@ -937,6 +928,24 @@ impl Simulator<'_> {
         let alive = self.zombies.alive;
         let bucket = self.series.global_mut();
         bucket.zombies = bucket.zombies.max(alive);
+    }
+
+    /// The deadline the call's hop believes in at `now`, when it differs from
+    /// the call's real one: the stale-budget bug of a hop that forgets what it
+    /// spent plans every attempt, and every backoff, with the budget its
+    /// request came in with, as if it had just arrived (working, waiting for a
+    /// timed-out attempt and sleeping before a retry all forgotten). `None`: the
+    /// real deadline.
+    fn deadline_as_seen(&self, call_id: CallId, now: SimTime) -> Option<SimTime> {
+        let call = &self.calls[call_id];
+        match call.owner {
+            Owner::Task(task) if !self.edges[call.edge as usize].deadline.subtract_elapsed => {
+                let task = &self.tasks[task];
+                task.deadline()
+                    .map(|d| now + d.saturating_since(task.arrived))
+            }
+            _ => None,
+        }
     }
 
     /// Whether `edge` is a workload's own (its attempts are roots).

@@ -138,8 +138,9 @@ pub struct ServiceCounters {
     /// Work steps stopped by their static `timeout_ms` (statement timeouts).
     pub work_timeouts: u64,
     /// Work steps started when the request's deadline, as this service sees
-    /// it, had already passed: work nobody can use. Zero under a fail-fast
-    /// policy (`drop_expired`, or a work step's `deadline`).
+    /// it, had already passed: work nobody can use. Zero when every work step
+    /// fails fast (its `deadline`); `drop_expired` alone covers only the
+    /// first step (work after a call step can still start late).
     pub started_late: u64,
 }
 

@@ -85,16 +85,19 @@ pub struct VariantReport {
 /// who left, a client that retried) while work below them still ran.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct ZombieReport {
-    /// Tries of workload requests whose sender stopped waiting.
+    /// Tries of workload requests that ended without success for their
+    /// sender: given up on, or answered with an error.
     pub abandoned: u64,
-    /// Of those, the ones whose work ran on (zombie requests).
+    /// Tries that were over for their sender (given up on, or answered)
+    /// while work below them still ran: zombie requests. An answered try can
+    /// leave one too, so this may exceed `abandoned`.
     pub zombies: u64,
     /// Most zombie requests alive at once.
     pub peak: u64,
     /// Closed-loop users who gave up on at least one try (impatient users).
     pub impatient_users: u64,
-    /// Zombie requests of closed-loop users per impatient user (`None`
-    /// without impatient users).
+    /// Zombie requests of closed-loop users, all of them, per impatient user
+    /// (`None` without impatient users).
     pub per_impatient_user: Option<f64>,
     /// Mean over impatient users of the most zombies each had alive at once.
     pub user_peak_mean: Option<f64>,
@@ -117,7 +120,10 @@ fn zombie_report(z: &crate::zombie::Zombies) -> ZombieReport {
         zombies: z.started,
         peak: z.peak,
         impatient_users: n,
-        per_impatient_user: mean(&|u| u.total),
+        per_impatient_user: (n > 0).then(|| {
+            let all: u64 = z.users.iter().flatten().map(|u| u64::from(u.total)).sum();
+            round_ratio(all as f64 / n as f64)
+        }),
         user_peak_mean: mean(&|u| u.peak),
         user_peak_max: z
             .users

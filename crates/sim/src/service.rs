@@ -101,14 +101,6 @@ impl Simulator<'_> {
             self.shed(service_id, attempt, key, FailReason::Rejected);
             return;
         }
-        let state = &self.services[service_id].instances[instance];
-        let admitted = state.busy < service.workers;
-        if !admitted && state.queue.len() >= service.queue_capacity {
-            self.services[service_id].counters.rejected += 1;
-            self.series.service_mut(service_id).rejected += 1;
-            self.refuse_with_retry_after(service_id, attempt, key, FailReason::Rejected);
-            return;
-        }
         // A relative budget becomes a deadline on arrival (gRPC); an absolute
         // one already is (as this host's clock reads it); a request without
         // one gets the service's default, if it has one.
@@ -122,9 +114,19 @@ impl Simulator<'_> {
         if let (Some(margin), Some(d)) = (admission.drop_expired_margin, deadline) {
             if now + margin >= d {
                 self.services[service_id].counters.expired += 1;
-                self.shed(service_id, attempt, key, FailReason::DeadlineExceeded);
+                self.count_shed(service_id, self.attempts[attempt].class);
+                self.series.service_mut(service_id).shed += 1;
+                self.refuse(attempt, key, FailReason::DeadlineExceeded);
                 return;
             }
+        }
+        let state = &self.services[service_id].instances[instance];
+        let admitted = state.busy < service.workers;
+        if !admitted && state.queue.len() >= service.queue_capacity {
+            self.services[service_id].counters.rejected += 1;
+            self.series.service_mut(service_id).rejected += 1;
+            self.refuse_with_retry_after(service_id, attempt, key, FailReason::Rejected);
+            return;
         }
         let request = self.attempts[attempt].request;
         self.zombies.hold(a_root);

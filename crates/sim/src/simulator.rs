@@ -865,10 +865,13 @@ impl<'m> Simulator<'m> {
 
     fn on_user_wakes(&mut self, workload: usize, user: u32) {
         let w = &self.model.workloads[workload];
-        // Another user may have sent the last request meanwhile.
-        if w.max_requests
-            .is_none_or(|max| self.workloads[workload].generated < max)
-        {
+        // Another user may have sent the last request meanwhile, or a
+        // timeline change may have ended the workload sooner.
+        let count_left = w
+            .max_requests
+            .is_none_or(|max| self.workloads[workload].generated < max);
+        let in_time = w.duration.is_none_or(|d| self.now() < SimTime::ZERO + d);
+        if count_left && in_time {
             self.start_request(workload, user);
         }
     }

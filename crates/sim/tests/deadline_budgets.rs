@@ -9,30 +9,12 @@
 //! than the seed-to-seed spread, which the tests measure over three seeds
 //! rather than trust to one.
 
+mod common;
+
+use common::{ms, run_recording_attempts as run_text, service};
 use stormsim_model::load_model;
-use stormsim_sim::report::{AttemptOutcomeKind, AttemptRecord};
-use stormsim_sim::{run_model, ServiceReport, Simulator, VariantReport};
-
-fn run_text(text: &str) -> (VariantReport, Vec<AttemptRecord>) {
-    let model = load_model(text, &[], None).unwrap_or_else(|e| panic!("{e:?}"));
-    let v = &model.variants[0];
-    let mut report = Simulator::new(&v.model, &v.changes)
-        .record_attempts()
-        .run(&v.name);
-    let records = std::mem::take(&mut report.attempts);
-    (report, records)
-}
-
-fn service<'a>(r: &'a VariantReport, name: &str) -> &'a ServiceReport {
-    r.services
-        .iter()
-        .find(|s| s.name == name)
-        .unwrap_or_else(|| panic!("no service {name}"))
-}
-
-fn ms(t: stormsim_engine::SimTime) -> f64 {
-    t.as_nanos() as f64 / 1e6
-}
+use stormsim_sim::report::AttemptOutcomeKind;
+use stormsim_sim::{run_model, VariantReport};
 
 /// S3's example chain: the client's 10 s deadline; the gateway spends 100 ms,
 /// Order 300 ms, Inventory 200 ms; the DB's statement timeout is what is left
@@ -322,4 +304,26 @@ fn queue_deadline_claims() {
         assert!(c_all.started_late > 40_000 && c_drop.started_late == 0);
         assert!(drop.succeeded > all.succeeded + 30_000, "seed {seed}");
     }
+}
+
+/// The deadline middleware comes before the queue: a request that arrives too
+/// late is refused as expired (504) even when the queue is full, and its
+/// refusal carries no Retry-After.
+#[test]
+fn an_expired_arrival_is_refused_before_the_queue_is_asked() {
+    let text = r#"{
+        "name": "middleware",
+        "workloads": [
+          {"name": "long", "target": "s", "arrival": {"kind": "at_once"}, "requests": 1},
+          {"name": "late", "target": "s", "arrival": {"kind": "at_once"}, "requests": 1, "deadline_ms": 50}
+        ],
+        "services": [{"name": "s", "workers": 1, "queue_capacity": 0,
+          "admission": {"drop_expired": {"margin_ms": 100}, "retry_after_ms": 1000},
+          "steps": [{"work": {"kind": "constant", "ms": 1000}}]}]
+      }"#;
+    let (report, _) = run_text(text);
+    let s = service(&report, "s");
+    assert_eq!((s.expired, s.rejected, s.shed), (1, 0, 1));
+    assert_eq!(report.failed_by_reason.deadline_exceeded, 1);
+    assert_eq!(report.latency_ms.max, 1000.0);
 }

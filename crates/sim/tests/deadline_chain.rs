@@ -7,6 +7,9 @@
 //! confidence interval, and single runs (the default seed, and the article's own
 //! single measurement) within a 99.9% prediction interval of one run.
 
+mod common;
+
+use common::service;
 use statrs::distribution::{ContinuousCDF, StudentsT};
 use stormsim_model::load_model;
 use stormsim_sim::{run_model, VariantReport};
@@ -40,13 +43,6 @@ struct Metric {
     expected: f64,
     /// The article's figure.
     article: f64,
-}
-
-fn service<'a>(r: &'a VariantReport, name: &str) -> &'a stormsim_sim::ServiceReport {
-    r.services
-        .iter()
-        .find(|s| s.name == name)
-        .expect("service exists")
 }
 
 fn metrics() -> Vec<Metric> {

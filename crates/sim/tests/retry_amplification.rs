@@ -9,8 +9,11 @@
 //! are equalities with the arithmetic (no tolerance), except where a closed-form
 //! bound is stated instead.
 
+mod common;
+
+use common::service;
 use stormsim_model::load_model;
-use stormsim_sim::{run_variant, ServiceReport, VariantReport};
+use stormsim_sim::{run_variant, VariantReport};
 
 const N: u64 = 5000;
 
@@ -25,13 +28,6 @@ fn model_text() -> String {
 fn run_all() -> Vec<VariantReport> {
     let model = load_model(&model_text(), &[], None).expect("the bundled model is valid");
     model.variants.iter().map(run_variant).collect()
-}
-
-fn service<'a>(r: &'a VariantReport, name: &str) -> &'a ServiceReport {
-    r.services
-        .iter()
-        .find(|s| s.name == name)
-        .expect("service exists")
 }
 
 /// Per tier (client→A, A→B, B→D): attempts received by the callee, retries

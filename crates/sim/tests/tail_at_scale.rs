@@ -2,6 +2,9 @@
 //! tied requests, correlated slowness, and the hedge brake; plus hand-built
 //! hedge timelines and the conservation of attempts.
 
+mod common;
+
+use common::{ms, run_recording_attempts};
 use std::collections::BTreeSet;
 use stormsim_model::load_model;
 use stormsim_sim::report::{AttemptOutcomeKind, AttemptRecord};
@@ -182,17 +185,7 @@ fn one_hedged_request(extra: &str) -> (VariantReport, Vec<AttemptRecord>) {
         ]
       }}"#
     );
-    let model = load_model(&text, &[], None).unwrap_or_else(|e| panic!("{e:?}"));
-    let v = &model.variants[0];
-    let mut report = Simulator::new(&v.model, &v.changes)
-        .record_attempts()
-        .run(&v.name);
-    let records = std::mem::take(&mut report.attempts);
-    (report, records)
-}
-
-fn ms(t: stormsim_engine::SimTime) -> f64 {
-    t.as_nanos() as f64 / 1e6
+    run_recording_attempts(&text)
 }
 
 /// Sent at 1 ms, the try reaches the leaf at 2 ms and answers at 52 + 1 ms;

@@ -55,9 +55,11 @@ pub fn plan_attempt(
     }
     let budget =
         (policy.propagate && !timeout.is_infinite()).then(|| timeout.saturating_sub(policy.margin));
-    // Nothing left after the margin: the callee could only fail (S3: keep
-    // enough to return a clean error rather than send a request with no time).
-    if budget == Some(SimDuration::ZERO) {
+    // The deadline leaves nothing after the margin: the callee could only
+    // fail (S3: keep enough to return a clean error rather than send a
+    // request with no time). A static timeout or cap no longer than the
+    // margin is the configuration's business: it is sent as it is.
+    if ends_at_deadline && budget == Some(SimDuration::ZERO) {
         return AttemptPlan::TooLate;
     }
     AttemptPlan::Send {
