@@ -243,8 +243,22 @@ pub struct WorkloadCounters {
     pub requests: u64,
     /// Of those, succeeded.
     pub succeeded: u64,
+    /// Latency of its requests that succeeded. Each answer is recorded once,
+    /// here or in `failed_latency` (a histogram's counts are hundreds of
+    /// kilobytes, and a second record per answer was a second cache miss);
+    /// the latency of all requests, the workload's and the run's, and the
+    /// run's success latency are merged from these at the end, exactly
+    /// ([`LatencyRecorder::merged`]).
+    pub ok_latency: LatencyRecorder,
+    /// Latency of its requests that failed.
+    pub failed_latency: LatencyRecorder,
+}
+
+impl WorkloadCounters {
     /// Latency of all of its requests.
-    pub latency: LatencyRecorder,
+    pub fn latency(&self) -> LatencyRecorder {
+        LatencyRecorder::merged([&self.ok_latency, &self.failed_latency])
+    }
 }
 
 /// Latency of logical requests, from arrival to the answer (success or error).

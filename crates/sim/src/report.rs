@@ -309,7 +309,12 @@ pub(crate) fn variant_report(
     stopped: Option<LimitHit>,
 ) -> VariantReport {
     let requests = sim.requests;
-    let latency = LatencyRecorder::merged(sim.per_workload.iter().map(|w| &w.latency));
+    let latency = LatencyRecorder::merged(
+        sim.per_workload
+            .iter()
+            .flat_map(|w| [&w.ok_latency, &w.failed_latency]),
+    );
+    let ok_latency = LatencyRecorder::merged(sim.per_workload.iter().map(|w| &w.ok_latency));
     let per_request = |x: u64| {
         if requests == 0 {
             0.0
@@ -451,7 +456,7 @@ pub(crate) fn variant_report(
             } else {
                 round_ratio(c.succeeded as f64 / c.requests as f64)
             },
-            latency_ms: c.latency.quantiles(),
+            latency_ms: c.latency().quantiles(),
         })
         .collect();
     let edges = sim
@@ -480,7 +485,7 @@ pub(crate) fn variant_report(
         unanswered: requests - sim.succeeded - failed,
         success_rate: per_request(sim.succeeded),
         latency_ms: latency.quantiles(),
-        ok_latency_ms: sim.ok_latency.quantiles(),
+        ok_latency_ms: ok_latency.quantiles(),
         services,
         focus: sim.model.services[focus].name.clone(),
         peak_offered_rps: round_ratio(peak_rps(series, |b| series.service(b, focus).offered())),

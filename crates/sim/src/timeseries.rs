@@ -144,6 +144,18 @@ impl TimeSeries {
         (t.as_nanos() / self.bucket.as_nanos().max(1)) as usize
     }
 
+    /// The first instant not in an open bucket (the start of bucket `len()`,
+    /// as [`TimeSeries::index`] counts): the run loop compares each event's
+    /// time with it instead of dividing.
+    pub(crate) fn first_unopened_instant(&self) -> SimTime {
+        SimTime(
+            self.bucket
+                .as_nanos()
+                .max(1)
+                .saturating_mul(self.len() as u64),
+        )
+    }
+
     /// The start of bucket `b`.
     pub(crate) fn boundary(&self, b: usize) -> SimTime {
         SimTime(self.bucket.as_nanos().saturating_mul(b as u64))
