@@ -14,5 +14,5 @@ mod time;
 
 pub use queue::{EventQueue, TimerHandle};
 pub use rng::{mix, StreamKey, StreamRng};
-pub use slab::{Key, Slab};
+pub use slab::{prefetch, Key, Slab};
 pub use time::{SimDuration, SimTime};

@@ -177,23 +177,35 @@ impl<T> std::ops::IndexMut<Key<T>> for Slab<T> {
     }
 }
 
-/// A prefetch hint for the cache line at `ptr` (and, for entities wider than a
-/// line, the next one).
+/// Asks the CPU to bring every cache line of `value` into cache, without
+/// waiting: a hint, with no effect on what the program computes. For data
+/// outside a [`Slab`] that a handler will soon touch (a record the entity
+/// points to).
+#[inline]
+pub fn prefetch<T>(value: &T) {
+    prefetch_read(value as *const T);
+}
+
+/// A prefetch hint for every cache line `*ptr` spans: a slot is not aligned
+/// to a line, so an entity of 120 bytes can span three lines, and a handler
+/// that finds the third one cold waits for memory all the same.
 #[inline(always)]
 fn prefetch_read<T>(ptr: *const T) {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        const LINE: usize = 64;
         let bytes = ptr as *const i8;
-        // SAFETY: a prefetch never faults and never reads into the program: it
-        // only warms the cache, so any address is sound. `ptr` is a live
-        // element of the slab's vector anyway. SSE is part of the x86_64
-        // baseline.
-        #[allow(unsafe_code)]
-        unsafe {
-            _mm_prefetch::<_MM_HINT_T0>(bytes);
-            if std::mem::size_of::<T>() > 64 {
-                _mm_prefetch::<_MM_HINT_T0>(bytes.wrapping_add(64));
+        let size = std::mem::size_of::<T>();
+        let lines = (ptr as usize % LINE + size).div_ceil(LINE);
+        for line in 0..lines {
+            // SAFETY: a prefetch never faults and never reads into the
+            // program: it only warms the cache, so any address is sound (the
+            // offset is computed with `wrapping_add`, never dereferenced).
+            // SSE is part of the x86_64 baseline.
+            #[allow(unsafe_code)]
+            unsafe {
+                _mm_prefetch::<_MM_HINT_T0>(bytes.wrapping_add(line * LINE));
             }
         }
     }

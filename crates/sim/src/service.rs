@@ -9,8 +9,10 @@ use crate::world::*;
 use stormsim_engine::{SimDuration, SimTime, StreamKey};
 use stormsim_model::{CallContext, DownMode, OnCancel, Step};
 
-/// How many places down a service's queue `release_worker` prefetches.
-const QUEUE_PREFETCH: usize = 4;
+/// How many places down a service's queue `release_worker` prefetches the
+/// handlers, and (nearer, once the handler has arrived) what they point to.
+const QUEUE_PREFETCH_FAR: usize = 8;
+const QUEUE_PREFETCH_NEAR: usize = 4;
 
 impl Simulator<'_> {
     /// An attempt reached its callee: admission control, then a worker, the
@@ -484,10 +486,21 @@ impl Simulator<'_> {
             .flatten()
         {
             // The queue is FIFO: the handlers a few places down it are the next
-            // to get a worker; warm them up (see `Simulator::warm_up_upcoming`).
+            // to get a worker; warm them up (see `Simulator::warm_up_upcoming`),
+            // and nearer, the root record each will release when it completes
+            // and the attempt it will answer, both last touched when it arrived.
             let queue = &self.services[service_id].instances[instance].queue;
-            if let Some(&soon) = queue.get(QUEUE_PREFETCH) {
+            if let Some(&soon) = queue.get(QUEUE_PREFETCH_FAR) {
                 self.tasks.prefetch(soon);
+            }
+            if let Some(soon) = queue
+                .get(QUEUE_PREFETCH_NEAR)
+                .and_then(|&t| self.tasks.get(t))
+            {
+                self.zombies.prefetch(soon.root);
+                if !soon.caller_gone {
+                    self.attempts.prefetch(soon.parent);
+                }
             }
             let task = &self.tasks[next];
             let expired = margin.is_some_and(|m| task.deadline().is_some_and(|d| now + m >= d));

@@ -812,6 +812,7 @@ impl<'m> Simulator<'m> {
         if let Some(&Event::AttemptTimeout(a)) = self.queue.upcoming(PREFETCH_NEAR) {
             if let Some(a) = self.attempts.get(a) {
                 self.calls.prefetch(a.call);
+                self.zombies.prefetch(a.root);
                 if let Some(child) = a.child {
                     self.tasks.prefetch(child);
                 }
