@@ -229,6 +229,7 @@ impl Simulator<'_> {
             }
         }
         let is_retry = hedge == 0 && std::mem::take(&mut call.holds_retry);
+        // Everything needed from the call, read in one lookup.
         let (attempt_no, deadline, key, edge, caller, shard, request) = (
             call.attempts,
             (call.deadline != SimTime::NEVER).then_some(call.deadline),
@@ -238,6 +239,7 @@ impl Simulator<'_> {
             (call.shard != NO_SHARD).then_some(call.shard),
             call.request,
         );
+        let (owner, class, call_root) = (call.owner, call.class, call.root);
         let attempt_key = if hedge == 0 {
             key.index(u64::from(attempt_no))
         } else {
@@ -254,7 +256,7 @@ impl Simulator<'_> {
         } else {
             Vec::new()
         };
-        let deadline = self.deadline_as_seen(call_id, now).or(deadline);
+        let deadline = self.deadline_as_seen(owner, edge, now).or(deadline);
         let policy = &self.edges[edge as usize];
         let to = policy.to;
         let plan = plan_attempt(
@@ -281,7 +283,6 @@ impl Simulator<'_> {
             self.finish_call(call_id, Outcome::Failed(FailReason::DeadlineExceeded));
             return;
         };
-        let class = self.calls[call_id].class;
         let state = &mut self.edge_state[edge as usize][caller as usize];
         let permit = match state.breaker.as_mut().map(|b| b.try_acquire(now)) {
             None => None,
@@ -395,12 +396,11 @@ impl Simulator<'_> {
         state.outstanding[instance] += 1;
         self.edge_counters[edge as usize].attempts += 1;
         let key = attempt_key;
-        let root = match self.calls[call_id].owner {
+        let root = match owner {
             Owner::Root { workload, user, .. } => self.zombies.open(u32::from(workload), user),
             _ => {
-                let root = self.calls[call_id].root;
-                self.zombies.hold(root);
-                root
+                self.zombies.hold(call_root);
+                call_root
             }
         };
         let budget = match budget {
@@ -414,6 +414,22 @@ impl Simulator<'_> {
             }
             Some(budget) => SentDeadline::Relative(budget),
         };
+        let hop = self.network_delay(key, NET_DOWN);
+        // The edge's own timeout recurs: a FIFO lane. A timeout cut by the
+        // deadline or capped varies: the heap. Sent now and not expiring on
+        // the way, it is armed on arrival, unless refused at once (see
+        // AttemptTimer); otherwise it is armed below, once the attempt has its
+        // key.
+        let recurring = timeout == self.edges[edge as usize].attempt_timeout;
+        let arm_now = !timeout.is_infinite() && (send_at > now || hop >= timeout);
+        let timer = if timeout.is_infinite() || arm_now {
+            AttemptTimer::None
+        } else {
+            AttemptTimer::Pending {
+                expires: now + timeout,
+                recurring,
+            }
+        };
         let attempt = self.attempts.insert(Attempt {
             call: call_id,
             edge,
@@ -423,7 +439,7 @@ impl Simulator<'_> {
             to: to as u32,
             key,
             attempt_no,
-            timer: AttemptTimer::None,
+            timer,
             ends_at_deadline,
             budget,
             child: None,
@@ -444,45 +460,29 @@ impl Simulator<'_> {
                 h.others.push(previous);
             }
         }
-        if send_at > now {
-            // The limiter made the attempt wait for a permit (resilience4j):
-            // its timeout runs from when it is sent.
-            if !timeout.is_infinite() {
-                let timer = self
-                    .queue
-                    .schedule_timer(send_at + timeout, Event::AttemptTimeout(attempt));
-                self.attempts[attempt].timer = AttemptTimer::Armed(timer);
-            }
-            self.calls[call_id].current = Some(attempt);
-            let delay = self.network_delay(key, NET_DOWN);
-            self.queue
-                .schedule(send_at + delay, Event::AttemptArrives(attempt));
-            self.schedule_hedge(call_id);
-            return;
-        }
-        let hop = self.network_delay(key, NET_DOWN);
-        if !timeout.is_infinite() {
-            // The edge's own timeout recurs: a FIFO lane. A timeout cut by the
-            // deadline or capped varies: the heap.
-            let recurring = timeout == self.edges[edge as usize].attempt_timeout;
-            self.attempts[attempt].timer = if hop < timeout {
-                // Armed on arrival, unless refused at once (see AttemptTimer).
-                AttemptTimer::Pending {
-                    expires: now + timeout,
-                    recurring,
-                }
+        call.current = Some(attempt);
+        if arm_now {
+            let event = Event::AttemptTimeout(attempt);
+            let handle = if send_at > now {
+                // The limiter made the attempt wait for a permit
+                // (resilience4j): its timeout runs from when it is sent.
+                self.queue.schedule_timer(send_at + timeout, event)
+            } else if recurring {
+                self.queue.schedule_constant_timer(timeout, event)
             } else {
-                let event = Event::AttemptTimeout(attempt);
-                AttemptTimer::Armed(if recurring {
-                    self.queue.schedule_constant_timer(timeout, event)
-                } else {
-                    self.queue.schedule_timer(now + timeout, event)
-                })
+                self.queue.schedule_timer(now + timeout, event)
             };
+            self.attempts[attempt].timer = AttemptTimer::Armed(handle);
         }
-        self.calls[call_id].current = Some(attempt);
-        self.deliver_after(hop, Event::AttemptArrives(attempt));
-        self.schedule_hedge(call_id);
+        if send_at > now {
+            self.queue
+                .schedule(send_at + hop, Event::AttemptArrives(attempt));
+        } else {
+            self.deliver_after(hop, Event::AttemptArrives(attempt));
+        }
+        if self.edges[edge as usize].hedge.is_some() {
+            self.schedule_hedge(call_id);
+        }
     }
 
     /// Arms the timer of the call's next hedge, if its edge hedges, it has
@@ -837,8 +837,8 @@ impl Simulator<'_> {
         // (gRPC's pushback does the same).
         let delay = retry_after.unwrap_or(delay);
         let deadline = self
-            .deadline_as_seen(call_id, now)
-            .unwrap_or(self.calls[call_id].deadline);
+            .deadline_as_seen(call.owner, call.edge, now)
+            .unwrap_or(call.deadline);
         let call = &mut self.calls[call_id];
         call.holds_retry = true;
         call.last_delay = delay;
@@ -936,10 +936,9 @@ impl Simulator<'_> {
     /// request came in with, as if it had just arrived (working, waiting for a
     /// timed-out attempt and sleeping before a retry all forgotten). `None`: the
     /// real deadline.
-    fn deadline_as_seen(&self, call_id: CallId, now: SimTime) -> Option<SimTime> {
-        let call = &self.calls[call_id];
-        match call.owner {
-            Owner::Task(task) if !self.edges[call.edge as usize].deadline.subtract_elapsed => {
+    fn deadline_as_seen(&self, owner: Owner, edge: EdgeId, now: SimTime) -> Option<SimTime> {
+        match owner {
+            Owner::Task(task) if !self.edges[edge as usize].deadline.subtract_elapsed => {
                 let task = &self.tasks[task];
                 task.deadline()
                     .map(|d| now + d.saturating_since(task.arrived))
