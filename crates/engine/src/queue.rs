@@ -69,21 +69,55 @@ struct Entry<E> {
     event: E,
 }
 
+/// `(time, seq)` as one number, in the same order: one 128-bit comparison
+/// (two instructions, no branch) instead of a comparison of tuples, whose
+/// branch on equal times a heap's sift mispredicts half the time.
+#[inline(always)]
+fn order_key(time: SimTime, seq: u64) -> u128 {
+    (u128::from(time.0) << 64) | u128::from(seq)
+}
+
+impl<E> Entry<E> {
+    #[inline(always)]
+    fn key(&self) -> u128 {
+        order_key(self.time, self.seq)
+    }
+}
+
 impl<E> PartialEq for Entry<E> {
     fn eq(&self, other: &Self) -> bool {
-        self.time == other.time && self.seq == other.seq
+        self.key() == other.key()
     }
 }
 impl<E> Eq for Entry<E> {}
+/// Reversed, so that `BinaryHeap` (a max-heap) pops the earliest entry. The
+/// comparison operators are spelled out: the heap's sift uses `<=`, which
+/// would otherwise go through `cmp` and an `Ordering`.
 impl<E> PartialOrd for Entry<E> {
     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
         Some(self.cmp(other))
+    }
+    #[inline(always)]
+    fn lt(&self, other: &Self) -> bool {
+        other.key() < self.key()
+    }
+    #[inline(always)]
+    fn le(&self, other: &Self) -> bool {
+        other.key() <= self.key()
+    }
+    #[inline(always)]
+    fn gt(&self, other: &Self) -> bool {
+        other.key() > self.key()
+    }
+    #[inline(always)]
+    fn ge(&self, other: &Self) -> bool {
+        other.key() >= self.key()
     }
 }
 impl<E> Ord for Entry<E> {
     /// Reversed, so that `BinaryHeap` (a max-heap) pops the earliest entry.
     fn cmp(&self, other: &Self) -> Ordering {
-        (other.time, other.seq).cmp(&(self.time, self.seq))
+        other.key().cmp(&self.key())
     }
 }
 
@@ -95,17 +129,18 @@ struct Lane<E> {
     entries: VecDeque<Entry<E>>,
 }
 
-/// No entry: the front key of an empty lane.
-const EMPTY_FRONT: (SimTime, u64) = (SimTime::NEVER, u64::MAX);
+/// No entry: the front key of an empty lane (`order_key(NEVER, u64::MAX)`).
+const EMPTY_FRONT: u128 = u128::MAX;
 
 /// A priority queue of events of type `E` over virtual time, with a clock.
 pub struct EventQueue<E> {
     heap: BinaryHeap<Entry<E>>,
     lanes: Vec<Lane<E>>,
-    /// Each lane's delay and the `(time, seq)` of its front, kept side by side
+    /// Each lane's delay and the `(time, seq)` of its front (as an
+    /// [`order_key`]), kept side by side
     /// so that choosing the next event reads one small array, not every lane.
     lane_delays: Vec<SimDuration>,
-    lane_fronts: Vec<(SimTime, u64)>,
+    lane_fronts: Vec<u128>,
     /// Events due at `now`, before everything else, in the order scheduled.
     at_now: VecDeque<E>,
     /// The lane the last entry came from (`usize::MAX`: the heap).
@@ -233,7 +268,7 @@ impl<E> EventQueue<E> {
 
     /// Removes the next entry, live or stale, in `(time, seq)` order.
     fn pop_any(&mut self) -> Option<Entry<E>> {
-        let mut best = self.heap.peek().map_or(EMPTY_FRONT, |e| (e.time, e.seq));
+        let mut best = self.heap.peek().map_or(EMPTY_FRONT, Entry::key);
         let mut from = usize::MAX;
         for (i, &front) in self.lane_fronts.iter().enumerate() {
             if front < best {
@@ -247,7 +282,7 @@ impl<E> EventQueue<E> {
         }
         let lane = &mut self.lanes[from].entries;
         let entry = lane.pop_front();
-        self.lane_fronts[from] = lane.front().map_or(EMPTY_FRONT, |e| (e.time, e.seq));
+        self.lane_fronts[from] = lane.front().map_or(EMPTY_FRONT, Entry::key);
         entry
     }
 
@@ -334,7 +369,7 @@ impl<E> EventQueue<E> {
         let time = self.now + delay;
         let entries = &mut self.lanes[lane].entries;
         if entries.is_empty() {
-            self.lane_fronts[lane] = (time, seq);
+            self.lane_fronts[lane] = order_key(time, seq);
         }
         entries.push_back(Entry {
             time,
