@@ -43,6 +43,13 @@ impl<T> fmt::Debug for Key<T> {
     }
 }
 
+/// Aligned to a cache line (measured on catalog-lite: 3-6% less wall time):
+/// a slot of an entity of up to 120 bytes then spans two lines, never three
+/// as it could at the 16-byte alignment of the allocator, and the generation
+/// checked on every lookup shares the first line with the entity's first
+/// fields. Small entities pay padding for it (a handler of 88 bytes takes
+/// 128), which the run's few megabytes of slabs afford.
+#[repr(C, align(64))]
 struct Slot<T> {
     generation: NonZeroU32,
     /// `None` when free. Entities with a niche (an enum, a key) make this free.
@@ -200,9 +207,9 @@ pub fn prefetch<T>(value: &T) {
     prefetch_read(value as *const T);
 }
 
-/// A prefetch hint for every cache line `*ptr` spans: a slot is not aligned
-/// to a line, so an entity of 120 bytes can span three lines, and a handler
-/// that finds the third one cold waits for memory all the same.
+/// A prefetch hint for every cache line `*ptr` spans: a slot of 128 bytes
+/// spans two lines, and a record outside a slab need not be aligned to one;
+/// a handler that finds the last line cold waits for memory all the same.
 #[inline(always)]
 fn prefetch_read<T>(ptr: *const T) {
     #[cfg(target_arch = "x86_64")]
