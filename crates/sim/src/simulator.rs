@@ -803,13 +803,13 @@ impl<'m> Simulator<'m> {
     /// can only be read once it has arrived. A hint: the run's results do not
     /// depend on it.
     fn warm_up_upcoming(&self) {
-        match self.queue.upcoming(PREFETCH_FAR) {
+        match self.queue.upcoming_hint(PREFETCH_FAR) {
             Some(&Event::AttemptTimeout(a)) => self.attempts.prefetch(a),
             Some(&Event::BackoffDone(c) | &Event::BulkheadTimeout(c)) => self.calls.prefetch(c),
             Some(&Event::WorkDone(t)) => self.tasks.prefetch(t),
             _ => {}
         }
-        if let Some(&Event::AttemptTimeout(a)) = self.queue.upcoming(PREFETCH_NEAR) {
+        if let Some(&Event::AttemptTimeout(a)) = self.queue.upcoming_hint(PREFETCH_NEAR) {
             if let Some(a) = self.attempts.get(a) {
                 self.calls.prefetch(a.call);
                 self.zombies.prefetch(a.root);
