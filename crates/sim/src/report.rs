@@ -109,32 +109,22 @@ pub struct ZombieReport {
 }
 
 fn zombie_report(z: &crate::zombie::Zombies) -> ZombieReport {
-    let impatient: Vec<_> = z.users.iter().flatten().filter(|u| u.gave_up > 0).collect();
-    let n = impatient.len() as u64;
-    let mean = |f: &dyn Fn(&crate::zombie::UserZombies) -> u32| {
-        (n > 0)
-            .then(|| round_ratio(impatient.iter().map(|u| f64::from(f(u))).sum::<f64>() / n as f64))
-    };
+    let users = || z.users.iter().flatten();
+    let impatient = || users().filter(|u| u.gave_up > 0);
+    let n = impatient().count() as u64;
+    // Averages over the impatient users (none: no average).
+    let per_impatient = |total: u64| (n > 0).then(|| round_ratio(total as f64 / n as f64));
     ZombieReport {
         abandoned: z.abandoned,
         zombies: z.started,
         peak: z.peak,
         impatient_users: n,
-        per_impatient_user: (n > 0).then(|| {
-            let all: u64 = z.users.iter().flatten().map(|u| u64::from(u.total)).sum();
-            round_ratio(all as f64 / n as f64)
-        }),
-        user_peak_mean: mean(&|u| u.peak),
-        user_peak_max: z
-            .users
-            .iter()
-            .flatten()
-            .map(|u| u64::from(u.peak))
-            .max()
-            .unwrap_or(0),
+        per_impatient_user: per_impatient(users().map(|u| u64::from(u.total)).sum()),
+        user_peak_mean: per_impatient(impatient().map(|u| u64::from(u.peak)).sum()),
+        user_peak_max: users().map(|u| u64::from(u.peak)).max().unwrap_or(0),
         users_by_peak: {
             let mut counts = Vec::new();
-            for u in z.users.iter().flatten() {
+            for u in users() {
                 let peak = u.peak as usize;
                 if counts.len() <= peak {
                     counts.resize(peak + 1, 0);

@@ -117,7 +117,6 @@ impl Simulator<'_> {
             if now + margin >= d {
                 self.services[service_id].counters.expired += 1;
                 self.count_shed(service_id, self.attempts[attempt].class);
-                self.series.service_mut(service_id).shed += 1;
                 self.refuse(attempt, key, FailReason::DeadlineExceeded);
                 return;
             }
@@ -175,7 +174,6 @@ impl Simulator<'_> {
     fn shed(&mut self, service: usize, attempt: AttemptId, key: StreamKey, reason: FailReason) {
         let class = self.attempts[attempt].class;
         self.count_shed(service, class);
-        self.series.service_mut(service).shed += 1;
         self.refuse_with_retry_after(service, attempt, key, reason);
     }
 
@@ -193,11 +191,14 @@ impl Simulator<'_> {
         self.refuse(attempt, key, reason);
     }
 
+    /// Counts a request refused or dropped by admission control, in the
+    /// run's counters (per class) and in the time series.
     fn count_shed(&mut self, service: usize, class: Option<u8>) {
         let counters = &mut self.services[service].counters;
         counters.shed += 1;
         let slot = class.map_or(counters.shed_by_class.len() - 1, usize::from);
         counters.shed_by_class[slot] += 1;
+        self.series.service_mut(service).shed += 1;
     }
 
     /// Answers an attempt at once with an error, before any handler ran.
@@ -525,7 +526,6 @@ impl Simulator<'_> {
                 self.services[service_id].counters.expired += 1;
             }
             self.count_shed(service_id, task.class);
-            self.series.service_mut(service_id).shed += 1;
             if !task.caller_gone && !task.unheard {
                 let reason = if expired {
                     FailReason::DeadlineExceeded
