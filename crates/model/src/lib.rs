@@ -6,7 +6,8 @@
 //! 1. JSON syntax ([`parse_json`]);
 //! 2. overrides: `--set PATH=VALUE` on the base, then each variant's `set`
 //!    ([`ParamPath`]);
-//! 3. structure: the serde types of [`spec`] (unknown fields are errors);
+//! 3. structure: the serde types of [`spec`] (unknown fields are errors, and
+//!    objects must be objects: [`strict`]);
 //! 4. meaning: [`validate()`] (unknown services, ranges, probabilities, cycles).
 //!
 //! The result is a [`LoadedModel`]: one checked [`Model`] per variant.
@@ -18,6 +19,7 @@ pub mod model;
 pub mod path;
 pub mod reference;
 pub mod spec;
+pub mod strict;
 mod validate;
 
 pub use dist::Dist;
@@ -28,6 +30,7 @@ pub use spec::ModelSpec;
 pub use validate::validate;
 
 use serde::de::DeserializeOwned;
+use serde::Serialize;
 use serde_json::Value;
 use stormsim_engine::{SimDuration, SimTime};
 
@@ -71,45 +74,46 @@ pub fn parse_json(text: &str) -> Result<Value, ModelError> {
     })
 }
 
-fn deserialize_at<T: DeserializeOwned>(value: &Value, prefix: &str) -> Result<T, Problem> {
-    serde_path_to_error::deserialize(value).map_err(|e| {
-        let inner = e.path().to_string();
-        let path = match (prefix.is_empty(), inner.as_str()) {
-            (_, ".") => prefix.to_string(),
-            (true, _) => inner,
-            (false, _) => format!("{prefix}.{inner}"),
-        };
-        Problem::new(path, clean_serde_message(&e.into_inner().to_string()))
+/// Reads a `T` from `value` (objects only: see [`strict`]), its problems'
+/// paths inside `prefix`.
+fn deserialize_at<T: DeserializeOwned + Serialize>(
+    value: &Value,
+    prefix: &str,
+) -> Result<T, Vec<Problem>> {
+    strict::from_value(value).map_err(|problems| {
+        problems
+            .into_iter()
+            .map(|mut p| {
+                p.path = match (prefix.is_empty(), p.path.as_str()) {
+                    (true, _) => p.path,
+                    (false, "") => prefix.to_string(),
+                    (false, inner) if inner.starts_with('[') => format!("{prefix}{inner}"),
+                    (false, inner) => format!("{prefix}.{inner}"),
+                };
+                p
+            })
+            .collect()
     })
-}
-
-/// serde_json appends " at line L column C" to messages from a `Value`, where it is
-/// meaningless (always line 0): the JSON path says where.
-fn clean_serde_message(message: &str) -> String {
-    match message.rfind(" at line ") {
-        Some(i) => message[..i].to_string(),
-        None => message.to_string(),
-    }
 }
 
 /// Deserializes a model document, collecting one structural problem per list
 /// element and per top-level field instead of stopping at the first.
 pub fn parse_spec(doc: &Value) -> Result<ModelSpec, Vec<Problem>> {
-    if let Ok(spec) = serde_json::from_value::<ModelSpec>(doc.clone()) {
+    if let Ok(spec) = strict::from_value::<ModelSpec>(doc) {
         return Ok(spec);
     }
     let mut problems = Vec::new();
     let mut skeleton = doc.clone();
     if let Some(obj) = skeleton.as_object_mut() {
-        fn each<T: DeserializeOwned>(
+        fn each<T: DeserializeOwned + Serialize>(
             obj: &mut serde_json::Map<String, Value>,
             key: &str,
             out: &mut Vec<Problem>,
         ) {
             if let Some(Value::Array(items)) = obj.get(key) {
                 for (i, item) in items.iter().enumerate() {
-                    if let Err(p) = deserialize_at::<T>(item, &format!("{key}[{i}]")) {
-                        out.push(p);
+                    if let Err(ps) = deserialize_at::<T>(item, &format!("{key}[{i}]")) {
+                        out.extend(ps);
                     }
                 }
                 obj.insert(key.to_string(), Value::Array(Vec::new()));
@@ -119,17 +123,15 @@ pub fn parse_spec(doc: &Value) -> Result<ModelSpec, Vec<Problem>> {
         each::<spec::ServiceSpec>(obj, "services", &mut problems);
         each::<spec::VariantSpec>(obj, "variants", &mut problems);
     }
-    if let Err(p) = deserialize_at::<ModelSpec>(&skeleton, "") {
-        problems.insert(0, p);
+    if let Err(ps) = deserialize_at::<ModelSpec>(&skeleton, "") {
+        problems.splice(0..0, ps);
     }
     if problems.is_empty() {
         // Unreachable in practice: the per-part passes found nothing, yet the whole
         // failed. Report the whole's error rather than nothing.
-        problems.push(
-            deserialize_at::<ModelSpec>(doc, "")
-                .err()
-                .unwrap_or_else(|| Problem::new("", "the model could not be read")),
-        );
+        problems = deserialize_at::<ModelSpec>(doc, "")
+            .err()
+            .unwrap_or_else(|| vec![Problem::new("", "the model could not be read")]);
     }
     Err(problems)
 }

@@ -515,8 +515,7 @@ fn empty_and_non_object_documents_are_rejected() {
     ] {
         assert_eq!(problems(&doc), vec![expected], "{doc}");
     }
-    // (An array is read as the fields in order: see
-    // `objects_written_as_arrays_are_rejected`.)
+    // (An array is refused: see `objects_written_as_arrays_are_rejected`.)
     let p = load(&json!([])).expect_err("[]");
     assert!(p.len() == 1 && p[0].path.is_empty() && !p[0].message.is_empty());
     for text in ["", " ", "\u{feff}{}", "{}{}", "{\"name\": \"x\""] {
@@ -846,11 +845,10 @@ fn huge_host_counts_are_rejected_or_accepted_without_overflow() {
 }
 
 /// serde's derived `Deserialize` also reads a struct from a JSON array of its
-/// fields in declaration order, so a model, or any object in it, written as an
-/// array is accepted: `"retry": [3]` is `{"max_attempts": 3}`, and no field
-/// name is checked. The format is objects only (docs/model-format.md).
+/// fields in declaration order (`"retry": [3]` would be `{"max_attempts": 3}`,
+/// no field name checked). The format is objects only (docs/model-format.md):
+/// `stormsim_model::strict` refuses arrays for every type.
 #[test]
-#[ignore = "bug: spec.rs types accept a JSON array as their fields by position (serde's visit_seq): `\"retry\": [3]` and a whole model as a 14-element array load"]
 fn objects_written_as_arrays_are_rejected() {
     let doc = with(base(), "services[gateway].steps[B].retry", json!([3]));
     let p = problems(&doc);
@@ -878,6 +876,139 @@ fn objects_written_as_arrays_are_rejected() {
     let p = problems(&Value::Array(fields));
     assert!(
         p.len() == 1 && p[0].starts_with("invalid type: sequence, expected"),
+        "{p:?}"
+    );
+}
+
+/// The same refusal at any depth, for every array read as an object at once
+/// (one problem per list element, as for any structural error), with its path.
+#[test]
+fn nested_objects_written_as_arrays_are_rejected_with_their_paths() {
+    let mut doc = with(
+        base(),
+        "services[B].steps[0]",
+        json!([{"kind": "constant", "ms": 5}]),
+    );
+    doc = with(doc, "workloads[users]", json!(["users", "gateway"]));
+    doc = with(doc, "limits", json!([1000]));
+    assert_eq!(
+        problems(&doc),
+        [
+            "limits: invalid type: sequence, expected an object (fields by name, not by position)",
+            "workloads[0]: invalid type: sequence, expected an object (fields by name, not by position)",
+            "services[1].steps[0]: invalid type: sequence, expected an object (fields by name, not by position)",
+        ]
+    );
+    // Through a variant's overrides, the path names the variant.
+    let mut doc = base();
+    doc["variants"] = json!([{"name": "v", "set": {"services[gateway].steps[B].retry": [3]}}]);
+    assert_eq!(
+        problems(&doc),
+        ["variants[0] (\"v\"): services[0].steps[0].retry: invalid type: sequence, expected an object (fields by name, not by position)"]
+    );
+    // Arrays where the format has lists, and JSON values that are arrays, load.
+    let mut doc = with(
+        base(),
+        "services[gateway].steps[B].retry",
+        json!({"max_attempts": 3, "retry_on": ["timeout", "error"]}),
+    );
+    doc["variants"] =
+        json!([{"name": "v", "set": {"services[gateway].steps[B].retry.retry_on": ["timeout"]}}]);
+    accepted(&doc);
+}
+
+/// A policy (an internally tagged enum: `kind` names the form) written as an
+/// array would be read by position, its tag first (`["fixed", 3]` as
+/// `{"kind": "fixed", "ms": 3}`): refused with the same message, also where
+/// the array would not even fit (no "invalid length" or "missing field" about
+/// fields read by position).
+#[test]
+fn policies_written_as_arrays_are_rejected() {
+    let retry = "services[gateway].steps[B].retry";
+    for (path, value, reported_at) in [
+        (
+            retry,
+            json!({"max_attempts": 2, "backoff": ["fixed", 3]}),
+            "services[0].steps[0].retry.backoff",
+        ),
+        (
+            retry,
+            json!({"max_attempts": 2, "backoff": ["fixed"]}),
+            "services[0].steps[0].retry.backoff",
+        ),
+        (
+            retry,
+            json!({"max_attempts": 2, "backoff": []}),
+            "services[0].steps[0].retry.backoff",
+        ),
+        (
+            "workloads[users].arrival",
+            json!(["poisson", 10]),
+            "workloads[0].arrival",
+        ),
+        (
+            "workloads[users].arrival",
+            json!(["at_once"]),
+            "workloads[0].arrival",
+        ),
+        (
+            "services[B].steps[0].work",
+            json!(["constant", 5]),
+            "services[1].steps[0].work",
+        ),
+    ] {
+        assert_eq!(
+            problems(&with(base(), path, value.clone())),
+            [format!("{reported_at}: invalid type: sequence, expected an object (fields by name, not by position)")],
+            "{path} = {value}"
+        );
+    }
+}
+
+/// Inside a policy, serde reads the fields from its own buffer, where no
+/// deserializer can refuse an array; `strict` then checks what was read against
+/// the input, and reports every array that became an object (a mixture's
+/// components, a closed loop's think time). An array there that does not fit
+/// by position is refused by serde itself, at the policy's path.
+#[test]
+fn objects_written_as_arrays_inside_policies_are_rejected() {
+    let expected = "invalid type: sequence, expected an object (fields by name, not by position)";
+    let mixture = json!({"kind": "mixture", "of": [
+        [0.5, {"kind": "constant", "ms": 1}],
+        {"p": 0.5, "dist": ["constant", 2]},
+    ]});
+    let mut doc = with(base(), "services[B].steps[0].work", mixture);
+    doc = with(
+        doc,
+        "workloads[users].arrival",
+        json!({"kind": "closed_loop", "users": 2, "think": ["exponential", 100]}),
+    );
+    assert_eq!(
+        problems(&doc),
+        [
+            format!("workloads[0].arrival.think: {expected}"),
+            format!("services[1].steps[0].work.of[0]: {expected}"),
+            format!("services[1].steps[0].work.of[1].dist: {expected}"),
+        ]
+    );
+    // A mixture in a mixture.
+    let nested = json!({"kind": "mixture", "of": [
+        {"p": 1, "dist": {"kind": "mixture", "of": [[1, {"kind": "constant", "ms": 1}]]}},
+    ]});
+    assert_eq!(
+        problems(&with(base(), "services[B].steps[0].work", nested)),
+        [format!(
+            "services[1].steps[0].work.of[0].dist.of[0]: {expected}"
+        )]
+    );
+    // Too short to be read by position: serde's message, at the policy.
+    let p = problems(&with(
+        base(),
+        "services[B].steps[0].work",
+        json!({"kind": "mixture", "of": [[1]]}),
+    ));
+    assert!(
+        p.len() == 1 && p[0].starts_with("services[1].steps[0].work: invalid length 1"),
         "{p:?}"
     );
 }

@@ -94,7 +94,7 @@ impl Sweep {
             source,
         })?;
         let doc = parse_json(&text).map_err(SweepError::Invalid)?;
-        let spec: SweepSpec = serde_path_to_error_free(&doc)?;
+        let spec: SweepSpec = parse_sweep_spec(&doc)?;
         let (model_path, model_text) = match &spec.model {
             ModelSource::File(file) => {
                 let model_path = path.parent().unwrap_or(Path::new(".")).join(file);
@@ -298,8 +298,65 @@ pub fn summary_of(seed: u64, report: VariantReport) -> (Vec<String>, Vec<String>
     (header, rows.remove(0))
 }
 
-/// Deserializes a sweep spec, naming the JSON path of the first problem.
-fn serde_path_to_error_free(doc: &Value) -> Result<SweepSpec, SweepError> {
-    serde_json::from_value::<SweepSpec>(doc.clone())
-        .map_err(|e| invalid(vec![Problem::new("", format!("sweep file: {e}"))]))
+/// Deserializes a sweep spec as a model's parts are (objects only:
+/// `stormsim_model::strict`), naming each problem's JSON path.
+fn parse_sweep_spec(doc: &Value) -> Result<SweepSpec, SweepError> {
+    stormsim_model::strict::from_value::<SweepSpec>(doc).map_err(|problems| {
+        invalid(
+            problems
+                .into_iter()
+                .map(|p| p.within("sweep file"))
+                .collect(),
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn problems(doc: Value) -> Vec<String> {
+        match parse_sweep_spec(&doc) {
+            Ok(_) => vec![],
+            Err(e) => e.to_string().lines().map(str::to_string).collect(),
+        }
+    }
+
+    /// As in a model file, an object written as an array of its fields by
+    /// position is refused, with its path; so is the design (a tagged enum).
+    #[test]
+    fn sweep_objects_written_as_arrays_are_rejected() {
+        let refused =
+            "invalid type: sequence, expected an object (fields by name, not by position)";
+        let sweep = |axes: Value, design: Value| json!({"name": "s", "model": "m.json", "axes": axes, "design": design});
+        assert!(problems(sweep(
+            json!([{"path": "a", "linear": {"from": 1, "to": 2, "steps": 2}}]),
+            json!({"kind": "random", "points": 3})
+        ))
+        .is_empty());
+        assert_eq!(
+            problems(sweep(
+                json!([{"path": "a", "linear": [1, 2, 2]}]),
+                json!({"kind": "grid"})
+            )),
+            [format!("sweep file: axes[0].linear: {refused}")]
+        );
+        assert_eq!(
+            problems(sweep(json!([["a"]]), json!({"kind": "grid"}))),
+            [format!("sweep file: axes[0]: {refused}")]
+        );
+        assert_eq!(
+            problems(sweep(json!([]), json!(["random", 3]))),
+            [format!("sweep file: design: {refused}")]
+        );
+        assert_eq!(
+            problems(json!(["s", "", "m.json"])),
+            [format!("sweep file: {refused}")]
+        );
+        assert_eq!(
+            problems(json!({"model": "m.json"})),
+            ["sweep file: missing field `name`"]
+        );
+    }
 }
