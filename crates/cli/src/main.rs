@@ -1,5 +1,6 @@
 //! `stormsim`: run resilience models, compare their variants, draw them.
 
+mod attempts_file;
 mod bench;
 mod charts;
 mod output;
@@ -55,8 +56,9 @@ enum Command {
         #[arg(long, short)]
         quiet: bool,
         /// Also write attempts.csv: one row per attempt on the wire (request,
-        /// service, shard, replica, try, hedge, times, outcome). Its memory
-        /// grows with the attempts simulated: for models of moderate size.
+        /// service, shard, replica, try, hedge, times, outcome), streamed to
+        /// disk as the variants run: the file grows with the attempts
+        /// simulated, memory does not.
         #[arg(long)]
         attempts: bool,
         /// Write into an output folder that holds something else than this

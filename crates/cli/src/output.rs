@@ -2,6 +2,7 @@
 //! summary.csv, timeseries.csv, latency.csv, the charts and index.html, each
 //! written atomically.
 
+use crate::attempts_file::AttemptRows;
 use crate::charts;
 use crate::report_html;
 use crate::table;
@@ -76,21 +77,29 @@ pub fn run_and_write(
     let started = Instant::now();
     let done = AtomicUsize::new(0);
     let finished = AtomicBool::new(false);
-    let results: Vec<(VariantReport, f64)> = std::thread::scope(|scope| {
+    // Rows of attempts.csv go to temporary files as the variants run.
+    let results: Vec<(VariantReport, f64, Option<AttemptRows>)> = std::thread::scope(|scope| {
         if !quiet {
             scope.spawn(|| progress(total, &done, &finished, started));
         }
+        // Stops the progress thread however the runs end: a panic in a
+        // variant (a simulator bug) must reach the user, not leave the scope
+        // waiting for a thread that waits for a flag nobody sets.
+        let _stop_progress = SetOnDrop(&finished);
         let results = model
             .variants
             .par_iter()
             .map(|v| {
                 let t0 = Instant::now();
-                let report = if record_attempts {
-                    Simulator::new(&v.model, &v.changes)
-                        .record_attempts()
-                        .run(&v.name)
+                let (report, rows) = if record_attempts {
+                    let services = v.model.services.iter().map(|s| s.name.as_str());
+                    let mut rows = AttemptRows::new(&v.name, services.collect())?;
+                    let report = Simulator::new(&v.model, &v.changes)
+                        .stream_attempts(&mut rows)
+                        .run(&v.name);
+                    (report, Some(rows))
                 } else {
-                    run_variant(v)
+                    (run_variant(v), None)
                 };
                 let wall = t0.elapsed().as_secs_f64();
                 done.fetch_add(1, Ordering::Relaxed);
@@ -103,19 +112,25 @@ pub fn run_and_write(
                         report.events as f64 / wall.max(1e-9) / 1e6
                     );
                 }
-                (report, wall)
+                Ok((report, wall, rows))
             })
-            .collect();
-        finished.store(true, Ordering::Relaxed);
+            .collect::<Result<_>>();
         results
-    });
+    })?;
     let wall_total = started.elapsed().as_secs_f64();
-    for (r, _) in &results {
+    for (r, _, _) in &results {
         if let Some(limit) = &r.stopped_by_limit {
             eprintln!("warning: variant {:?} {limit}", r.variant);
         }
     }
-    let (reports, walls): (Vec<VariantReport>, Vec<f64>) = results.into_iter().unzip();
+    let mut reports = Vec::with_capacity(results.len());
+    let mut walls = Vec::with_capacity(results.len());
+    let mut attempt_rows = Vec::new();
+    for (report, wall, rows) in results {
+        reports.push(report);
+        walls.push(wall);
+        attempt_rows.extend(rows);
+    }
     let run = RunReport {
         model: model.name.clone(),
         description: model.description.clone(),
@@ -157,7 +172,7 @@ pub fn run_and_write(
     )?;
     write_atomically(&out.join("latency.csv"), latency_csv(&view)?.as_bytes())?;
     if record_attempts {
-        write_atomically(&out.join("attempts.csv"), run.attempts_csv()?.as_bytes())?;
+        crate::attempts_file::assemble(&out.join("attempts.csv"), attempt_rows)?;
     }
     let mut written = vec![
         "summary.json",
@@ -265,6 +280,15 @@ pub fn write_charts(view: &RunView, out: &Path) -> Result<Vec<&'static str>> {
     Ok(written)
 }
 
+/// Sets its flag when dropped, also while unwinding.
+struct SetOnDrop<'a>(&'a AtomicBool);
+
+impl Drop for SetOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
 /// While variants run, says how far along the run is: a line every 10 s (the
 /// per-variant lines say the rest). Sleeps in short steps so it ends promptly.
 fn progress(total: usize, done: &AtomicUsize, finished: &AtomicBool, started: Instant) {
@@ -338,13 +362,22 @@ pub fn check_sweep_folder(dir: &Path, sweep: &str) -> std::result::Result<(), St
 }
 
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    write_atomically_with(path, |file| file.write_all(bytes))
+}
+
+/// [`write_atomically`] for an output written piece by piece: `write` fills
+/// the temporary file that then takes the place of `path`.
+pub fn write_atomically_with(
+    path: &Path,
+    write: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>,
+) -> Result<()> {
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     let mut tmp = tempfile::NamedTempFile::new_in(dir)
         .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
-    tmp.write_all(bytes)
+    write(tmp.as_file_mut())
         .and_then(|_| tmp.as_file().sync_all())
         .with_context(|| format!("cannot write {}", path.display()))?;
     // A temporary file is private (0600); an output is a plain file others

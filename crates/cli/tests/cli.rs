@@ -680,6 +680,74 @@ fn run_with_attempts_writes_one_row_per_attempt() {
     assert!(!plain.join("attempts.csv").exists());
 }
 
+/// attempts.csv is streamed to disk as the variants run (memory does not grow
+/// with the attempts simulated), yet holds exactly the bytes the in-memory
+/// records give, in variant order, with one thread or two.
+#[test]
+fn streamed_attempts_match_the_records_kept_in_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_json(
+        &dir.path().join("m.json"),
+        serde_json::json!({
+            "name": "m",
+            "seed": 7,
+            "workloads": [{"name": "u", "target": "front", "duration_s": 2,
+                           "arrival": {"kind": "poisson", "rate_per_s": 200}}],
+            "services": [
+                {"name": "front", "steps": [{"call": "leaf", "timeout_ms": 30, "idempotent": true,
+                    "retry": {"max_attempts": 3, "backoff": {"kind": "fixed", "ms": 5}}}]},
+                {"name": "leaf", "instances": 3, "workers": 2,
+                 "steps": [{"work": {"kind": "exponential", "mean_ms": 8}}]}
+            ],
+            "variants": [
+                {"name": "plain", "set": {}},
+                {"name": "hedged, tied", "set": {"services[front].steps[0].hedge": {"delay_ms": 10}}},
+                {"name": "slow leaf", "set": {"services[leaf].steps[0].work": {"kind": "exponential", "mean_ms": 20}}}
+            ]
+        }),
+    );
+    let loaded = stormsim_model::load_model(&read(&path), &[], None).unwrap();
+    let run = stormsim_sim::RunReport {
+        model: loaded.name.clone(),
+        description: loaded.description.clone(),
+        seed: loaded.seed,
+        variants: loaded
+            .variants
+            .iter()
+            .map(|v| {
+                stormsim_sim::Simulator::new(&v.model, &v.changes)
+                    .record_attempts()
+                    .run(&v.name)
+            })
+            .collect(),
+    };
+    let expected = run.attempts_csv().unwrap();
+    assert!(
+        expected.lines().count() > 1000,
+        "a test with few rows tests little"
+    );
+    assert!(
+        expected.contains("\"hedged, tied\""),
+        "names are quoted as CSV"
+    );
+    for threads in ["1", "2"] {
+        let out = dir.path().join(format!("out-{threads}"));
+        let args = [
+            "run",
+            path.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--quiet",
+            "--attempts",
+        ];
+        assert_ok(&stormsim(&args, &[("RAYON_NUM_THREADS", threads)]));
+        assert!(
+            read(&out.join("attempts.csv")) == expected,
+            "{threads} thread(s)"
+        );
+    }
+}
+
 /// Re-running into an output folder is explicit: a model may replace its own
 /// earlier outputs, but not another model's, nor foreign files, without
 /// --force; a sweep does not silently discard an interrupted run.

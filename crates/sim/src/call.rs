@@ -229,6 +229,9 @@ impl Simulator<'_> {
             }
         }
         let is_retry = hedge == 0 && std::mem::take(&mut call.holds_retry);
+        // A granted retry, or a hedge (which on_hedge_due charged to the
+        // budget): either gives its slot back if it is not sent after all.
+        let holds_budget_slot = is_retry || hedge > 0;
         // Everything needed from the call, read in one lookup.
         let (attempt_no, deadline, key, edge, caller, shard, request) = (
             call.attempts,
@@ -272,13 +275,13 @@ impl Simulator<'_> {
             budget,
         } = plan
         else {
-            if hedge > 0 {
-                return;
-            }
-            if is_retry {
+            if holds_budget_slot {
                 self.edge_state[edge as usize][caller as usize]
                     .budget
                     .on_retry_finished();
+            }
+            if hedge > 0 {
+                return;
             }
             self.finish_call(call_id, Outcome::Failed(FailReason::DeadlineExceeded));
             return;
@@ -288,7 +291,7 @@ impl Simulator<'_> {
             None => None,
             Some(Ok(permit)) => Some(permit),
             Some(Err(_open)) => {
-                if is_retry {
+                if holds_budget_slot {
                     state.budget.on_retry_finished();
                 }
                 self.services[to].counters.breaker_rejected += 1;
@@ -375,7 +378,7 @@ impl Simulator<'_> {
             if let (Some(breaker), Some(permit)) = (state.breaker.as_mut(), permit) {
                 breaker.record(now, permit, CallOutcome::Ignored, SimDuration::ZERO);
             }
-            if is_retry {
+            if holds_budget_slot {
                 state.budget.on_retry_finished();
             }
             if hedge == 0 {
@@ -534,11 +537,20 @@ impl Simulator<'_> {
         if !waiting {
             return;
         }
-        if let Some(brake) = self.edge_state[edge][caller].hedge_brake.as_mut() {
+        let state = &mut self.edge_state[edge][caller];
+        if let Some(brake) = state.hedge_brake.as_mut() {
             if !brake.allow(now) {
                 self.edge_counters[edge].hedges_braked += 1;
                 return;
             }
+        }
+        // gRPC: hedges draw on the retry throttle like retries; a hedge the
+        // budget refuses is simply not sent (the try goes on).
+        if !state.budget.try_retry(now, state.in_flight) {
+            let to = self.edges[edge].to;
+            self.services[to].counters.budget_denied += 1;
+            self.edge_counters[edge].budget_denied += 1;
+            return;
         }
         hedging.sent += 1;
         let hedge = hedging.sent;
@@ -622,7 +634,9 @@ impl Simulator<'_> {
             );
             throttle.record(now, !refused, o == Outcome::Ok);
         }
-        if a.attempt_no > 1 {
+        // Each granted retry and each hedge (both charged to the budget)
+        // gives its slot back once, when its attempt ends.
+        if a.attempt_no > 1 || a.hedge > 0 {
             state.budget.on_retry_finished();
         }
     }
@@ -778,7 +792,7 @@ impl Simulator<'_> {
             return;
         };
         let service = &self.model.services[a.to as usize];
-        log.push(AttemptRecord {
+        log.record(&AttemptRecord {
             request: u64::from(a.request),
             service: a.to as usize,
             shard: (service.shards > 1).then(|| a.instance / service.replicas()),

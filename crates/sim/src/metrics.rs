@@ -114,7 +114,7 @@ pub struct ServiceCounters {
     pub max_queue: u64,
     /// Retries sent to this service (granted by policy and budget).
     pub retries: u64,
-    /// Retries to this service a budget refused.
+    /// Retries (and hedges) to this service a budget refused.
     pub budget_denied: u64,
     /// Attempts to this service an open breaker refused.
     pub breaker_rejected: u64,
@@ -153,7 +153,7 @@ pub struct EdgeCounters {
     pub retries: u64,
     /// Attempts that timed out (or hit the deadline).
     pub timeouts: u64,
-    /// Retries a budget refused.
+    /// Retries (and hedges) a budget refused.
     pub budget_denied: u64,
     /// Attempts an open breaker refused.
     pub breaker_rejected: u64,

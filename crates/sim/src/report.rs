@@ -159,6 +159,52 @@ pub struct AttemptRecord {
     pub outcome: AttemptOutcomeKind,
 }
 
+impl AttemptRecord {
+    /// Its row of `attempts.csv` ([`ATTEMPT_COLUMNS`]), in variant `variant`
+    /// whose services are named `services` in model order. One function for
+    /// the rows written from memory and the rows streamed during a run, so
+    /// that both give the same bytes.
+    pub fn csv_fields(&self, variant: &str, services: &[&str]) -> [String; 10] {
+        let ms = |t: SimTime| round_ms(t.as_nanos() as f64 / 1e6).to_string();
+        [
+            variant.to_string(),
+            self.request.to_string(),
+            services
+                .get(self.service)
+                .map_or(String::new(), |s| s.to_string()),
+            opt(&self.shard),
+            self.replica.to_string(),
+            self.attempt_no.to_string(),
+            self.hedge.to_string(),
+            ms(self.started),
+            ms(self.finished),
+            self.outcome.as_str().to_string(),
+        ]
+    }
+}
+
+/// Where a run sends each attempt's record as the attempt ends: memory (a
+/// `Vec`, for tests and small models) or a stream the caller writes out as
+/// the run goes (`--attempts`), so that memory does not grow with the
+/// attempts simulated. Called once per attempt, only when records were asked
+/// for: a run without them never reaches it.
+pub trait AttemptSink: Send {
+    /// One attempt ended.
+    fn record(&mut self, record: &AttemptRecord);
+}
+
+impl<S: AttemptSink + ?Sized> AttemptSink for &mut S {
+    fn record(&mut self, record: &AttemptRecord) {
+        (**self).record(record);
+    }
+}
+
+impl AttemptSink for Vec<AttemptRecord> {
+    fn record(&mut self, record: &AttemptRecord) {
+        self.push(*record);
+    }
+}
+
 /// How an attempt ended, as S4's telemetry names it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AttemptOutcomeKind {
@@ -210,7 +256,7 @@ pub struct ServiceReport {
     pub max_queue: u64,
     /// Retries sent to this service.
     pub retries: u64,
-    /// Retries to this service refused by a retry budget.
+    /// Retries (and hedges) to this service refused by a retry budget.
     pub budget_denied: u64,
     /// Attempts to this service refused by an open circuit breaker.
     pub breaker_rejected: u64,
@@ -780,24 +826,10 @@ impl RunReport {
     pub fn attempts_csv(&self) -> Result<String, csv::Error> {
         let mut out = csv::Writer::from_writer(Vec::new());
         out.write_record(ATTEMPT_COLUMNS)?;
-        let ms = |t: SimTime| round_ms(t.as_nanos() as f64 / 1e6).to_string();
         for v in &self.variants {
+            let services: Vec<&str> = v.services.iter().map(|s| s.name.as_str()).collect();
             for a in &v.attempts {
-                out.write_record([
-                    v.variant.clone(),
-                    a.request.to_string(),
-                    // A variant's services are in model order.
-                    v.services
-                        .get(a.service)
-                        .map_or(String::new(), |s| s.name.clone()),
-                    opt(&a.shard),
-                    a.replica.to_string(),
-                    a.attempt_no.to_string(),
-                    a.hedge.to_string(),
-                    ms(a.started),
-                    ms(a.finished),
-                    a.outcome.as_str().to_string(),
-                ])?;
+                out.write_record(a.csv_fields(&v.variant, &services))?;
             }
         }
         finish(out)

@@ -15,7 +15,7 @@ use crate::policy::concurrency::{CoDel, ConcurrencyLimit};
 use crate::policy::hedge::{HedgeBrake, HedgeDelay};
 use crate::policy::rate_limit::RateLimiter;
 use crate::policy::{self, budget::RetryBudget, Throttle};
-use crate::report::{self, AttemptRecord, VariantReport};
+use crate::report::{self, AttemptRecord, AttemptSink, VariantReport};
 use crate::timeseries::{Gauges, TimeSeries};
 use crate::world::*;
 use crate::zombie::{Zombies, NO_USER};
@@ -61,6 +61,22 @@ pub enum Event {
     /// Local work reached its limit (a statement timeout, or its request's
     /// deadline) before it was done: it stops and its handler fails.
     WorkExpired(TaskId, FailReason),
+}
+
+/// Where attempt records go ([`Simulator::record_attempts`],
+/// [`Simulator::stream_attempts`]).
+pub(crate) enum AttemptLog<'m> {
+    Memory(Vec<AttemptRecord>),
+    Stream(Box<dyn AttemptSink + 'm>),
+}
+
+impl AttemptLog<'_> {
+    pub(crate) fn record(&mut self, record: &AttemptRecord) {
+        match self {
+            AttemptLog::Memory(records) => records.record(record),
+            AttemptLog::Stream(sink) => sink.record(record),
+        }
+    }
 }
 
 /// Why a run stopped before its natural end.
@@ -210,8 +226,8 @@ pub struct Simulator<'m> {
     pub(crate) cache_zipf: Vec<((u32, u64), Vec<f64>)>,
     /// Each host's slow periods (models with `hosts.slow`).
     pub(crate) host_periods: Vec<HostPeriods>,
-    /// One record per attempt that ended, when asked for (`--attempts`).
-    pub(crate) attempt_log: Option<Vec<AttemptRecord>>,
+    /// Where each attempt's record goes as it ends, when asked for.
+    pub(crate) attempt_log: Option<AttemptLog<'m>>,
     /// Every call edge: one per workload (the caller's own policy), then one per
     /// call step.
     pub(crate) edges: Vec<CallPolicy>,
@@ -393,10 +409,18 @@ fn edges_of(model: &Model) -> (Vec<CallPolicy>, Vec<Vec<EdgeId>>) {
 }
 
 impl<'m> Simulator<'m> {
-    /// Keeps one record per attempt for `attempts.csv` (memory grows with the
-    /// attempts simulated: for models of moderate size).
+    /// Keeps one record per attempt in the report's `attempts` (memory grows
+    /// with the attempts simulated: for tests and models of moderate size).
     pub fn record_attempts(mut self) -> Self {
-        self.attempt_log = Some(Vec::new());
+        self.attempt_log = Some(AttemptLog::Memory(Vec::new()));
+        self
+    }
+
+    /// Hands each attempt's record to `sink` as the attempt ends, in the
+    /// order of [`Simulator::record_attempts`]; the report's `attempts` stays
+    /// empty.
+    pub fn stream_attempts(mut self, sink: impl AttemptSink + 'm) -> Self {
+        self.attempt_log = Some(AttemptLog::Stream(Box::new(sink)));
         self
     }
 
@@ -493,7 +517,9 @@ impl<'m> Simulator<'m> {
             panic!("simulator invariant broken in variant {variant:?}: {broken}");
         }
         let mut report = report::variant_report(&self, variant, stopped);
-        report.attempts = self.attempt_log.take().unwrap_or_default();
+        if let Some(AttemptLog::Memory(records)) = self.attempt_log.take() {
+            report.attempts = records;
+        }
         report
     }
 
