@@ -9,6 +9,17 @@
 //! `rust-limit` loop). Every attempt arms a timeout that is usually cancelled,
 //! so this path is hot.
 //!
+//! **Owned timers.** Most timers belong to one entity and die with it: an
+//! attempt's timeout is void once the attempt is answered, a retry's backoff
+//! once its call is gone. Such a timer needs no slot of its own: it is
+//! scheduled *owned* ([`EventQueue::schedule_owned`]), and when it reaches the
+//! front the run loop's predicate ([`EventQueue::pop_with`]) asks its owner
+//! whether it still stands; if not, it is skipped exactly as a cancelled
+//! timer is (not delivered, the clock not moved). Cancelling is then a write
+//! to the owner the handler makes anyway, and the pop reads the owner, which
+//! its handler reads next, instead of a generation scattered over as many
+//! slots as timers pending.
+//!
 //! **Lanes.** Most events of a resilience model come after a *constant* delay:
 //! a 1 s timeout, a 500 ms backoff, a 0.5 ms network hop. Events scheduled with
 //! the same constant delay become due in the order they were scheduled, so each
@@ -60,6 +71,9 @@ impl TimerHandle {
 }
 
 const NOT_CANCELLABLE: u32 = u32::MAX;
+/// An entry whose owner decides, when it reaches the front, whether it still
+/// stands (see [`EventQueue::schedule_owned`]).
+const OWNED: u32 = u32::MAX - 1;
 
 struct Entry<E> {
     time: SimTime,
@@ -233,6 +247,19 @@ impl<E> EventQueue<E> {
         TimerHandle::new(slot, generation)
     }
 
+    /// Schedules `event` at `at`, owned: when it reaches the front,
+    /// [`EventQueue::pop_with`]'s predicate decides whether it is delivered or
+    /// skipped as cancelled (see the module's doc). [`EventQueue::pop`]
+    /// delivers it.
+    pub fn schedule_owned(&mut self, at: SimTime, event: E) {
+        self.push(at, OWNED, 0, event);
+    }
+
+    /// [`EventQueue::schedule_owned`] after a constant `delay`: its FIFO lane.
+    pub fn schedule_constant_owned(&mut self, delay: SimDuration, event: E) {
+        self.push_lane(delay, OWNED, 0, event);
+    }
+
     /// Schedules a cancellable `event` at `at` and returns its handle.
     pub fn schedule_timer(&mut self, at: SimTime, event: E) -> TimerHandle {
         let (slot, generation) = self.new_slot();
@@ -297,12 +324,25 @@ impl<E> EventQueue<E> {
 
     /// Removes the next live event, advances the clock to its time and returns it.
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
+        self.pop_with(|_| true)
+    }
+
+    /// [`EventQueue::pop`], where `stands` decides whether an owned entry
+    /// ([`EventQueue::schedule_owned`]) is live; one that does not stand is
+    /// skipped and counted as a cancelled entry. Asked of owned entries only.
+    #[inline]
+    pub fn pop_with(&mut self, mut stands: impl FnMut(&E) -> bool) -> Option<(SimTime, E)> {
         if let Some(event) = self.at_now.pop_front() {
             self.delivered += 1;
             return Some((self.now, event));
         }
         while let Some(entry) = self.pop_any() {
-            if entry.slot != NOT_CANCELLABLE {
+            if entry.slot == OWNED {
+                if !stands(&entry.event) {
+                    self.stale += 1;
+                    continue;
+                }
+            } else if entry.slot != NOT_CANCELLABLE {
                 let current = &mut self.generations[entry.slot as usize];
                 if *current != entry.generation {
                     self.stale += 1;
@@ -320,14 +360,14 @@ impl<E> EventQueue<E> {
     }
 
     /// The event `distance` places behind the front of the FIFO lane the last
-    /// popped event came from, if it is live: an event not due yet but soon,
+    /// popped event came from, if it is live (or owned: only its owner
+    /// knows): an event not due yet but soon,
     /// for the caller to warm up what its handler will touch (a lane is in
     /// time order, so its future is known; the heap's is not, cheaply). Only
     /// that lane moved, so only its view changed.
     pub fn upcoming(&self, distance: usize) -> Option<&E> {
         let entry = self.lanes.get(self.popped_lane)?.entries.get(distance)?;
-        let live = entry.slot == NOT_CANCELLABLE
-            || self.generations[entry.slot as usize] == entry.generation;
+        let live = entry.slot >= OWNED || self.generations[entry.slot as usize] == entry.generation;
         live.then_some(&entry.event)
     }
 
@@ -582,5 +622,41 @@ mod tests {
         q.schedule(SimTime(10), "a");
         q.pop();
         q.schedule(SimTime(9), "b");
+    }
+
+    #[test]
+    fn owned_entries_are_skipped_when_their_owner_says_so_without_moving_the_clock() {
+        let mut q: EventQueue<(&str, bool)> = EventQueue::new();
+        q.schedule_constant_owned(SimDuration::from_ms(5.0), ("void timeout", false));
+        q.schedule_owned(
+            SimTime::ZERO + SimDuration::from_ms(6.0),
+            ("void backoff", false),
+        );
+        q.schedule_constant_owned(SimDuration::from_ms(5.0), ("timeout", true));
+        q.schedule(SimTime::ZERO + SimDuration::from_ms(5.0), ("arrival", true));
+        q.schedule_owned(SimTime::ZERO + SimDuration::from_ms(7.0), ("backoff", true));
+        let mut asked = Vec::new();
+        let mut popped = Vec::new();
+        while let Some((t, (name, _))) = q.pop_with(|&(name, stands)| {
+            asked.push(name);
+            stands
+        }) {
+            popped.push((t.as_nanos() / 1_000_000, name));
+        }
+        // (time, seq) order among the live ones; the void ones cost no delivery.
+        assert_eq!(popped, [(5, "timeout"), (5, "arrival"), (7, "backoff")]);
+        // Only owned entries are asked about.
+        assert_eq!(
+            asked,
+            ["void timeout", "timeout", "void backoff", "backoff"]
+        );
+        assert_eq!((q.delivered(), q.stale_popped()), (3, 2));
+        // A void entry last in the queue leaves the clock where it was.
+        q.schedule_constant_owned(SimDuration::from_ms(1.0), ("void", false));
+        assert_eq!(q.pop_with(|&(_, stands)| stands), None);
+        assert_eq!(q.now().as_nanos(), 7_000_000);
+        // Without a predicate, owned entries are delivered.
+        q.schedule_owned(q.now(), ("any", false));
+        assert_eq!(q.pop().map(|(_, e)| e.0), Some("any"));
     }
 }

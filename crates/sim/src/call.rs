@@ -130,7 +130,7 @@ impl Simulator<'_> {
             deadline: deadline.unwrap_or(SimTime::NEVER),
             attempts: 0,
             current: None,
-            backoff: None,
+            sleeping: false,
             holds_retry: false,
             last_delay: SimDuration::ZERO,
             bulkhead: BulkheadHold::None,
@@ -222,7 +222,7 @@ impl Simulator<'_> {
         let call = &mut self.calls[call_id];
         if hedge == 0 {
             call.attempts += 1;
-            call.backoff = None;
+            call.sleeping = false;
             if let Some(h) = call.hedging.as_mut() {
                 h.sent = 0;
                 h.try_sent = now;
@@ -466,16 +466,16 @@ impl Simulator<'_> {
         call.current = Some(attempt);
         if arm_now {
             let event = Event::AttemptTimeout(attempt);
-            let handle = if send_at > now {
+            if send_at > now {
                 // The limiter made the attempt wait for a permit
                 // (resilience4j): its timeout runs from when it is sent.
-                self.queue.schedule_timer(send_at + timeout, event)
+                self.queue.schedule_owned(send_at + timeout, event);
             } else if recurring {
-                self.queue.schedule_constant_timer(timeout, event)
+                self.queue.schedule_constant_owned(timeout, event);
             } else {
-                self.queue.schedule_timer(now + timeout, event)
-            };
-            self.attempts[attempt].timer = AttemptTimer::Armed(handle);
+                self.queue.schedule_owned(now + timeout, event);
+            }
+            self.attempts[attempt].timer = AttemptTimer::Armed;
         }
         if send_at > now {
             self.queue
@@ -588,11 +588,12 @@ impl Simulator<'_> {
         let event = Event::AttemptTimeout(attempt);
         // From arrival, a recurring timeout over a constant hop is itself a
         // constant delay.
-        a.timer = AttemptTimer::Armed(if recurring && self.model.network.is_constant() {
-            self.queue.schedule_constant_timer(expires - now, event)
+        a.timer = AttemptTimer::Armed;
+        if recurring && self.model.network.is_constant() {
+            self.queue.schedule_constant_owned(expires - now, event);
         } else {
-            self.queue.schedule_timer(expires, event)
-        });
+            self.queue.schedule_owned(expires, event);
+        }
     }
 
     /// An attempt ended: settle its breaker permit, its budget accounting and
@@ -659,9 +660,7 @@ impl Simulator<'_> {
             // Refused on arrival; its caller settled it when it left.
             return;
         }
-        if let AttemptTimer::Armed(timer) = a.timer {
-            self.queue.cancel(timer);
-        }
+        // Its timeout, if armed, died with it (an owned timer).
         self.end_attempt(&a, Some(outcome));
         let kind = if outcome == Outcome::Ok {
             AttemptOutcomeKind::Success
@@ -756,9 +755,8 @@ impl Simulator<'_> {
         let Some(a) = self.attempts.get(attempt).copied() else {
             return;
         };
-        if let AttemptTimer::Armed(timer) = a.timer {
-            self.queue.cancel(timer);
-        }
+        // Its timeout, if armed, is void once the attempt is removed or
+        // orphaned below.
         self.edge_counters[a.edge as usize].losers_untied += 1;
         self.end_attempt(&a, None);
         self.log_attempt(&a, AttemptOutcomeKind::Cancelled);
@@ -864,16 +862,16 @@ impl Simulator<'_> {
                 && matches!(policy.retry.backoff, Backoff::Fixed(_))
                 && retry_after.is_none();
             let event = Event::BackoffDone(call_id);
-            let timer = if wake > deadline {
+            if wake > deadline {
                 // (Never in the past: a call whose deadline passed has no
                 // attempt to retry, but a timer in the past would panic.)
-                self.queue.schedule_timer(deadline.max(now), event)
+                self.queue.schedule_owned(deadline.max(now), event);
             } else if fixed {
-                self.queue.schedule_constant_timer(delay, event)
+                self.queue.schedule_constant_owned(delay, event);
             } else {
-                self.queue.schedule_timer(wake, event)
-            };
-            self.calls[call_id].backoff = Some(timer);
+                self.queue.schedule_owned(wake, event);
+            }
+            self.calls[call_id].sleeping = true;
         }
     }
 
@@ -906,12 +904,10 @@ impl Simulator<'_> {
 
     /// Stop waiting for an attempt and tell the callee (its connection closes).
     pub(crate) fn abandon_attempt(&mut self, attempt: AttemptId) {
+        // Removing it voids its timeout (an owned timer).
         let Some(a) = self.attempts.remove(attempt) else {
             return;
         };
-        if let AttemptTimer::Armed(timer) = a.timer {
-            self.queue.cancel(timer);
-        }
         self.edge_counters[a.edge as usize].cancellations += 1;
         self.end_attempt(&a, None);
         self.log_attempt(&a, AttemptOutcomeKind::Cancelled);
@@ -983,9 +979,7 @@ impl Simulator<'_> {
                 self.queue.cancel(timer);
             }
         }
-        if let Some(timer) = call.backoff {
-            self.queue.cancel(timer);
-        }
+        // Its backoff, if sleeping, died with it (an owned timer).
         if call.holds_retry {
             self.edge_state[call.edge as usize][call.caller as usize]
                 .budget

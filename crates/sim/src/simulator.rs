@@ -486,7 +486,7 @@ impl<'m> Simulator<'m> {
         let limits = self.model.limits;
         let mut stopped = None;
         self.open_buckets_until(SimTime::ZERO);
-        while let Some((t, event)) = self.queue.pop() {
+        while let Some((t, event)) = self.next_event() {
             if horizon.is_some_and(|h| t >= h) {
                 break;
             }
@@ -800,6 +800,23 @@ impl<'m> Simulator<'m> {
                 break;
             }
         }
+    }
+
+    /// The next event that stands. Timeouts and backoffs are owned timers
+    /// (`EventQueue::schedule_owned`): an attempt's timeout stands while the
+    /// attempt lives with its timer armed, a backoff while its call sleeps;
+    /// answering, abandoning or removing the owner voids them, with no
+    /// cancellation of their own.
+    #[inline]
+    fn next_event(&mut self) -> Option<(SimTime, Event)> {
+        let (attempts, calls) = (&self.attempts, &self.calls);
+        self.queue.pop_with(|event| match *event {
+            Event::AttemptTimeout(a) => attempts
+                .get(a)
+                .is_some_and(|a| a.timer == AttemptTimer::Armed),
+            Event::BackoffDone(c) => calls.get(c).is_some_and(|c| c.sleeping),
+            _ => true,
+        })
     }
 
     fn handle(&mut self, event: Event) {

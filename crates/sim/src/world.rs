@@ -73,8 +73,9 @@ pub struct Call {
     pub attempts: u32,
     /// The attempt in flight, if any.
     pub current: Option<AttemptId>,
-    /// The backoff sleep before the next attempt, if sleeping.
-    pub backoff: Option<TimerHandle>,
+    /// Sleeping before the next attempt: a `BackoffDone` owned by the call is
+    /// queued, and stands while the call lives (removing the call voids it).
+    pub sleeping: bool,
     /// A retry granted by the budget but not sent yet (during the backoff).
     pub holds_retry: bool,
     /// The last backoff (decorrelated jitter grows from it).
@@ -233,8 +234,10 @@ pub enum AttemptTimer {
         /// for a FIFO lane) rather than one cut by a deadline.
         recurring: bool,
     },
-    /// Armed.
-    Armed(TimerHandle),
+    /// Armed: an `AttemptTimeout` owned by the attempt is queued
+    /// (`EventQueue::schedule_owned`). It stands while the attempt lives with
+    /// this state; answering, abandoning or orphaning the attempt voids it.
+    Armed,
 }
 
 /// Where a handler is.
