@@ -20,7 +20,7 @@ use crate::timeseries::{Gauges, TimeSeries};
 use crate::world::*;
 use crate::zombie::{Zombies, NO_USER};
 use std::collections::VecDeque;
-use stormsim_engine::{EventQueue, SimDuration, SimTime, Slab, StreamKey, StreamRng, TimerHandle};
+use stormsim_engine::{EventQueue, SimDuration, SimTime, Slab, StreamKey, StreamRng};
 use stormsim_model::{Arrival, CallPolicy, Change, Model, ServiceId, Step};
 
 /// Everything that can happen. Small and `Copy`: the queue moves them a lot.
@@ -30,6 +30,8 @@ pub enum Event {
     Arrival {
         /// Index of the workload.
         workload: u32,
+        /// Stands while it is the workload's arrival epoch (an owned timer).
+        epoch: u32,
     },
     /// An attempt reaches its callee.
     AttemptArrives(AttemptId),
@@ -155,8 +157,9 @@ pub(crate) struct WorkloadState {
     pub rng: StreamRng,
     pub key: StreamKey,
     pub generated: u64,
-    /// The pending arrival, cancelled when a timeline change alters the arrivals.
-    pub next: Option<TimerHandle>,
+    /// The epoch of the arrivals that stand: a timeline change that alters
+    /// the arrivals bumps it, voiding the pending one (an owned timer).
+    pub arrival_epoch: u32,
 }
 
 pub(crate) struct ServiceState {
@@ -289,7 +292,7 @@ impl<'m> Simulator<'m> {
                     rng: key.label("arrivals").rng(),
                     key,
                     generated: 0,
-                    next: None,
+                    arrival_epoch: 0,
                 }
             })
             .collect();
@@ -709,9 +712,9 @@ impl<'m> Simulator<'m> {
             if same || matches!(new.arrival, Arrival::ClosedLoop { .. }) {
                 continue;
             }
-            if let Some(pending) = self.workloads[i].next.take() {
-                self.queue.cancel(pending);
-            }
+            // Voids the pending arrival.
+            let epoch = &mut self.workloads[i].arrival_epoch;
+            *epoch = epoch.wrapping_add(1);
             let next = match new.arrival {
                 Arrival::Poisson { mean_gap_ns } => {
                     now + gap(self.workloads[i].rng.exponential(mean_gap_ns))
@@ -802,15 +805,19 @@ impl<'m> Simulator<'m> {
         }
     }
 
-    /// The next event that stands. Timeouts and backoffs are owned timers
-    /// (`EventQueue::schedule_owned`): an attempt's timeout stands while the
-    /// attempt lives with its timer armed, a backoff while its call sleeps;
+    /// The next event that stands. Timeouts, backoffs and arrivals are owned
+    /// timers (`EventQueue::schedule_owned`): an attempt's timeout stands
+    /// while the attempt lives with its timer armed, a backoff while its call
+    /// sleeps, an arrival while its workload's arrivals are unchanged;
     /// answering, abandoning or removing the owner voids them, with no
     /// cancellation of their own.
     #[inline]
     fn next_event(&mut self) -> Option<(SimTime, Event)> {
-        let (attempts, calls) = (&self.attempts, &self.calls);
+        let (attempts, calls, workloads) = (&self.attempts, &self.calls, &self.workloads);
         self.queue.pop_with(|event| match *event {
+            Event::Arrival { workload, epoch } => {
+                workloads[workload as usize].arrival_epoch == epoch
+            }
             Event::AttemptTimeout(a) => attempts
                 .get(a)
                 .is_some_and(|a| a.timer == AttemptTimer::Armed),
@@ -821,7 +828,7 @@ impl<'m> Simulator<'m> {
 
     fn handle(&mut self, event: Event) {
         match event {
-            Event::Arrival { workload } => self.on_arrival(workload as usize),
+            Event::Arrival { workload, .. } => self.on_arrival(workload as usize),
             Event::AttemptArrives(a) => self.on_attempt_arrives(a),
             Event::ResponseArrives(a, outcome) => self.on_response(a, outcome),
             Event::AttemptTimeout(a) => self.on_attempt_timeout(a),
@@ -873,13 +880,13 @@ impl<'m> Simulator<'m> {
         let count_left = w.max_requests.is_none_or(|max| state.generated < max);
         let in_time = w.duration.is_none_or(|d| at < SimTime::ZERO + d);
         if count_left && in_time {
-            let timer = self.queue.schedule_timer(
+            self.queue.schedule_owned(
                 at,
                 Event::Arrival {
                     workload: workload as u32,
+                    epoch: state.arrival_epoch,
                 },
             );
-            self.workloads[workload].next = Some(timer);
         }
     }
 
@@ -887,7 +894,6 @@ impl<'m> Simulator<'m> {
         let now = self.now();
         let w = &self.model.workloads[workload];
         let state = &mut self.workloads[workload];
-        state.next = None;
         let next = match w.arrival {
             Arrival::Poisson { mean_gap_ns } => now + gap(state.rng.exponential(mean_gap_ns)),
             // Each gap rounds to whole ns: at most 0.5 ns of drift per arrival.
