@@ -1,6 +1,7 @@
 //! `attempts.csv`, streamed: each variant writes its attempts' rows to an
-//! anonymous temporary file as the run goes, and the file is assembled from
-//! them in variant order once every variant is done. Memory then follows the
+//! anonymous temporary file in the output folder as the run goes (on the
+//! disk the output goes to, not in a `/tmp` that may be memory), and the
+//! file is assembled from them in variant order once every variant is done. Memory then follows the
 //! requests in flight even with `--attempts` (tail-at-scale's 11 variants
 //! kept 264 MB of records in memory when they were collected first), and the
 //! bytes are those of [`stormsim_sim::RunReport::attempts_csv`] over the same
@@ -23,10 +24,16 @@ pub struct AttemptRows<'a> {
 }
 
 impl<'a> AttemptRows<'a> {
-    /// Rows of `variant`, whose services are `services` in model order.
-    pub fn new(variant: &'a str, services: Vec<&'a str>) -> Result<Self> {
-        let file =
-            tempfile::tempfile().context("cannot create a temporary file for attempts.csv")?;
+    /// Rows of `variant`, whose services are `services` in model order, kept
+    /// in an unnamed temporary file in `dir` (gone when dropped, even if the
+    /// run is killed).
+    pub fn new(dir: &Path, variant: &'a str, services: Vec<&'a str>) -> Result<Self> {
+        let file = tempfile::tempfile_in(dir).with_context(|| {
+            format!(
+                "cannot create a temporary file for attempts.csv in {}",
+                dir.display()
+            )
+        })?;
         Ok(AttemptRows {
             variant,
             services,
@@ -38,7 +45,7 @@ impl<'a> AttemptRows<'a> {
     }
 
     /// The rows written, as a file read from its start.
-    fn into_file(self) -> Result<File> {
+    fn into_file(self) -> Result<RowsFile> {
         if let Some(e) = self.error {
             return Err(e).context("cannot write the rows of attempts.csv");
         }
@@ -49,7 +56,7 @@ impl<'a> AttemptRows<'a> {
             .and_then(|w| w.into_inner().map_err(|e| e.into_error()))
             .context("cannot write the rows of attempts.csv")?;
         file.rewind()?;
-        Ok(file)
+        Ok(RowsFile(file))
     }
 }
 
@@ -67,18 +74,24 @@ impl AttemptSink for AttemptRows<'_> {
     }
 }
 
+/// One variant's rows, all written and flushed.
+pub struct RowsFile(File);
+
+/// Flushes every variant's rows and reports the first write that failed:
+/// called before any output is written, so that a failed attempts.csv does
+/// not leave new summaries beside an old one.
+pub fn finish(variants: Vec<AttemptRows<'_>>) -> Result<Vec<RowsFile>> {
+    variants.into_iter().map(AttemptRows::into_file).collect()
+}
+
 /// Writes `attempts.csv` at `path` (atomically): the header, then each
 /// variant's rows in the order given.
-pub fn assemble(path: &Path, variants: Vec<AttemptRows<'_>>) -> Result<()> {
-    let files = variants
-        .into_iter()
-        .map(AttemptRows::into_file)
-        .collect::<Result<Vec<_>>>()?;
+pub fn assemble(path: &Path, files: Vec<RowsFile>) -> Result<()> {
     crate::output::write_atomically_with(path, |out| {
         let mut header = csv::Writer::from_writer(Vec::new());
         header.write_record(ATTEMPT_COLUMNS)?;
         out.write_all(&header.into_inner().map_err(|e| e.into_error())?)?;
-        for mut file in files {
+        for RowsFile(mut file) in files {
             std::io::copy(&mut file, out)?;
         }
         Ok(())

@@ -74,6 +74,11 @@ pub fn run_and_write(
             model.seed
         );
     }
+    if record_attempts {
+        // attempts.csv's rows are kept on the output's disk as they come.
+        std::fs::create_dir_all(out)
+            .with_context(|| format!("cannot create output folder {}", out.display()))?;
+    }
     let started = Instant::now();
     let done = AtomicUsize::new(0);
     let finished = AtomicBool::new(false);
@@ -93,7 +98,7 @@ pub fn run_and_write(
                 let t0 = Instant::now();
                 let (report, rows) = if record_attempts {
                     let services = v.model.services.iter().map(|s| s.name.as_str());
-                    let mut rows = AttemptRows::new(&v.name, services.collect())?;
+                    let mut rows = AttemptRows::new(out, &v.name, services.collect())?;
                     let report = Simulator::new(&v.model, &v.changes)
                         .stream_attempts(&mut rows)
                         .run(&v.name);
@@ -131,6 +136,7 @@ pub fn run_and_write(
         walls.push(wall);
         attempt_rows.extend(rows);
     }
+    let attempt_rows = crate::attempts_file::finish(attempt_rows)?;
     let run = RunReport {
         model: model.name.clone(),
         description: model.description.clone(),

@@ -6,8 +6,8 @@
 //! Timers are cancellable in O(1): a cancellable entry names a slot whose
 //! generation is bumped on cancel; a popped entry whose generation no longer
 //! matches is stale and skipped (a tombstone, as in nexosim and the reference
-//! `rust-limit` loop). Every attempt arms a timeout that is usually cancelled,
-//! so this path is hot.
+//! `rust-limit` loop). The hottest timers (timeouts, backoffs, arrivals) are
+//! owned instead, below: no slot at all.
 //!
 //! **Owned timers.** Most timers belong to one entity and die with it: an
 //! attempt's timeout is void once the attempt is answered, a retry's backoff
@@ -322,7 +322,9 @@ impl<E> EventQueue<E> {
         Some(event)
     }
 
-    /// Removes the next live event, advances the clock to its time and returns it.
+    /// Removes the next live event, advances the clock to its time and returns
+    /// it. Owned entries count as live: a caller that schedules them pops
+    /// with [`EventQueue::pop_with`].
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
         self.pop_with(|_| true)
     }

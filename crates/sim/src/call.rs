@@ -115,9 +115,15 @@ impl Simulator<'_> {
             // A workload's request opens a root per attempt.
             Owner::Root { .. } => (0, NO_ROOT),
         };
-        let hedging = self.edges[edge as usize]
-            .hedge
-            .map(|_| Box::<Hedging>::default());
+        let hedging = self.edges[edge as usize].hedge.map(|policy| {
+            Box::new(Hedging {
+                policy,
+                others: Vec::new(),
+                timer: None,
+                sent: 0,
+                try_sent: SimTime::ZERO,
+            })
+        });
         let call = self.calls.insert(Call {
             owner,
             request,
@@ -229,9 +235,9 @@ impl Simulator<'_> {
             }
         }
         let is_retry = hedge == 0 && std::mem::take(&mut call.holds_retry);
-        // A granted retry, or a hedge (which on_hedge_due charged to the
-        // budget): either gives its slot back if it is not sent after all.
-        let holds_budget_slot = is_retry || hedge > 0;
+        // A granted retry gives its budget slot back if it is not sent after
+        // all; a hedge is charged further down, once nothing local refuses it.
+        let mut holds_budget_slot = is_retry;
         // Everything needed from the call, read in one lookup.
         let (attempt_no, deadline, key, edge, caller, shard, request) = (
             call.attempts,
@@ -359,6 +365,21 @@ impl Simulator<'_> {
                 Some(i) => instance = range.start + i,
                 None => local_refusal = Some((FailReason::Rejected, None)),
             }
+        }
+        // gRPC: a hedge draws on the retry throttle like a retry, asked just
+        // before it would be sent (after the breaker and the balancer, so a
+        // hedge refused locally costs no token); one the budget refuses is
+        // simply not sent, its breaker permit unused, and the try goes on.
+        if hedge > 0 && local_refusal.is_none() {
+            if !state.budget.try_retry(now, state.in_flight) {
+                if let (Some(breaker), Some(permit)) = (state.breaker.as_mut(), permit) {
+                    breaker.record(now, permit, CallOutcome::Ignored, SimDuration::ZERO);
+                }
+                self.services[to].counters.budget_denied += 1;
+                self.edge_counters[edge as usize].budget_denied += 1;
+                return;
+            }
+            holds_budget_slot = true;
         }
         let mut send_at = now;
         if local_refusal.is_none() {
@@ -544,14 +565,6 @@ impl Simulator<'_> {
                 return;
             }
         }
-        // gRPC: hedges draw on the retry throttle like retries; a hedge the
-        // budget refuses is simply not sent (the try goes on).
-        if !state.budget.try_retry(now, state.in_flight) {
-            let to = self.edges[edge].to;
-            self.services[to].counters.budget_denied += 1;
-            self.edge_counters[edge].budget_denied += 1;
-            return;
-        }
         hedging.sent += 1;
         let hedge = hedging.sent;
         self.launch_attempt(call_id, hedge);
@@ -731,9 +744,7 @@ impl Simulator<'_> {
             .into_iter()
             .chain(hedging.others.drain(..))
             .collect();
-        let policy = self.edges[call.edge as usize]
-            .hedge
-            .expect("a hedging call's edge hedges");
+        let policy = hedging.policy;
         for loser in losers {
             if policy.tied {
                 if policy.cancel_delay == SimDuration::ZERO {

@@ -88,8 +88,11 @@ pub struct Call {
 
 /// The hedging state of a call: its attempts in flight besides `current`, and
 /// the timer of the next hedge.
-#[derive(Default)]
 pub struct Hedging {
+    /// The policy the call started with: it settles its copies by it (tied
+    /// or not) even if a timeline change turns hedging off or changes it
+    /// halfway; new hedges follow the edge's current policy.
+    pub policy: stormsim_model::HedgePolicy,
     /// Earlier attempts still in flight (`Call::current` is the latest).
     pub others: Vec<AttemptId>,
     /// The next hedge's timer.

@@ -9,14 +9,17 @@ use serde_json::json;
 use stormsim_model::load_model;
 use stormsim_sim::{run_variant, VariantReport};
 
-/// Front calls leaf (3 replicas, slow) with a 30 ms timeout, 3 attempts and a
-/// hedge after 10 ms: most tries hedge, many retry.
-fn run(budget: serde_json::Value, seed: u64) -> VariantReport {
+/// Front calls leaf (slow, `replicas` of it) with a 30 ms timeout, 3
+/// attempts, `budget` (none if null) and, if `hedge`, a hedge after 10 ms:
+/// with 3 replicas most tries hedge, and some retry.
+fn run_with(budget: serde_json::Value, replicas: u32, hedge: bool, seed: u64) -> VariantReport {
     let mut step = json!({"call": "leaf", "timeout_ms": 30, "idempotent": true,
-        "hedge": {"delay_ms": 10},
         "retry": {"max_attempts": 3, "backoff": {"kind": "fixed", "ms": 5}}});
     if !budget.is_null() {
         step["retry"]["budget"] = budget;
+    }
+    if hedge {
+        step["hedge"] = json!({"delay_ms": 10});
     }
     let doc = json!({
         "name": "hedge-budgets",
@@ -24,12 +27,16 @@ fn run(budget: serde_json::Value, seed: u64) -> VariantReport {
                        "arrival": {"kind": "poisson", "rate_per_s": 200}}],
         "services": [
             {"name": "front", "steps": [step]},
-            {"name": "leaf", "instances": 3, "workers": 4,
+            {"name": "leaf", "instances": replicas, "workers": 4,
              "steps": [{"work": {"kind": "exponential", "mean_ms": 12}}]}
         ]
     });
     let model = load_model(&doc.to_string(), &[], Some(seed)).expect("a valid model");
     run_variant(&model.variants[0])
+}
+
+fn run(budget: serde_json::Value, seed: u64) -> VariantReport {
+    run_with(budget, 3, true, seed)
 }
 
 fn leaf(v: &VariantReport) -> &stormsim_sim::ServiceReport {
@@ -77,4 +84,22 @@ fn an_envoy_budget_gets_every_slot_back_once() {
         assert!(leaf(&v).hedges > 0, "seed {seed}");
         assert!(leaf(&v).budget_denied > 0, "seed {seed}: the limit binds");
     }
+}
+
+/// A hedge is charged only once nothing local refuses it: with one replica,
+/// every hedge finds no other replica to go to and is refused at the caller,
+/// and the token bucket must grant exactly the retries it grants without
+/// hedging (the same draws: randomness is keyed by the call path).
+#[test]
+fn a_hedge_refused_at_the_caller_costs_no_token() {
+    let run_single = |hedge: bool| {
+        let bucket = json!({"kind": "token_bucket", "ratio": 0.1, "max_tokens": 10});
+        let v = run_with(bucket, 1, hedge, 1);
+        let l = leaf(&v);
+        (l.calls, l.retries, l.budget_denied, l.hedges)
+    };
+    let (plain, hedged) = (run_single(false), run_single(true));
+    assert!(plain.1 > 0 && plain.2 > 0, "the budget binds: {plain:?}");
+    assert_eq!(hedged.3, 0, "no hedge can be sent with one replica");
+    assert_eq!(hedged, plain);
 }

@@ -73,3 +73,37 @@ fn a_503_retry_after_overrides_the_backoff() {
     assert_eq!(own_backoff.succeeded, 1);
     assert_eq!(own_backoff.failed_by_reason.rejected, 1);
 }
+
+/// Turning hedging off halfway: calls already hedging settle their copies by
+/// the policy they started with (this panicked: the settling read the edge's
+/// current policy, which had none), and no hedge is sent after the change.
+#[test]
+fn a_timeline_can_turn_hedging_off_while_calls_hedge() {
+    let model = |timeline: Value| {
+        json!({
+            "name": "hedging-off",
+            "workloads": [{"name": "u", "target": "front", "duration_s": 10,
+                           "arrival": {"kind": "poisson", "rate_per_s": 500}}],
+            "services": [
+                {"name": "front", "steps": [{"call": "leaf", "timeout_ms": 300,
+                    "idempotent": true, "hedge": {"delay_ms": 5, "tied": true}}]},
+                {"name": "leaf", "instances": 3, "workers": 8,
+                 "steps": [{"work": {"kind": "exponential", "mean_ms": 12}}]}
+            ],
+            "timeline": timeline
+        })
+    };
+    let always = run(&model(json!([])));
+    let off = run(&model(json!([{"name": "hedging off", "at_s": 5,
+        "set": {"services[front].steps[0].hedge": null}}])));
+    let hedges = |v: &VariantReport| v.services.iter().find(|s| s.name == "leaf").unwrap().hedges;
+    assert!(hedges(&always) > 1_000, "{}", hedges(&always));
+    // The first 5 s are the same run (common random numbers); then none.
+    assert!(
+        hedges(&off) > 0 && hedges(&off) < hedges(&always) * 6 / 10,
+        "{} of {}",
+        hedges(&off),
+        hedges(&always)
+    );
+    assert_eq!(off.requests, always.requests);
+}
