@@ -684,7 +684,7 @@ impl<'m> Simulator<'m> {
             for state in &mut self.edge_state[i] {
                 let fresh = EdgeState::new(edge, model.services[edge.to].instances);
                 if old.retry.budget != edge.retry.budget {
-                    state.budget = fresh.budget;
+                    state.budget = state.budget.replaced_by(fresh.budget);
                 }
                 if old.breaker != edge.breaker {
                     state.breaker = fresh.breaker;

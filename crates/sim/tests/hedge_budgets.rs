@@ -103,3 +103,38 @@ fn a_hedge_refused_at_the_caller_costs_no_token() {
     assert_eq!(hedged.3, 0, "no hedge can be sent with one replica");
     assert_eq!(hedged, plain);
 }
+
+/// A timeline change to the budget while retries and hedges it granted are
+/// in flight: they give their slots back to the new budget, which took them
+/// over (a fresh budget knew of none, and a debug assertion caught the
+/// release).
+#[test]
+fn a_budget_changed_by_the_timeline_takes_over_the_slots_in_flight() {
+    let mut doc = serde_json::json!({
+        "name": "budget-change",
+        "workloads": [{"name": "u", "target": "front", "duration_s": 10,
+                       "arrival": {"kind": "poisson", "rate_per_s": 200}}],
+        "services": [
+            {"name": "front", "steps": [{"call": "leaf", "timeout_ms": 30, "idempotent": true,
+                "hedge": {"delay_ms": 10},
+                "retry": {"max_attempts": 3, "backoff": {"kind": "fixed", "ms": 5},
+                          "budget": {"kind": "envoy", "budget_percent": 20, "min_retry_concurrency": 3}}}]},
+            {"name": "leaf", "instances": 3, "workers": 4,
+             "steps": [{"work": {"kind": "exponential", "mean_ms": 12}}]}
+        ]
+    });
+    let changes: Vec<_> = (1..10)
+        .map(|s| {
+            json!({"name": format!("budget {s}"), "at_s": s,
+                   "set": {"services[front].steps[0].retry.budget.budget_percent": 20 + s}})
+        })
+        .collect();
+    doc["timeline"] = serde_json::Value::Array(changes);
+    let model = load_model(&doc.to_string(), &[], Some(1)).expect("a valid model");
+    let v = run_variant(&model.variants[0]);
+    assert!(
+        leaf(&v).hedges > 100 && leaf(&v).budget_denied > 0,
+        "{:?}",
+        leaf(&v)
+    );
+}

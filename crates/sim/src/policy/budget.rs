@@ -339,6 +339,15 @@ impl RetryBudget {
         self.retries_denied
     }
 
+    /// This budget's replacement by `fresh` (a timeline change to its
+    /// configuration): the retries and hedges it granted that are still in
+    /// flight move to the new one, which they report to when they end, and
+    /// which counts them as in flight (Envoy's limit) meanwhile.
+    pub fn replaced_by(&self, mut fresh: RetryBudget) -> RetryBudget {
+        fresh.retries_in_flight = self.retries_in_flight;
+        fresh
+    }
+
     /// Granted retries not yet reported by [`RetryBudget::on_retry_finished`].
     pub fn retries_in_flight(&self) -> u64 {
         self.retries_in_flight
@@ -895,6 +904,22 @@ mod tests {
     }
 
     // --- Envoy retry_budget ---
+
+    #[test]
+    fn a_replacement_takes_over_the_retries_in_flight() {
+        let mut old = envoy_default();
+        for _ in 0..5 {
+            assert!(old.try_retry(SimTime::ZERO, 25));
+        }
+        let mut new = old.replaced_by(envoy_default());
+        // They count against the new limit, and are given back to it.
+        assert!(!new.try_retry(SimTime::ZERO, 25));
+        for _ in 0..5 {
+            new.on_retry_finished();
+        }
+        assert_eq!(new.retries_in_flight(), 0);
+        assert!(new.try_retry(SimTime::ZERO, 25));
+    }
 
     #[test]
     fn envoy_25_active_requests_allow_5_concurrent_retries() {
