@@ -1,15 +1,16 @@
 //! `attempts.csv`, streamed: each variant writes its attempts' rows to an
 //! anonymous temporary file in the output folder as the run goes (on the
-//! disk the output goes to, not in a `/tmp` that may be memory), and the
-//! file is assembled from them in variant order once every variant is done. Memory then follows the
-//! requests in flight even with `--attempts` (tail-at-scale's 11 variants
-//! kept 264 MB of records in memory when they were collected first), and the
-//! bytes are those of [`stormsim_sim::RunReport::attempts_csv`] over the same
-//! records, whatever the thread count (a test checks it).
+//! disk the output goes to, not in a `/tmp` that may be memory), and the file
+//! is assembled from them in variant order once every variant is done.
+//! Memory then follows the requests in flight even with `--attempts`
+//! (tail-at-scale's 11 variants kept 264 MB of records in memory when they
+//! were collected first), and the bytes are those of
+//! [`stormsim_sim::RunReport::attempts_csv`] over the same records, whatever
+//! the thread count (a test checks it).
 
 use anyhow::{Context, Result};
 use std::fs::File;
-use std::io::{BufWriter, Seek, Write};
+use std::io::{Seek, Write};
 use std::path::Path;
 use stormsim_sim::report::{AttemptRecord, AttemptSink, ATTEMPT_COLUMNS};
 
@@ -17,9 +18,10 @@ use stormsim_sim::report::{AttemptRecord, AttemptSink, ATTEMPT_COLUMNS};
 pub struct AttemptRows<'a> {
     variant: &'a str,
     services: Vec<&'a str>,
-    rows: csv::Writer<BufWriter<File>>,
-    /// The first write that failed; the run goes on and the error is
-    /// reported when the file is assembled.
+    /// Buffered by the CSV writer itself.
+    rows: csv::Writer<File>,
+    /// The first write that failed; the run goes on, writing nothing more,
+    /// and [`finish`] reports it before any output is written.
     error: Option<csv::Error>,
 }
 
@@ -39,7 +41,7 @@ impl<'a> AttemptRows<'a> {
             services,
             rows: csv::WriterBuilder::new()
                 .has_headers(false)
-                .from_writer(BufWriter::new(file)),
+                .from_writer(file),
             error: None,
         })
     }
@@ -53,7 +55,6 @@ impl<'a> AttemptRows<'a> {
             .rows
             .into_inner()
             .map_err(|e| e.into_error())
-            .and_then(|w| w.into_inner().map_err(|e| e.into_error()))
             .context("cannot write the rows of attempts.csv")?;
         file.rewind()?;
         Ok(RowsFile(file))

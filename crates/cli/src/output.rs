@@ -74,11 +74,9 @@ pub fn run_and_write(
             model.seed
         );
     }
-    if record_attempts {
-        // attempts.csv's rows are kept on the output's disk as they come.
-        std::fs::create_dir_all(out)
-            .with_context(|| format!("cannot create output folder {}", out.display()))?;
-    }
+    // Before the runs: attempts.csv's rows are kept there as they come.
+    std::fs::create_dir_all(out)
+        .with_context(|| format!("cannot create output folder {}", out.display()))?;
     let started = Instant::now();
     let done = AtomicUsize::new(0);
     let finished = AtomicBool::new(false);
@@ -144,8 +142,6 @@ pub fn run_and_write(
         variants: reports,
     };
 
-    std::fs::create_dir_all(out)
-        .with_context(|| format!("cannot create output folder {}", out.display()))?;
     let view = RunView::from_run(model, &run);
     let summary = Summary {
         tool: "stormsim",

@@ -886,10 +886,11 @@ impl Simulator<'_> {
         }
     }
 
+    /// Delivered only while the call sleeps (an owned timer: see
+    /// `Simulator::next_event`), so the call is alive.
     pub(crate) fn on_backoff_done(&mut self, call: CallId) {
-        if self.calls.contains_key(call) {
-            self.send_attempt(call);
-        }
+        debug_assert!(self.calls.contains_key(call), "a backoff outlived its call");
+        self.send_attempt(call);
     }
 
     /// The call ended: hand the outcome to whoever waits.

@@ -98,7 +98,10 @@ fn a_timeline_can_turn_hedging_off_while_calls_hedge() {
         "set": {"services[front].steps[0].hedge": null}}])));
     let hedges = |v: &VariantReport| v.services.iter().find(|s| s.name == "leaf").unwrap().hedges;
     assert!(hedges(&always) > 1_000, "{}", hedges(&always));
-    // The first 5 s are the same run (common random numbers); then none.
+    // The first 5 s are the same run (common random numbers), so about half
+    // of the hedges (plus those already due at the change); then none. With
+    // over 1,000 hedges a half, Poisson noise is under 2% of the total: 60%
+    // separates "half" from "hedging went on" by far more than that.
     assert!(
         hedges(&off) > 0 && hedges(&off) < hedges(&always) * 6 / 10,
         "{} of {}",
