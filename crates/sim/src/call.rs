@@ -399,7 +399,12 @@ impl Simulator<'_> {
             if let (Some(breaker), Some(permit)) = (state.breaker.as_mut(), permit) {
                 breaker.record(now, permit, CallOutcome::Ignored, SimDuration::ZERO);
             }
-            if holds_budget_slot {
+            if hedge > 0 && holds_budget_slot {
+                // Only the limiter refuses a hedge the budget granted: the
+                // budget is asked once nothing at the caller refuses, so the
+                // grant is undone, token and all.
+                state.budget.on_retry_not_sent(now);
+            } else if holds_budget_slot {
                 state.budget.on_retry_finished();
             }
             if hedge == 0 {
@@ -414,6 +419,9 @@ impl Simulator<'_> {
             }
         }
         if hedge > 0 {
+            if let Some(brake) = state.hedge_brake.as_mut() {
+                brake.on_hedge_sent(now);
+            }
             self.edge_counters[edge as usize].hedges += 1;
         }
         state.in_flight += 1;
@@ -559,8 +567,9 @@ impl Simulator<'_> {
             return;
         }
         let state = &mut self.edge_state[edge][caller];
-        if let Some(brake) = state.hedge_brake.as_mut() {
-            if !brake.allow(now) {
+        // Asked now, spent in `launch_attempt` only if the hedge goes.
+        if let Some(brake) = state.hedge_brake.as_ref() {
+            if !brake.may_hedge(now) {
                 self.edge_counters[edge].hedges_braked += 1;
                 return;
             }

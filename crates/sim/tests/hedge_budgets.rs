@@ -138,3 +138,66 @@ fn a_budget_changed_by_the_timeline_takes_over_the_slots_in_flight() {
         leaf(&v)
     );
 }
+
+/// The hedge brake (`max_ratio`) is asked when the hedge delay passes but
+/// spent only when the hedge is sent: with one replica no hedge can go, so
+/// none may cost the brake a token. (Spending at the ask drained its ten
+/// tokens on hedges never sent, and later ones counted as braked.)
+#[test]
+fn a_hedge_refused_at_the_caller_costs_no_brake_token() {
+    let doc = json!({
+        "name": "brake-one-replica",
+        "workloads": [{"name": "u", "target": "front", "duration_s": 20,
+                       "arrival": {"kind": "poisson", "rate_per_s": 200}}],
+        "services": [
+            {"name": "front", "steps": [{"call": "leaf", "timeout_ms": 30, "idempotent": true,
+                "hedge": {"delay_ms": 10, "max_ratio": 0.05}}]},
+            {"name": "leaf", "workers": 4,
+             "steps": [{"work": {"kind": "exponential", "mean_ms": 12}}]}
+        ]
+    });
+    let model = load_model(&doc.to_string(), &[], Some(1)).expect("a valid model");
+    let v = run_variant(&model.variants[0]);
+    let edge = &v
+        .edges
+        .iter()
+        .find(|e| e.callee == "leaf")
+        .expect("the edge")
+        .counters;
+    assert_eq!(edge.hedges, 0, "no hedge can be sent with one replica");
+    assert_eq!(edge.hedges_braked, 0, "{edge:?}");
+}
+
+/// A hedge the budget granted and the caller's rate limiter then refused is
+/// not sent: its token goes back. With a bucket of 10 tokens that never
+/// refills (no retries: `max_attempts` 1; the deposit of each first attempt
+/// rounds to nothing), exactly 10 hedges are sent however many the limiter
+/// refuses on the way. (When a refused hedge kept its token, seed 1 sent 4.)
+#[test]
+fn a_hedge_the_limiter_refuses_gets_its_token_back() {
+    let doc = json!({
+        "name": "limiter-refund",
+        "workloads": [{"name": "u", "target": "front", "duration_s": 20,
+                       "arrival": {"kind": "poisson", "rate_per_s": 200}}],
+        "services": [
+            {"name": "front", "steps": [{"call": "leaf", "timeout_ms": 30, "idempotent": true,
+                "hedge": {"delay_ms": 8},
+                "rate_limit": {"kind": "token_bucket", "rate_per_s": 150, "burst": 3},
+                "retry": {"max_attempts": 1,
+                          "budget": {"kind": "token_bucket", "ratio": 1e-9, "max_tokens": 10}}}]},
+            {"name": "leaf", "instances": 3, "workers": 4,
+             "steps": [{"work": {"kind": "exponential", "mean_ms": 12}}]}
+        ]
+    });
+    for seed in 1..=3 {
+        let model = load_model(&doc.to_string(), &[], Some(seed)).expect("a valid model");
+        let v = run_variant(&model.variants[0]);
+        let l = leaf(&v);
+        assert!(
+            l.rate_limited > 1_000,
+            "seed {seed}: the limiter must refuse often: {l:?}"
+        );
+        assert_eq!(l.hedges, 10, "seed {seed}: {l:?}");
+        assert!(l.budget_denied > 0, "seed {seed}: the bucket runs dry");
+    }
+}

@@ -308,6 +308,22 @@ impl RetryBudget {
         self.retries_in_flight = self.retries_in_flight.saturating_sub(1);
     }
 
+    /// A retry (or hedge) granted by [`RetryBudget::try_retry`] will not be
+    /// sent after all, refused by a layer the budget is meant to be asked
+    /// after (a hedge refused by the client's rate limiter): the charge is
+    /// undone (the token goes back to the bucket, Finagle's withdrawal is
+    /// cancelled) and Envoy frees its slot. Counts as
+    /// [`RetryBudget::on_retry_finished`]; the grant stays counted in
+    /// [`RetryBudget::retries_allowed`]. Call at the instant of the grant.
+    pub fn on_retry_not_sent(&mut self, now: SimTime) {
+        match &mut self.state {
+            BudgetState::TokenBucket(b) => b.refund(),
+            BudgetState::Finagle(b) => b.refund(now),
+            BudgetState::Unlimited | BudgetState::Grpc(_) | BudgetState::Envoy(_) => {}
+        }
+        self.on_retry_finished();
+    }
+
     /// The budget's level for the "budget tokens" time series, in the
     /// library's own terms; `None` for `none`, which has no level.
     ///
@@ -390,6 +406,11 @@ impl TokenBucket {
 
     fn withdraw(&mut self) {
         self.tokens -= MICRO;
+    }
+
+    /// Undoes a [`TokenBucket::withdraw`] of this instant.
+    fn refund(&mut self) {
+        self.tokens = (self.tokens + MICRO).min(self.max);
     }
 
     fn level(&self) -> f64 {
@@ -512,6 +533,11 @@ impl FinagleBudget {
 
     fn withdraw(&mut self, now: SimTime) {
         self.window.add(now, -self.withdrawal);
+    }
+
+    /// Undoes a [`FinagleBudget::withdraw`] of this instant (same slice).
+    fn refund(&mut self, now: SimTime) {
+        self.window.add(now, self.withdrawal);
     }
 
     fn balance(&self, now: SimTime) -> f64 {

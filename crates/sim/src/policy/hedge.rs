@@ -107,13 +107,22 @@ impl HedgeBrake {
         self.tokens.on_request(now);
     }
 
-    /// Whether a hedge may go now; if so it is counted.
-    pub fn allow(&mut self, now: SimTime) -> bool {
-        let allowed = self.tokens.try_retry(now, 0);
-        if allowed {
+    /// Whether a hedge may go now, without spending: asked when the hedge
+    /// delay passes. The token is spent by [`HedgeBrake::on_hedge_sent`],
+    /// once nothing else refuses the hedge, so that a hedge the caller's own
+    /// layers or the retry budget refuse costs the brake nothing.
+    pub fn may_hedge(&self, now: SimTime) -> bool {
+        self.tokens.can_retry(now, 0)
+    }
+
+    /// A hedge [`HedgeBrake::may_hedge`] allowed was sent, at the same
+    /// instant: it spends a token.
+    pub fn on_hedge_sent(&mut self, now: SimTime) {
+        let spent = self.tokens.try_retry(now, 0);
+        debug_assert!(spent, "a hedge sent without the brake's allowance");
+        if spent {
             self.tokens.on_retry_finished();
         }
-        allowed
     }
 }
 
@@ -170,21 +179,46 @@ mod tests {
         assert_eq!(d.delay(), Some(SimDuration::from_ms(4.0)));
     }
 
+    /// The brake's allowance, spent as the call state machine spends it:
+    /// asked first, charged only if the hedge goes.
+    fn hedge_if_allowed(brake: &mut HedgeBrake, now: SimTime) -> bool {
+        let allowed = brake.may_hedge(now);
+        if allowed {
+            brake.on_hedge_sent(now);
+        }
+        allowed
+    }
+
     #[test]
     fn the_brake_bounds_hedges_to_their_ratio_of_requests() {
         let mut brake = HedgeBrake::new(0.05);
         let now = SimTime::ZERO;
         // The bucket starts full: a burst of ten.
-        let burst = (0..100).filter(|_| brake.allow(now)).count();
+        let burst = (0..100)
+            .filter(|_| hedge_if_allowed(&mut brake, now))
+            .count();
         assert_eq!(burst, 10);
         // Then one hedge per 20 requests.
         let mut hedges = 0;
         for _ in 0..1000 {
             brake.on_request(now);
-            if brake.allow(now) {
+            if hedge_if_allowed(&mut brake, now) {
                 hedges += 1;
             }
         }
         assert_eq!(hedges, 50);
+    }
+
+    #[test]
+    fn asking_the_brake_spends_nothing() {
+        let mut brake = HedgeBrake::new(0.05);
+        let now = SimTime::ZERO;
+        // Asked a hundred times, sent never: the ten tokens are all still there.
+        assert!((0..100).all(|_| brake.may_hedge(now)));
+        let sent = (0..100)
+            .filter(|_| hedge_if_allowed(&mut brake, now))
+            .count();
+        assert_eq!(sent, 10);
+        assert!(!brake.may_hedge(now));
     }
 }
