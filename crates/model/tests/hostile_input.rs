@@ -28,8 +28,13 @@ const DEADLINE_CHAIN: &str = include_str!("../../../models/deadline-chain.json")
 /// The format's JSON Schema: the source of real field names and `kind` values.
 const SCHEMA: &str = include_str!("../../../docs/model.schema.json");
 
-/// No single load may take longer than this (debug build), whatever its input.
-const LOAD_BUDGET: Duration = Duration::from_secs(2);
+/// No single load may take longer than this (debug build), whatever its input:
+/// a guard against hangs and super-linear blow-ups, not a speed measurement
+/// (speed is measured by `stormsim bench`, not by tests). The slowest input
+/// here, a 20,000-service call chain, loaded within the earlier 2 s budget in
+/// every CI run until one where two other builds shared this 2-core machine
+/// (2.26 s, a failure); a quadratic step on it would take minutes.
+const LOAD_BUDGET: Duration = Duration::from_secs(10);
 
 // ---------------------------------------------------------------------------
 // Helpers
