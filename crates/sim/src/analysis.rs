@@ -39,17 +39,47 @@ pub struct Sample {
     pub latency_ms: Option<f64>,
 }
 
-/// Classifies a run from its per-bucket samples and its timeline.
+/// What the analysis made of a run.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Classification {
+    /// The timeline has no trigger (`trigger_start` and `trigger_end`): there
+    /// is nothing to recover from.
+    NoTrigger,
+    /// There is a trigger, but the run does not show enough to judge: why.
+    /// A verdict here would be a guess (a run cut before the trigger ends
+    /// would read as "still degraded at the horizon").
+    Undetermined(String),
+    /// The verdict.
+    Judged(Recovery),
+}
+
+impl Classification {
+    /// The verdict, if one was reached.
+    pub fn recovery(self) -> Option<Recovery> {
+        match self {
+            Classification::Judged(r) => Some(r),
+            _ => None,
+        }
+    }
+}
+
+/// Classifies a run from its per-bucket samples (as many as the run lasted)
+/// and its timeline.
 pub fn classify(
     samples: &[Sample],
     bucket: SimDuration,
     changes: &[Change],
     policy: &Metastability,
-) -> Option<Recovery> {
+) -> Classification {
     let time_of = |role| changes.iter().find(|c| c.role == Some(role)).map(|c| c.at);
-    let trigger_start = time_of(TimelineRole::TriggerStart)?;
-    let trigger_end = time_of(TimelineRole::TriggerEnd)?;
+    let (Some(trigger_start), Some(trigger_end)) = (
+        time_of(TimelineRole::TriggerStart),
+        time_of(TimelineRole::TriggerEnd),
+    ) else {
+        return Classification::NoTrigger;
+    };
     let width = bucket.as_nanos().max(1);
+    let seconds = |buckets: usize| buckets as f64 * width as f64 / 1e9;
     // Buckets wholly inside [from, to).
     let first_bucket_from = |t: SimTime| t.as_nanos().div_ceil(width) as usize;
     let last_bucket_before = |t: SimTime| (t.as_nanos() / width) as usize;
@@ -57,7 +87,12 @@ pub fn classify(
     let b0 = first_bucket_from(SimTime::ZERO + policy.baseline_from);
     let b1 = last_bucket_before(trigger_start).min(samples.len());
     if b1 <= b0 {
-        return None;
+        return Classification::Undetermined(format!(
+            "no baseline: the trigger starts at {} s, not after metastability.baseline_from_s ({} s) and a whole bucket, or the run ended before it ({} s)",
+            trigger_start.as_secs(),
+            policy.baseline_from.as_ms() / 1000.0,
+            seconds(samples.len())
+        ));
     }
     let baseline = &samples[b0..b1];
     let per_s = 1e9 / width as f64;
@@ -90,7 +125,6 @@ pub fn classify(
         }
         None
     };
-    let seconds = |buckets: usize| buckets as f64 * width as f64 / 1e9;
 
     let interventions: Vec<&Change> = changes
         .iter()
@@ -100,6 +134,13 @@ pub fn classify(
     let first_intervention_bucket = interventions
         .first()
         .map_or(samples.len(), |c| last_bucket_before(c.at));
+    // A recovery may start up to `max_recovery` after the trigger's end and
+    // must hold for `hold`: a run that ends before that window does, with no
+    // intervention inside it, cannot tell "metastable" from "not yet".
+    let window_end = first_bucket_from(trigger_end + policy.max_recovery + policy.hold);
+    let observed_until = first_intervention_bucket.min(samples.len());
+    let window_cut_by_the_end =
+        samples.len() < window_end && samples.len() <= first_intervention_bucket;
     let mut verdict = Recovery {
         baseline_goodput_rps: baseline_goodput * per_s,
         baseline_latency_ms: baseline_latency,
@@ -111,8 +152,16 @@ pub fn classify(
             verdict.recovery_s = Some(after);
             verdict.recovered_by = Some("trigger end".into());
             verdict.recovered_after_s = Some(after);
-            return Some(verdict);
+            return Classification::Judged(verdict);
         }
+    }
+    if window_cut_by_the_end {
+        return Classification::Undetermined(format!(
+            "the run ends at {} s, before the recovery window after the trigger's end ({} s) closes at {} s (metastability.max_recovery_s + hold_s): lengthen horizon_s",
+            seconds(observed_until),
+            trigger_end.as_secs(),
+            seconds(window_end)
+        ));
     }
     verdict.metastable = true;
     for (i, c) in interventions.iter().enumerate() {
@@ -126,7 +175,7 @@ pub fn classify(
             break;
         }
     }
-    Some(verdict)
+    Classification::Judged(verdict)
 }
 
 #[cfg(test)]
@@ -196,7 +245,9 @@ mod tests {
     fn a_system_that_comes_back_after_the_rollback_recovered() {
         // Degraded from 60 s to 135 s: 15 s after the rollback at 120 s.
         let s = series(600, |b| (60..135).contains(&b));
-        let v = classify(&s, SimDuration::from_secs(1), &timeline(true), &POLICY).unwrap();
+        let v = classify(&s, SimDuration::from_secs(1), &timeline(true), &POLICY)
+            .recovery()
+            .unwrap();
         assert!(!v.metastable);
         assert_eq!(v.recovery_s, Some(15.0));
         assert_eq!(v.recovered_by.as_deref(), Some("trigger end"));
@@ -208,7 +259,9 @@ mod tests {
     fn a_system_that_needs_the_intervention_is_metastable() {
         // Degraded from 60 s until 320 s: 20 s after the intervention at 300 s.
         let s = series(600, |b| (60..320).contains(&b));
-        let v = classify(&s, SimDuration::from_secs(1), &timeline(true), &POLICY).unwrap();
+        let v = classify(&s, SimDuration::from_secs(1), &timeline(true), &POLICY)
+            .recovery()
+            .unwrap();
         assert!(v.metastable);
         assert_eq!(v.recovery_s, None);
         assert_eq!(v.recovered_by.as_deref(), Some("retries off"));
@@ -218,7 +271,9 @@ mod tests {
     #[test]
     fn a_system_degraded_to_the_horizon_is_metastable_with_no_recovery() {
         let s = series(600, |b| b >= 60);
-        let v = classify(&s, SimDuration::from_secs(1), &timeline(false), &POLICY).unwrap();
+        let v = classify(&s, SimDuration::from_secs(1), &timeline(false), &POLICY)
+            .recovery()
+            .unwrap();
         assert!(v.metastable);
         assert_eq!(v.recovered_by, None);
     }
@@ -227,15 +282,54 @@ mod tests {
     fn a_recovery_slower_than_the_limit_is_metastable() {
         // Back 130 s after the rollback: longer than max_recovery (120 s).
         let s = series(600, |b| (60..250).contains(&b));
-        let v = classify(&s, SimDuration::from_secs(1), &timeline(false), &POLICY).unwrap();
+        let v = classify(&s, SimDuration::from_secs(1), &timeline(false), &POLICY)
+            .recovery()
+            .unwrap();
         assert!(v.metastable);
+    }
+
+    #[test]
+    fn a_run_cut_before_the_recovery_window_closes_is_undetermined() {
+        // Still degraded when the run ends at 200 s, 80 s after the rollback:
+        // it might still come back within max_recovery (120 s).
+        let s = series(200, |b| b >= 60);
+        let c = classify(&s, SimDuration::from_secs(1), &timeline(false), &POLICY);
+        let Classification::Undetermined(why) = c else {
+            panic!("{c:?}")
+        };
+        assert!(why.contains("lengthen horizon_s"), "{why}");
+        // And one cut before the rollback itself.
+        let s = series(100, |b| b >= 60);
+        let c = classify(&s, SimDuration::from_secs(1), &timeline(false), &POLICY);
+        assert!(matches!(c, Classification::Undetermined(_)), "{c:?}");
+        // A recovery seen before the cut is a verdict all the same.
+        let s = series(200, |b| (60..135).contains(&b));
+        let v = classify(&s, SimDuration::from_secs(1), &timeline(false), &POLICY);
+        assert_eq!(v.recovery().unwrap().recovery_s, Some(15.0));
+        // An intervention inside the window (at 200 s, before it closes at
+        // 270 s) ends what needs observing: a run cut at 210 s is judged.
+        let m = model();
+        let mut t = timeline(false);
+        t.push(change(200, "retries off", TimelineRole::Intervention, &m));
+        let s = series(210, |b| b >= 60);
+        let c = classify(&s, SimDuration::from_secs(1), &t, &POLICY);
+        assert!(c.recovery().unwrap().metastable);
+    }
+
+    #[test]
+    fn a_timeline_without_a_trigger_is_not_classified() {
+        let s = series(600, |_| false);
+        let c = classify(&s, SimDuration::from_secs(1), &[], &POLICY);
+        assert_eq!(c, Classification::NoTrigger);
     }
 
     #[test]
     fn a_short_good_blip_is_not_a_recovery() {
         // Good for 10 s (less than hold = 30 s) inside the storm.
         let s = series(600, |b| (60..200).contains(&b) && !(150..160).contains(&b));
-        let v = classify(&s, SimDuration::from_secs(1), &timeline(false), &POLICY).unwrap();
+        let v = classify(&s, SimDuration::from_secs(1), &timeline(false), &POLICY)
+            .recovery()
+            .unwrap();
         assert_eq!(v.recovery_s, Some(80.0));
     }
 }

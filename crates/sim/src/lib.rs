@@ -20,7 +20,7 @@ mod world;
 pub mod zombie;
 
 pub use report::{RunReport, ServiceReport, VariantReport, WorkloadReport};
-pub use simulator::{Event, LimitHit, Simulator};
+pub use simulator::{Event, LimitHit, Simulator, MAX_SERIES_ROWS};
 use stormsim_model::{LoadedModel, Variant};
 
 /// Runs one variant, its timeline included.

@@ -4,7 +4,7 @@
 //! rely on: their columns are documented in the README and none is renamed
 //! without a note there.
 
-use crate::analysis::{classify, Recovery, Sample};
+use crate::analysis::{classify, Classification, Recovery, Sample};
 use crate::metrics::{
     round_ms, EdgeCounters, FailureCounts, LatencyRecorder, Quantiles, ServiceCounters,
 };
@@ -54,6 +54,11 @@ pub struct VariantReport {
     pub peak_after_trigger_rps: Option<f64>,
     /// Recovery analysis, when the model asks for one.
     pub recovery: Option<Recovery>,
+    /// Why there is no recovery verdict although the model asks for one and
+    /// has a trigger (the run ended too early to tell, say). In summary.json
+    /// only when set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recovery_undetermined: Option<String>,
     /// When the last logical request got its answer, s.
     pub completion_s: f64,
     /// Events simulated.
@@ -447,7 +452,9 @@ pub(crate) fn variant_report(
     let focus = sim.model.focus;
     let changes = sim.changes;
     let role_time = |role| changes.iter().find(|c| c.role == Some(role)).map(|c| c.at);
-    let storm_offered_rps = role_time(TimelineRole::TriggerEnd).map(|from| {
+    // Neither exists for a run that ended before its trigger did.
+    let trigger_end = role_time(TimelineRole::TriggerEnd).filter(|&t| t < sim.ended);
+    let storm_offered_rps = trigger_end.map(|from| {
         let until = changes
             .iter()
             .filter(|c| c.role == Some(TimelineRole::Intervention) && c.at >= from)
@@ -458,7 +465,7 @@ pub(crate) fn variant_report(
             series.service(b, focus).offered()
         }))
     });
-    let peak_after_trigger_rps = role_time(TimelineRole::TriggerEnd).map(|from| {
+    let peak_after_trigger_rps = trigger_end.map(|from| {
         let first = series.index(from);
         let per_s = 1.0 / series.bucket_s();
         let peak = (first..series.len())
@@ -466,7 +473,7 @@ pub(crate) fn variant_report(
             .fold(0.0, f64::max);
         round_ratio(peak)
     });
-    let recovery = sim.model.metastability.as_ref().and_then(|policy| {
+    let classification = sim.model.metastability.as_ref().map(|policy| {
         let samples: Vec<Sample> = series
             .global
             .iter()
@@ -477,6 +484,11 @@ pub(crate) fn variant_report(
             .collect();
         classify(&samples, series.bucket, changes, policy)
     });
+    let recovery_undetermined = match &classification {
+        Some(Classification::Undetermined(why)) => Some(why.clone()),
+        _ => None,
+    };
+    let recovery = classification.and_then(Classification::recovery);
     let failed = sim.failures.total();
     let workloads = sim
         .model
@@ -528,6 +540,7 @@ pub(crate) fn variant_report(
         storm_offered_rps,
         peak_after_trigger_rps,
         recovery,
+        recovery_undetermined,
         completion_s: seconds(sim.last_answer),
         events: sim.queue.delivered(),
         sim_time_s: seconds(sim.ended),

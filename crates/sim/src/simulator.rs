@@ -82,7 +82,7 @@ impl AttemptLog<'_> {
 }
 
 /// Why a run stopped before its natural end.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum LimitHit {
     /// Too many events.
     #[error("stopped after {0} events (limits.max_events): the model may be unstable; the report is partial")]
@@ -90,7 +90,22 @@ pub enum LimitHit {
     /// Too many requests alive at once.
     #[error("stopped with {0} requests in flight (limits.max_in_flight): the model may be unstable; the report is partial")]
     InFlight(u64),
+    /// The time series would outgrow [`MAX_SERIES_ROWS`]: a run with no
+    /// horizon whose events reach far (a work of 10^12 s), or buckets far
+    /// narrower than the run (validation bounds them only against a horizon).
+    #[error("stopped at {buckets} time-series buckets of {bucket_s} s ({} s simulated): the series may hold at most {MAX_SERIES_ROWS} rows, one per bucket and one per service and bucket; widen timeseries.bucket_s or set horizon_s; the report is partial", *buckets as f64 * bucket_s)]
+    Buckets {
+        /// Buckets recorded.
+        buckets: u64,
+        /// Their width, seconds.
+        bucket_s: f64,
+    },
 }
+
+/// Most rows a run's time series may hold, run-wide and per service together:
+/// a bound on its memory (about 100 bytes a row) that no sensible model nears
+/// (the 46-minute Catalog incident holds 5,520).
+pub const MAX_SERIES_ROWS: u64 = 10_000_000;
 
 /// The live state of a call edge's stateful policies, per caller (each caller
 /// service or workload has its own breaker and budget, as each instance of a
@@ -494,6 +509,14 @@ impl<'m> Simulator<'m> {
                 break;
             }
             if t >= self.next_bucket_at {
+                let buckets = self.series.index(t) as u64 + 1;
+                if buckets.saturating_mul(1 + self.services.len() as u64) > MAX_SERIES_ROWS {
+                    stopped = Some(LimitHit::Buckets {
+                        buckets: self.series.len() as u64,
+                        bucket_s: self.series.bucket_s(),
+                    });
+                    break;
+                }
                 self.open_buckets_until(t);
             }
             self.warm_up_upcoming();
@@ -507,8 +530,11 @@ impl<'m> Simulator<'m> {
                 break;
             }
         }
-        self.ended = match (horizon, stopped.is_some()) {
-            (Some(h), false) => h,
+        self.ended = match (horizon, &stopped) {
+            (Some(h), None) => h,
+            // The event that would have opened too many buckets was not
+            // handled: the run ends with the last bucket it opened.
+            (_, Some(LimitHit::Buckets { .. })) => self.series.first_unopened_instant(),
             _ => self.queue.now(),
         };
         // The last bucket is the one holding the last instant before the end: a

@@ -1,0 +1,32 @@
+//! A run that would outgrow its time series stops with a partial report, as
+//! the other run limits do, instead of exhausting memory: without a horizon,
+//! validation cannot bound the buckets, and one far-off event would make the
+//! run open every bucket up to it.
+
+use serde_json::json;
+use stormsim_model::load_model;
+use stormsim_sim::run_variant;
+
+#[test]
+fn an_event_a_billion_seconds_away_stops_the_run_at_the_series_limit() {
+    // No horizon: the run lasts as long as its one request, whose work takes
+    // 10^9 s, 10^9 one-second buckets.
+    let doc = json!({
+        "name": "far-work",
+        "workloads": [{"name": "u", "target": "s", "requests": 1,
+                       "arrival": {"kind": "poisson", "rate_per_s": 1}}],
+        "services": [{"name": "s", "steps": [{"work": {"kind": "constant", "ms": 1e12}}]}]
+    });
+    let model = load_model(&doc.to_string(), &[], Some(1)).expect("a valid model");
+    let v = run_variant(&model.variants[0]);
+    let why = v.stopped_by_limit.as_deref().expect("stopped by a limit");
+    assert!(
+        why.contains("time-series buckets") && why.contains("timeseries.bucket_s"),
+        "{why}"
+    );
+    // The request arrived (within the first seconds) and was never answered;
+    // the series holds only the buckets opened before the far event.
+    assert!(v.series.len() < 100, "{} buckets", v.series.len());
+    assert_eq!(v.workloads[0].requests, 1);
+    assert_eq!(v.workloads[0].succeeded, 0);
+}
