@@ -14,10 +14,11 @@ use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use stormsim_model::{load_model, parse_cli_value, LoadedModel, ModelError};
+use stormsim_model::{load_model, parse_cli_value, LoadedModel, ModelError, Problem};
 
-/// Exit code for a model the user must fix (bad JSON, unknown field, ...).
-const EXIT_BAD_MODEL: u8 = 2;
+/// Exit code for input the user must fix: a model or sweep file (bad JSON, an
+/// unknown field, a file that is not there), a flag's value, a folder.
+const EXIT_BAD_INPUT: u8 = 2;
 
 #[derive(Parser)]
 #[command(
@@ -169,11 +170,13 @@ enum Command {
         /// The run's or the sweep's output folder.
         dir: PathBuf,
     },
-    /// Check a model without running it: every problem, with its JSON path.
+    /// Check a model, or a sweep file (its model at every point and at its
+    /// search's ends), without running it: every problem, with its JSON path.
     Check {
-        /// The model file (JSON).
+        /// The model file or the sweep file (JSON). A sweep file is one named
+        /// *.sweep.json, or one with a `model` field.
         model: PathBuf,
-        /// Overrides, as for `run`.
+        /// Overrides, as for `run` (models only).
         #[arg(long = "set", value_name = "PATH=VALUE")]
         sets: Vec<String>,
     },
@@ -198,19 +201,20 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             models,
             duration_scale,
         } => validate(&models, &out, replications, duration_scale),
-        Command::Plot { dir } => {
-            plot_cmd::plot(&dir)?;
-            Ok(ExitCode::SUCCESS)
-        }
+        Command::Plot { dir } => plot_cmd::plot(&dir),
         Command::Check { model, sets } => {
-            let Some(loaded) = load_or_report(&model, &sets, None)? else {
-                return Ok(ExitCode::from(EXIT_BAD_MODEL));
+            if is_sweep_file(&model) {
+                return Ok(check_sweep(&model, &sets));
+            }
+            let Some(loaded) = load_or_report(&model, &sets, None) else {
+                return Ok(ExitCode::from(EXIT_BAD_INPUT));
             };
+            let n = loaded.variants.len();
             println!(
-                "{}: ok — model {:?}, {} variant(s): {}",
+                "{}: ok — model {:?}, {n} variant{}: {}",
                 model.display(),
                 loaded.name,
-                loaded.variants.len(),
+                if n == 1 { "" } else { "s" },
                 loaded
                     .variants
                     .iter()
@@ -221,8 +225,8 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Merge { sweep, shards, out } => {
-            let Some(loaded) = load_sweep_or_report(&sweep)? else {
-                return Ok(ExitCode::from(EXIT_BAD_MODEL));
+            let Some(loaded) = load_sweep_or_report(&sweep) else {
+                return Ok(ExitCode::from(EXIT_BAD_INPUT));
             };
             let out = out.unwrap_or_else(|| Path::new("outputs").join(&loaded.spec.name));
             sweep_cmd::merge_shards(&loaded, &out, &shards)?;
@@ -242,17 +246,17 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 Ok(s) => s,
                 Err(message) => {
                     eprintln!("error: {message}");
-                    return Ok(ExitCode::from(EXIT_BAD_MODEL));
+                    return Ok(ExitCode::from(EXIT_BAD_INPUT));
                 }
             };
-            let Some(loaded) = load_sweep_or_report(&sweep)? else {
-                return Ok(ExitCode::from(EXIT_BAD_MODEL));
+            let Some(loaded) = load_sweep_or_report(&sweep) else {
+                return Ok(ExitCode::from(EXIT_BAD_INPUT));
             };
             let out = out.unwrap_or_else(|| Path::new("outputs").join(&loaded.spec.name));
             if !resume && !force {
                 if let Err(message) = output::check_sweep_folder(&out, &loaded.spec.name) {
                     eprintln!("error: {message}");
-                    return Ok(ExitCode::from(EXIT_BAD_MODEL));
+                    return Ok(ExitCode::from(EXIT_BAD_INPUT));
                 }
             }
             sweep_cmd::run_sweep(&loaded, &out, jobs, resume, max_runs, shard, quiet)?;
@@ -264,8 +268,8 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             jobs,
             quiet,
         } => {
-            let Some(loaded) = load_sweep_or_report(&sweep)? else {
-                return Ok(ExitCode::from(EXIT_BAD_MODEL));
+            let Some(loaded) = load_sweep_or_report(&sweep) else {
+                return Ok(ExitCode::from(EXIT_BAD_INPUT));
             };
             let out = out.unwrap_or_else(|| Path::new("outputs").join(&loaded.spec.name));
             sweep_cmd::run_search(&loaded, &out, jobs, quiet)
@@ -281,14 +285,18 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 bench::hold(&[1_000, 100_000, 1_000_000], 5_000_000);
                 return Ok(ExitCode::SUCCESS);
             }
-            let Some(loaded) = load_or_report(&model, &sets, None)? else {
-                return Ok(ExitCode::from(EXIT_BAD_MODEL));
+            let Some(loaded) = load_or_report(&model, &sets, None) else {
+                return Ok(ExitCode::from(EXIT_BAD_INPUT));
             };
             let chosen = match (all, variants.is_empty()) {
                 (true, _) => Vec::new(),
                 (false, false) => variants,
                 (false, true) => vec![loaded.variants[0].name.clone()],
             };
+            if let Some(message) = bench::unknown_variants(&loaded, &chosen) {
+                eprintln!("error: {message}");
+                return Ok(ExitCode::from(EXIT_BAD_INPUT));
+            }
             bench::bench(&loaded, &chosen)?;
             Ok(ExitCode::SUCCESS)
         }
@@ -305,7 +313,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 eprintln!(
                     "error: --out takes one model; with several, each goes to outputs/<name>/"
                 );
-                return Ok(ExitCode::from(EXIT_BAD_MODEL));
+                return Ok(ExitCode::from(EXIT_BAD_INPUT));
             }
             // Check every model before running any: a typo in the last file
             // should not surface after minutes of work.
@@ -322,14 +330,25 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 );
             }
             if models.is_empty() {
-                return Ok(ExitCode::from(EXIT_BAD_MODEL));
+                return Ok(ExitCode::from(EXIT_BAD_INPUT));
             }
+            // Every model's problems at once, then the exit.
+            let mut bad = false;
             for model in &models {
-                match load_or_report(model, &sets, seed)? {
+                match load_or_report(model, &sets, seed) {
                     Some(m) => loaded.push(m),
-                    None => return Ok(ExitCode::from(EXIT_BAD_MODEL)),
+                    None => bad = true,
                 }
             }
+            if bad {
+                return Ok(ExitCode::from(EXIT_BAD_INPUT));
+            }
+            // As given (trimmed): each parses back to the same override.
+            let overrides: Vec<String> = parse_sets(&sets)
+                .unwrap_or_default()
+                .iter()
+                .map(|(p, v)| format!("{p}={v}"))
+                .collect();
             let dirs: Vec<PathBuf> = loaded
                 .iter()
                 .map(|m| {
@@ -342,12 +361,24 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 for (model, dir) in loaded.iter().zip(&dirs) {
                     if let Err(message) = output::check_run_folder(dir, &model.name) {
                         eprintln!("error: {message}");
-                        return Ok(ExitCode::from(EXIT_BAD_MODEL));
+                        return Ok(ExitCode::from(EXIT_BAD_INPUT));
+                    }
+                }
+            }
+            // A run with overrides into the model's own folder replaces its
+            // reference outputs: say so (summary.json records the overrides).
+            if !overrides.is_empty() {
+                for (model, dir) in loaded.iter().zip(&dirs) {
+                    if is_default_folder(dir, &model.name) {
+                        eprintln!(
+                            "warning: --set changes the model, yet its outputs go to {}, the folder of the model as written: they replace what is there (pass --out DIR to keep them apart)",
+                            dir.display()
+                        );
                     }
                 }
             }
             for (model, dir) in loaded.iter().zip(&dirs) {
-                output::run_and_write(model, dir, quiet, attempts)?;
+                output::run_and_write(model, &overrides, dir, quiet, attempts)?;
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -369,7 +400,7 @@ fn validate(models: &Path, out: &Path, replications: u32, duration_scale: f64) -
         Err(e @ (ValidateError::Io { .. } | ValidateError::Csv(_))) => return Err(e.into()),
         Err(e) => {
             eprintln!("error: {e}");
-            return Ok(ExitCode::from(EXIT_BAD_MODEL));
+            return Ok(ExitCode::from(EXIT_BAD_INPUT));
         }
     };
     print!("{}", validation.table());
@@ -388,59 +419,167 @@ fn validate(models: &Path, out: &Path, replications: u32, duration_scale: f64) -
     })
 }
 
-/// Loads a sweep file; on a problem in it or its model prints every problem
-/// and returns `None`.
-fn load_sweep_or_report(path: &Path) -> Result<Option<stormsim_sweep::Sweep>> {
-    match stormsim_sweep::Sweep::load(path) {
-        Ok(s) => Ok(Some(s)),
-        Err(stormsim_sweep::SweepError::Invalid(ModelError { problems })) => {
-            eprintln!("{}: {} problem(s) found:", path.display(), problems.len());
-            for p in problems {
-                eprintln!("  {p}");
-            }
-            Ok(None)
-        }
-        Err(e) => Err(e.into()),
+/// Prints every problem of a file, under a line that counts them.
+fn report_problems(path: &Path, problems: &[Problem]) {
+    let n = problems.len();
+    eprintln!(
+        "{}: {n} problem{} found:",
+        path.display(),
+        if n == 1 { "" } else { "s" }
+    );
+    for p in problems {
+        eprintln!("  {p}");
     }
 }
 
-/// Loads a model; on a model error prints every problem and returns `None`.
-fn is_sweep_file(path: &Path) -> bool {
-    path.to_string_lossy().ends_with(".sweep.json")
+/// Loads a sweep file; on a problem in it or its model prints every problem
+/// (or that the file cannot be read) and returns `None`.
+fn load_sweep_or_report(path: &Path) -> Option<stormsim_sweep::Sweep> {
+    match stormsim_sweep::Sweep::load(path) {
+        Ok(s) => Some(s),
+        Err(stormsim_sweep::SweepError::Invalid(ModelError { problems })) => {
+            report_problems(path, &problems);
+            None
+        }
+        Err(stormsim_sweep::SweepError::Io { path, source }) => {
+            eprintln!(
+                "error: cannot read the sweep file {}: {source}",
+                path.display()
+            );
+            None
+        }
+    }
 }
 
-fn load_or_report(path: &Path, sets: &[String], seed: Option<u64>) -> Result<Option<LoadedModel>> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read model file {}", path.display()))?;
+/// `stormsim check` on a sweep file: the sweep, its model and the model at
+/// every point and at the search's ends, as `sweep` and `search` load them.
+fn check_sweep(path: &Path, sets: &[String]) -> ExitCode {
+    if !sets.is_empty() {
+        eprintln!(
+            "error: {} is a sweep file: --set applies to a model (a sweep's overrides are its `set`)",
+            path.display()
+        );
+        return ExitCode::from(EXIT_BAD_INPUT);
+    }
+    let Some(sweep) = load_sweep_or_report(path) else {
+        return ExitCode::from(EXIT_BAD_INPUT);
+    };
+    let plural = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
+    let reps = sweep.spec.replications as usize;
+    let mut what = Vec::new();
+    if !sweep.points.is_empty() {
+        what.push(format!(
+            "{} × {} = {}",
+            plural(sweep.points.len(), "point"),
+            plural(reps, "replication"),
+            plural(sweep.runs(), "run")
+        ));
+    }
+    if let Some(search) = &sweep.spec.search {
+        what.push(format!(
+            "a search of {} from {} to {} ({} per probe)",
+            search.path,
+            search.from,
+            search.to,
+            plural(reps, "replication")
+        ));
+    }
+    let model = match &sweep.spec.model {
+        stormsim_sweep::ModelSource::File(_) => sweep.model_path.display().to_string(),
+        stormsim_sweep::ModelSource::Inline(_) => "its inline model".into(),
+    };
+    println!(
+        "{}: ok — sweep {:?} of {model}: {}",
+        path.display(),
+        sweep.spec.name,
+        what.join("; ")
+    );
+    ExitCode::SUCCESS
+}
+
+/// Whether `path` is a sweep file: named `*.sweep.json`, or a JSON object
+/// with a `model` (which a model file never has) and no `services` or
+/// `workloads` (which a sweep file never has).
+fn is_sweep_file(path: &Path) -> bool {
+    if path.to_string_lossy().ends_with(".sweep.json") {
+        return true;
+    }
+    std::fs::read_to_string(path)
+        .ok()
+        .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
+        .and_then(|doc| doc.as_object().cloned())
+        .is_some_and(|o| {
+            o.contains_key("model") && !o.contains_key("services") && !o.contains_key("workloads")
+        })
+}
+
+/// Whether `dir` is `outputs/<model>/`, where `run` writes by default.
+fn is_default_folder(dir: &Path, model: &str) -> bool {
+    let default = Path::new("outputs").join(model);
+    let strip = |p: &Path| -> PathBuf {
+        p.components()
+            .filter(|c| !matches!(c, std::path::Component::CurDir))
+            .collect()
+    };
+    if strip(dir) == strip(&default) {
+        return true;
+    }
+    match (dir.canonicalize(), default.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}
+
+/// `--set PATH=VALUE` arguments as (path, value text), trimmed; or the ones
+/// that are not of that form.
+fn parse_sets(sets: &[String]) -> std::result::Result<Vec<(String, String)>, Vec<String>> {
     let mut parsed = Vec::new();
     let mut bad = Vec::new();
     for set in sets {
         match set.split_once('=') {
             Some((p, v)) if !p.trim().is_empty() => {
-                parsed.push((p.trim().to_string(), parse_cli_value(v.trim())))
+                parsed.push((p.trim().to_string(), v.trim().to_string()))
             }
             _ => bad.push(format!("--set {set:?}: expected PATH=VALUE")),
         }
     }
-    if !bad.is_empty() {
-        for b in bad {
-            eprintln!("{}: {b}", path.display());
-        }
-        return Ok(None);
+    if bad.is_empty() {
+        Ok(parsed)
+    } else {
+        Err(bad)
     }
-    match load_model(&text, &parsed, seed) {
-        Ok(loaded) => Ok(Some(loaded)),
-        Err(ModelError { problems }) => {
-            eprintln!(
-                "{}: {} problem{} found:",
-                path.display(),
-                problems.len(),
-                if problems.len() == 1 { "" } else { "s" }
-            );
-            for p in problems {
-                eprintln!("  {p}");
+}
+
+/// Loads a model; on a problem (a file that cannot be read, a bad `--set`, a
+/// model error) prints every problem and returns `None`.
+fn load_or_report(path: &Path, sets: &[String], seed: Option<u64>) -> Option<LoadedModel> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) => {
+            eprintln!("error: cannot read the model file {}: {e}", path.display());
+            return None;
+        }
+    };
+    let parsed: Vec<(String, serde_json::Value)> = match parse_sets(sets) {
+        Ok(parsed) => parsed
+            .into_iter()
+            .map(|(p, v)| {
+                let value = parse_cli_value(&v);
+                (p, value)
+            })
+            .collect(),
+        Err(bad) => {
+            for b in bad {
+                eprintln!("{}: {b}", path.display());
             }
-            Ok(None)
+            return None;
+        }
+    };
+    match load_model(&text, &parsed, seed) {
+        Ok(loaded) => Some(loaded),
+        Err(ModelError { problems }) => {
+            report_problems(path, &problems);
+            None
         }
     }
 }

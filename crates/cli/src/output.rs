@@ -30,8 +30,8 @@ const CHARTS: [&str; 5] = [
     "wasted.svg",
 ];
 
-/// `summary.json`. Everything in it is a pure function of (model, seed) except
-/// the fields whose names start with `wall_`.
+/// `summary.json`. Everything in it is a pure function of (model, seed,
+/// overrides) except the fields whose names start with `wall_`.
 #[derive(Serialize)]
 struct Summary<'a> {
     tool: &'static str,
@@ -39,6 +39,10 @@ struct Summary<'a> {
     model: &'a str,
     description: &'a str,
     seed: u64,
+    /// The run's `--set PATH=VALUE` overrides, as given: absent without any,
+    /// so that a run of the model as written has the same bytes as before.
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    overrides: &'a [String],
     events: u64,
     wall_time_s: f64,
     variants: Vec<VariantSummary<'a>>,
@@ -57,9 +61,12 @@ struct VariantSummary<'a> {
 }
 
 /// Runs every variant (in parallel; results are collected by index, so the
-/// output does not depend on the thread count) and writes the outputs.
+/// output does not depend on the thread count) and writes the outputs;
+/// `overrides` are the `--set PATH=VALUE` the model was loaded with, recorded
+/// in summary.json and shown on index.html.
 pub fn run_and_write(
     model: &LoadedModel,
+    overrides: &[String],
     out: &Path,
     quiet: bool,
     record_attempts: bool,
@@ -126,6 +133,21 @@ pub fn run_and_write(
             eprintln!("warning: variant {:?} {limit}", r.variant);
         }
     }
+    // One line for all variants when they share the reason (a short horizon
+    // cuts every one of them the same way).
+    let undetermined: Vec<(&str, &str)> = results
+        .iter()
+        .filter_map(|(r, _, _)| Some((r.variant.as_str(), r.recovery_undetermined.as_deref()?)))
+        .collect();
+    if let Some((_, why)) = undetermined.first() {
+        if undetermined.iter().all(|(_, w)| w == why) && undetermined.len() == results.len() {
+            eprintln!("note: no recovery verdict for any variant: {why}");
+        } else {
+            for (variant, why) in &undetermined {
+                eprintln!("note: no recovery verdict for variant {variant:?}: {why}");
+            }
+        }
+    }
     let mut reports = Vec::with_capacity(results.len());
     let mut walls = Vec::with_capacity(results.len());
     let mut attempt_rows = Vec::new();
@@ -142,13 +164,14 @@ pub fn run_and_write(
         variants: reports,
     };
 
-    let view = RunView::from_run(model, &run);
+    let view = RunView::from_run(model, &run, overrides);
     let summary = Summary {
         tool: "stormsim",
         version: env!("CARGO_PKG_VERSION"),
         model: &run.model,
         description: &run.description,
         seed: run.seed,
+        overrides,
         events: run.variants.iter().map(|v| v.events).sum(),
         wall_time_s: wall_total,
         variants: run

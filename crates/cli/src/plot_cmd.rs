@@ -13,10 +13,29 @@ use crate::view::{FocusSeries, RecoveryView, RunView, ServiceView, VariantContex
 use anyhow::{anyhow, bail, Context, Result};
 use serde::Deserialize;
 use std::path::Path;
+use std::process::ExitCode;
 use stormsim_sweep::SweepSpec;
 
-/// Redraws the charts of the run or sweep in `dir` and says what it wrote.
-pub fn plot(dir: &Path) -> Result<()> {
+/// Redraws the charts of the run or sweep in `dir` and says what it wrote. A
+/// folder that does not exist, or holds neither, is the user's to fix: it is
+/// said, with exit code 2.
+pub fn plot(dir: &Path) -> Result<ExitCode> {
+    let refuse = |why: String| {
+        eprintln!("error: {why}");
+        Ok(ExitCode::from(crate::EXIT_BAD_INPUT))
+    };
+    if !dir.exists() {
+        return refuse(format!(
+            "{} does not exist: give the output folder of a run or a sweep",
+            dir.display()
+        ));
+    }
+    if !dir.is_dir() {
+        return refuse(format!(
+            "{} is not a folder: give the output folder of a run or a sweep",
+            dir.display()
+        ));
+    }
     if dir.join("summary.json").exists() {
         let view = read_run(dir)?;
         let written = write_charts(&view, dir)?;
@@ -31,12 +50,12 @@ pub fn plot(dir: &Path) -> Result<()> {
             println!("{}: this sweep's shape has no chart", dir.display());
         }
     } else {
-        bail!(
+        return refuse(format!(
             "{} holds neither a run (summary.json) nor a whole sweep (aggregate.csv)",
             dir.display()
-        );
+        ));
     }
-    Ok(())
+    Ok(ExitCode::SUCCESS)
 }
 
 fn read_text(path: &Path) -> Result<String> {
@@ -51,6 +70,8 @@ struct SummaryFile {
     model: String,
     description: String,
     seed: u64,
+    #[serde(default)]
+    overrides: Vec<String>,
     variants: Vec<VariantFile>,
 }
 
@@ -111,6 +132,7 @@ fn read_run(dir: &Path) -> Result<RunView> {
         model: summary.model,
         description: summary.description,
         seed: summary.seed,
+        overrides: summary.overrides,
         variants,
     })
 }

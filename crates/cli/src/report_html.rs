@@ -33,6 +33,23 @@ const CHARTS: &[(&str, &str)] = &[
     ),
 ];
 
+/// The run's `--set` overrides, said where they change what the page shows:
+/// nothing for a run of the model as written.
+fn overrides_html(overrides: &[String]) -> String {
+    if overrides.is_empty() {
+        return String::new();
+    }
+    let items: Vec<String> = overrides
+        .iter()
+        .map(|o| format!("<code>{}</code>", esc(o)))
+        .collect();
+    format!(
+        "<p class=\"overrides\"><strong>Run with overrides</strong> (<code>--set</code>, \
+         in every variant; not the model as written): {}</p>\n",
+        items.join(", ")
+    )
+}
+
 /// The page, for the charts in `written`.
 pub fn index_html(run: &RunView, written: &[&str]) -> String {
     let mut page = String::new();
@@ -51,13 +68,14 @@ pub fn index_html(run: &RunView, written: &[&str]) -> String {
          <h1>{name}</h1>\n<p class=\"meta\">seed {seed} · {n} variant{s} · stormsim {version} · \
          files: <a href=\"summary.csv\">summary.csv</a>, <a href=\"summary.json\">summary.json</a>, \
          <a href=\"timeseries.csv\">timeseries.csv</a>, <a href=\"latency.csv\">latency.csv</a></p>\n\
-         <p>{description}</p>\n",
+         {overrides}<p>{description}</p>\n",
         name = esc(&run.model),
         seed = run.seed,
         n = run.variants.len(),
         s = if run.variants.len() == 1 { "" } else { "s" },
         version = env!("CARGO_PKG_VERSION"),
         description = esc(&run.description),
+        overrides = overrides_html(&run.overrides),
     ));
     page.push_str("<h2>Variants</h2>\n<dl>\n");
     for v in &run.variants {

@@ -239,10 +239,16 @@ pub fn run_search(
             sweep.spec.replications
         );
     }
+    // A share of replications has Wilson's interval, any other metric Student's t.
+    let interval = if search.metric == "metastable" {
+        "Wilson interval"
+    } else {
+        "CI"
+    };
     let on_probe = |p: &Probe| {
         if !quiet {
             let ci = p.ci.map_or(String::new(), |(lo, hi)| {
-                format!(" (95% CI {lo:.3} to {hi:.3})")
+                format!(" (95% {interval} {lo:.3} to {hi:.3})")
             });
             eprintln!(
                 "  {} = {}: {} = {:.3}{ci}",

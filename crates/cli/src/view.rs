@@ -23,6 +23,8 @@ pub struct RunView {
     pub description: String,
     /// Master seed.
     pub seed: u64,
+    /// The run's `--set` overrides, `PATH=VALUE` as given (empty without).
+    pub overrides: Vec<String>,
     /// In the model's order.
     pub variants: Vec<VariantView>,
 }
@@ -140,11 +142,12 @@ pub struct TimelineEntry {
 
 impl RunView {
     /// The view of a finished run of `model`.
-    pub fn from_run(model: &LoadedModel, run: &RunReport) -> RunView {
+    pub fn from_run(model: &LoadedModel, run: &RunReport, overrides: &[String]) -> RunView {
         RunView {
             model: run.model.clone(),
             description: run.description.clone(),
             seed: run.seed,
+            overrides: overrides.to_vec(),
             variants: run
                 .variants
                 .iter()

@@ -212,6 +212,93 @@ fn set_overrides_every_variant() {
     }
 }
 
+/// A run's `--set` overrides are recorded in summary.json and shown on
+/// index.html (and `plot` draws the page again with them); a run without any
+/// writes no `overrides` key, so the model's reference outputs keep their bytes.
+#[test]
+fn a_runs_overrides_are_recorded_and_shown() {
+    let dir = tempfile::tempdir().unwrap();
+    let with = dir.path().join("with");
+    run_into(
+        &with,
+        &[
+            "--set",
+            "workloads[users].requests=50",
+            "--set",
+            " services[A].steps[B].context = background ",
+        ],
+        &[],
+    );
+    let json: Value = serde_json::from_str(&read(&with.join("summary.json"))).unwrap();
+    assert_eq!(
+        json["overrides"],
+        serde_json::json!([
+            "workloads[users].requests=50",
+            "services[A].steps[B].context=background"
+        ])
+    );
+    let html = read(&with.join("index.html"));
+    assert!(
+        html.contains("<code>workloads[users].requests=50</code>"),
+        "{html}"
+    );
+    // `plot` reads them back: the same page.
+    std::fs::remove_file(with.join("index.html")).unwrap();
+    assert_ok(&stormsim(&["plot", with.to_str().unwrap()], &[]));
+    assert_eq!(read(&with.join("index.html")), html);
+
+    let without = dir.path().join("without");
+    run_into(&without, &[], &[]);
+    let text = read(&without.join("summary.json"));
+    assert!(
+        !text.contains("\"overrides\""),
+        "no overrides key without --set"
+    );
+    assert!(!read(&without.join("index.html")).contains("overrides"));
+}
+
+/// `run --set` into the model's default folder (outputs/<name>/) replaces the
+/// reference outputs there: a warning says so; into another folder, none.
+#[test]
+fn a_run_with_overrides_into_the_default_folder_warns() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(model("deadline-chain.json"), dir.path().join("m.json")).unwrap();
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_stormsim"))
+            .args(args)
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert_ok(&out);
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let set = ["--set", "workloads[users].requests=20", "--quiet"];
+    let stderr = run(&[&["run", "m.json"][..], &set].concat());
+    let warnings: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("warning:"))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{stderr}");
+    assert!(warnings[0].contains("outputs/deadline-chain"), "{stderr}");
+    let json: Value = serde_json::from_str(&read(
+        &dir.path().join("outputs/deadline-chain/summary.json"),
+    ))
+    .unwrap();
+    assert_eq!(json["overrides"][0], "workloads[users].requests=20");
+    // The same folder named with --out is still the default folder.
+    let stderr = run(&[
+        &["run", "m.json", "--out", "./outputs/deadline-chain/"][..],
+        &set,
+    ]
+    .concat());
+    assert!(stderr.contains("warning:"), "{stderr}");
+    // Elsewhere, or without --set: no warning.
+    let stderr = run(&[&["run", "m.json", "--out", "elsewhere"][..], &set].concat());
+    assert!(!stderr.contains("warning:"), "{stderr}");
+    let stderr = run(&["run", "m.json", "--quiet"]);
+    assert!(!stderr.contains("warning:"), "{stderr}");
+}
+
 #[test]
 fn check_accepts_every_bundled_model() {
     for entry in std::fs::read_dir(root().join("models")).unwrap() {
@@ -272,8 +359,12 @@ fn a_bad_model_exits_2_with_every_problem_and_no_panic() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("invalid JSON at line 1, column 3"));
     let out = stormsim(&["check", "no/such/model.json"], &[]);
-    assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read model file"));
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "a missing model is the user's input"
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no/such/model.json"));
     let out = stormsim(
         &[
             "check",
@@ -315,6 +406,46 @@ fn an_unstable_model_stops_at_its_limit_with_a_partial_report() {
     let stopped = json["variants"][0]["stopped_by_limit"].as_str().unwrap();
     assert!(stopped.contains("partial"), "{stopped}");
     assert!(json["variants"][0]["requests"].as_u64().unwrap() < 3_600_000);
+}
+
+/// A run cut before its trigger ends gets no recovery verdict: `run` says why
+/// once, and summary.json carries the reason with the verdict's columns empty
+/// (it read as "metastable" in every variant).
+#[test]
+fn a_run_too_short_to_judge_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("short.json");
+    std::fs::write(
+        &model,
+        r#"{
+          "name": "short",
+          "horizon_s": 30,
+          "workloads": [{"name": "u", "target": "s",
+                         "arrival": {"kind": "poisson", "rate_per_s": 100}, "duration_s": 30}],
+          "services": [{"name": "s", "workers": 4,
+                        "steps": [{"work": {"kind": "constant", "ms": 10}}]}],
+          "timeline": [
+            {"name": "slow", "at_s": 15, "role": "trigger_start",
+             "set": {"services[s].steps[0].work.ms": 100}},
+            {"name": "fixed", "at_s": 60, "role": "trigger_end",
+             "set": {"services[s].steps[0].work.ms": 10}}],
+          "metastability": {"baseline_from_s": 1}
+        }"#,
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let run = stormsim_into("run", &model, &out, &[]);
+    assert_ok(&run);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        stderr.contains("no recovery verdict for any variant") && stderr.contains("horizon_s"),
+        "{stderr}"
+    );
+    let json: Value = serde_json::from_str(&read(&out.join("summary.json"))).unwrap();
+    let v = &json["variants"][0];
+    assert!(v["recovery"].is_null(), "{v}");
+    assert!(v["storm_offered_rps"].is_null(), "{v}");
+    assert!(v["recovery_undetermined"].as_str().is_some(), "{v}");
 }
 
 /// A sweep's tables are the same bytes whatever the thread count, and replicas

@@ -3,10 +3,16 @@
 
 use std::fmt;
 
+/// The path of a problem of a model document as a whole (a required field
+/// missing, an array where the model's object should be).
+pub const TOP_LEVEL: &str = "(top level)";
+
 /// One problem in a model: where, and what is wrong.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Problem {
-    /// JSON path (`services[1].steps[0].call`), empty for the whole document.
+    /// JSON path (`services[1].steps[0].call`); [`TOP_LEVEL`] for the model as
+    /// a whole; empty where no path applies (invalid JSON: its line and column
+    /// are in the message).
     pub path: String,
     /// What was expected and what was found.
     pub message: String,

@@ -5,10 +5,24 @@
 //!
 //! 1. JSON syntax ([`parse_json`]);
 //! 2. overrides: `--set PATH=VALUE` on the base, then each variant's `set`
-//!    ([`ParamPath`]);
+//!    (and `--set` again: it wins) ([`ParamPath`]);
 //! 3. structure: the serde types of [`spec`] (unknown fields are errors, and
 //!    objects must be objects: [`strict`]);
 //! 4. meaning: [`validate()`] (unknown services, ranges, probabilities, cycles).
+//!
+//! A syntax error, or a `--set` that names nothing, stops there. Otherwise the
+//! base, every timeline change and every variant are checked, also after a
+//! problem in another, and their problems reported together; a problem the base
+//! has (or an earlier timeline change left) is reported once, not again in
+//! each variant (or later change) that still has it. What remains staged: the
+//! meaning of a model (and of its timeline) is checked only once its types are
+//! read, and a variant's only once its own are; the types of one object stop
+//! at a required field that is wrong or missing ([`strict::from_value`]).
+//!
+//! A problem in what an override wrote is named by the override, as written
+//! (`variants[1].set["services[A].workers"]`, `timeline[0].set[...]`); another
+//! one in a variant or a change by it and its path, with names for indices
+//! (`variants[1] ("v2"): services[A].shards`).
 //!
 //! The result is a [`LoadedModel`]: one checked [`Model`] per variant.
 #![warn(missing_docs)]
@@ -23,15 +37,17 @@ pub mod strict;
 mod validate;
 
 pub use dist::Dist;
-pub use error::{ModelError, Problem};
+pub use error::{ModelError, Problem, TOP_LEVEL};
 pub use model::*;
 pub use path::{parse_cli_value, ParamPath};
 pub use spec::ModelSpec;
 pub use validate::validate;
 
+use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
+use std::collections::HashSet;
 use stormsim_engine::{SimDuration, SimTime};
 
 /// A model file, loaded and checked: its variants, each ready to run.
@@ -60,15 +76,17 @@ pub struct Variant {
     pub changes: Vec<Change>,
 }
 
-/// Parses JSON text, reporting a syntax error with its line and column.
+/// Parses JSON text, reporting a syntax error with its line and column (once:
+/// serde_json's message ends with them too).
 pub fn parse_json(text: &str) -> Result<Value, ModelError> {
     serde_json::from_str(text).map_err(|e| {
         ModelError::from(vec![Problem::new(
             "",
             format!(
-                "invalid JSON at line {}, column {}: {e}",
+                "invalid JSON at line {}, column {}: {}",
                 e.line(),
-                e.column()
+                e.column(),
+                strict::clean_serde_message(&e.to_string())
             ),
         )])
     })
@@ -76,7 +94,7 @@ pub fn parse_json(text: &str) -> Result<Value, ModelError> {
 
 /// Reads a `T` from `value` (objects only: see [`strict`]), its problems'
 /// paths inside `prefix`.
-fn deserialize_at<T: DeserializeOwned + Serialize>(
+fn deserialize_at<T: DeserializeOwned + Serialize + JsonSchema>(
     value: &Value,
     prefix: &str,
 ) -> Result<T, Vec<Problem>> {
@@ -96,8 +114,10 @@ fn deserialize_at<T: DeserializeOwned + Serialize>(
     })
 }
 
-/// Deserializes a model document, collecting one structural problem per list
-/// element and per top-level field instead of stopping at the first.
+/// Deserializes a model document, collecting the structural problems of each
+/// list element and of the top level instead of stopping at the first (see
+/// [`strict::from_value`]). A problem of the document as a whole is at
+/// [`TOP_LEVEL`].
 pub fn parse_spec(doc: &Value) -> Result<ModelSpec, Vec<Problem>> {
     if let Ok(spec) = strict::from_value::<ModelSpec>(doc) {
         return Ok(spec);
@@ -105,7 +125,7 @@ pub fn parse_spec(doc: &Value) -> Result<ModelSpec, Vec<Problem>> {
     let mut problems = Vec::new();
     let mut skeleton = doc.clone();
     if let Some(obj) = skeleton.as_object_mut() {
-        fn each<T: DeserializeOwned + Serialize>(
+        fn each<T: DeserializeOwned + Serialize + JsonSchema>(
             obj: &mut serde_json::Map<String, Value>,
             key: &str,
             out: &mut Vec<Problem>,
@@ -122,6 +142,7 @@ pub fn parse_spec(doc: &Value) -> Result<ModelSpec, Vec<Problem>> {
         each::<spec::WorkloadSpec>(obj, "workloads", &mut problems);
         each::<spec::ServiceSpec>(obj, "services", &mut problems);
         each::<spec::VariantSpec>(obj, "variants", &mut problems);
+        each::<spec::TimelineEntrySpec>(obj, "timeline", &mut problems);
     }
     if let Err(ps) = deserialize_at::<ModelSpec>(&skeleton, "") {
         problems.splice(0..0, ps);
@@ -133,6 +154,11 @@ pub fn parse_spec(doc: &Value) -> Result<ModelSpec, Vec<Problem>> {
             .err()
             .unwrap_or_else(|| vec![Problem::new("", "the model could not be read")]);
     }
+    for p in &mut problems {
+        if p.path.is_empty() {
+            p.path = TOP_LEVEL.to_string();
+        }
+    }
     Err(problems)
 }
 
@@ -142,50 +168,210 @@ pub fn apply_overrides<'a>(
     sets: impl IntoIterator<Item = (&'a str, &'a Value)>,
     where_: &dyn Fn(&str) -> String,
 ) -> Vec<Problem> {
+    let sets = sets
+        .into_iter()
+        .map(|(path, value)| (where_(path), path, value, true));
+    apply_sets(doc, sets).0
+}
+
+/// One override applied to a document: where it was written, and what it set.
+struct Applied {
+    /// Where it was written, as a problem's path:
+    /// `variants[1].set["services[A].workers"]`.
+    label: String,
+    /// The JSON paths it set ([`ParamPath::index_paths`]).
+    paths: Vec<String>,
+    /// The entry's own (a variant's or a timeline change's), not a `--set`.
+    own: bool,
+    /// Its path has a `[*]`: a problem says which element.
+    star: bool,
+}
+
+/// Applies overrides (label, path, value, own) in order: the problems of those
+/// whose path names nothing (at their label), and the others, applied.
+fn apply_sets<'a>(
+    doc: &mut Value,
+    sets: impl IntoIterator<Item = (String, &'a str, &'a Value, bool)>,
+) -> (Vec<Problem>, Vec<Applied>) {
     let mut problems = Vec::new();
-    for (path, value) in sets {
-        let result = ParamPath::parse(path).and_then(|p| p.set(doc, value.clone()));
-        if let Err(message) = result {
-            problems.push(Problem::new(where_(path), message));
+    let mut applied = Vec::new();
+    for (label, path, value, own) in sets {
+        let result = ParamPath::parse(path).and_then(|p| {
+            let paths = p.index_paths(doc);
+            p.set(doc, value.clone()).map(|()| paths)
+        });
+        match result {
+            Ok(paths) => applied.push(Applied {
+                // (A ramp's step sets a `[*]` resolved: its label has it.)
+                star: path.contains("[*]") || label.contains("[*]"),
+                label,
+                paths,
+                own,
+            }),
+            Err(message) => problems.push(Problem::new(label, message)),
         }
     }
+    (problems, applied)
+}
+
+/// Locates the problems of `doc`, a document made by the overrides `applied`:
+/// a problem at (or inside) what an override set is named by the override as
+/// written, then the rest of its path (`variants[1].set["services[A].retry"]
+/// .max_attempts`; for a `[*]`, which element: `(at services[B].workers)`);
+/// any other by `context` and its path, with names for indices (`variants[1]
+/// ("v2"): services[A].shards`), unless it is in `seen` (reported already: the
+/// base's, an earlier change's, which the document still has).
+fn locate(
+    problems: Vec<Problem>,
+    applied: &[Applied],
+    doc: &Value,
+    context: &str,
+    seen: &HashSet<Problem>,
+) -> Vec<Problem> {
     problems
+        .into_iter()
+        .filter_map(|p| {
+            // The override that set the longest part of the path, the later one
+            // of equals (it won).
+            let mut best: Option<(&Applied, usize)> = None;
+            for a in applied {
+                for set in &a.paths {
+                    let inside = p.path.strip_prefix(set.as_str()).is_some_and(|rest| {
+                        rest.is_empty() || rest.starts_with('.') || rest.starts_with('[')
+                    });
+                    if inside && best.is_none_or(|(_, len)| set.len() >= len) {
+                        best = Some((a, set.len()));
+                    }
+                }
+            }
+            let by_entry = |a: &Applied, len: usize| {
+                let mut path = format!("{}{}", a.label, &p.path[len..]);
+                if a.star {
+                    path.push_str(&format!(" (at {})", with_names(doc, &p.path)));
+                }
+                Problem::new(path, p.message.clone())
+            };
+            match best {
+                Some((a, len)) if a.own => Some(by_entry(a, len)),
+                _ if seen.contains(&p) => None,
+                Some((a, len)) => Some(by_entry(a, len)),
+                None => Some(
+                    Problem {
+                        path: with_names(doc, &p.path),
+                        message: p.message,
+                    }
+                    .within(context),
+                ),
+            }
+        })
+        .collect()
+}
+
+/// A problem's JSON path with each list index written as the name that selects
+/// that element in a parameter path, where one does (`services[1].steps[0]`
+/// becomes `services[A].steps[B]`): what a variant's `set` would write. As it
+/// is where it is no such path.
+fn with_names(doc: &Value, path: &str) -> String {
+    let Ok(parsed) = ParamPath::parse(path) else {
+        return path.to_string();
+    };
+    let mut out = String::new();
+    let mut here = Some(doc);
+    for segment in parsed.segments() {
+        match segment {
+            path::Segment::Key(key) => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(key);
+                here = here.and_then(|h| h.get(key));
+            }
+            path::Segment::Index(i) => {
+                let list = here.and_then(Value::as_array);
+                match list.and_then(|l| path::name_of_element(l, *i)) {
+                    Some(name) => out.push_str(&format!("[{name}]")),
+                    None => out.push_str(&format!("[{i}]")),
+                }
+                here = list.and_then(|l| l.get(*i));
+            }
+            _ => return path.to_string(),
+        }
+    }
+    out
 }
 
 /// Loads a model from its text: the base with `cli_sets` applied, then each
-/// variant. `seed` overrides the file's seed.
+/// variant, its own `set` applied and then `cli_sets` again, so that `--set`
+/// wins in every variant (as a sweep's axes do). A problem in `cli_sets` is
+/// reported once, at the base. `seed` overrides the file's seed.
+///
+/// A `cli_sets` path ending in `[+]` (a new list element) is applied once, to
+/// the base: again after a variant's `set`, it would add a second element.
 pub fn load_model(
     text: &str,
     cli_sets: &[(String, Value)],
     seed: Option<u64>,
 ) -> Result<LoadedModel, ModelError> {
     let mut base = parse_json(text)?;
-    let problems = apply_overrides(
-        &mut base,
-        cli_sets.iter().map(|(p, v)| (p.as_str(), v)),
-        &|p| format!("--set {p}"),
-    );
+    let cli = |context: &str| {
+        let context = context.to_string();
+        cli_sets.iter().map(move |(p, v)| {
+            let label = match context.as_str() {
+                "" => format!("--set {p}"),
+                context => format!("{context}: --set {p}"),
+            };
+            (label, p.as_str(), v, false)
+        })
+    };
+    let (problems, _) = apply_sets(&mut base, cli(""));
     if !problems.is_empty() {
         return Err(problems.into());
     }
-    let spec = parse_spec(&base)?;
-    let base_variant = build_variant(&base, &spec, "base", "")?;
-    let seed = seed.unwrap_or(spec.seed);
-
-    if spec.variants.len() > MAX_VARIANTS {
-        return Err(vec![Problem::new(
+    let mut problems = Vec::new();
+    let spec = parse_spec(&base).map_err(|ps| problems.extend(ps)).ok();
+    let base_variant = spec.as_ref().and_then(|spec| {
+        build_variant(&base, spec, "base", "")
+            .map_err(|ps| problems.extend(ps))
+            .ok()
+    });
+    let written = match &spec {
+        Some(spec) => spec.variants.len(),
+        None => base
+            .get("variants")
+            .and_then(Value::as_array)
+            .map_or(0, Vec::len),
+    };
+    if written > MAX_VARIANTS {
+        problems.push(Problem::new(
             "variants",
             format!(
-                "at most {MAX_VARIANTS} variants, got {}: explore more points with a sweep file",
-                spec.variants.len()
+                "at most {MAX_VARIANTS} variants, got {written}: explore more points with a sweep file"
             ),
-        )]
-        .into());
+        ));
+        return Err(problems.into());
     }
+    // The variants as written: where the file could not be read, each one that
+    // can be (the others have their problems already), so that its overrides
+    // are checked all the same.
+    let variant_specs: Vec<(usize, spec::VariantSpec)> = match &spec {
+        Some(spec) => spec.variants.iter().cloned().enumerate().collect(),
+        None => base
+            .get("variants")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .enumerate()
+            .filter_map(|(i, v)| strict::from_value(v).ok().map(|v| (i, v)))
+            .collect(),
+    };
+    if spec.is_none() {
+        problems.extend(timeline_path_problems(&base));
+    }
+    // The base's problems show again in every variant: each is reported once.
+    let seen: HashSet<Problem> = problems.iter().cloned().collect();
     let mut variants = Vec::new();
-    let mut problems = Vec::new();
-    if spec.variants.is_empty() {
-        variants.push(base_variant);
+    if variant_specs.is_empty() {
+        variants.extend(base_variant);
     }
     // Each variant starts from the base without the variants: copying them
     // all into each would make loading quadratic in their number.
@@ -193,30 +379,30 @@ pub fn load_model(
     if let Some(o) = template.as_object_mut() {
         o.remove("variants");
     }
-    for (i, v) in spec.variants.iter().enumerate() {
+    for (i, v) in &variant_specs {
         let mut doc = template.clone();
         let here = format!("variants[{i}] ({:?})", v.name);
-        let set_problems =
-            apply_overrides(&mut doc, v.set.iter().map(|(p, x)| (p.as_str(), x)), &|p| {
-                format!("variants[{i}].set[{p:?}]")
-            });
-        if !set_problems.is_empty() {
-            problems.extend(set_problems);
-            continue;
-        }
+        let own = v
+            .set
+            .iter()
+            .map(|(p, x)| (format!("variants[{i}].set[{p:?}]"), p.as_str(), x, true));
+        let again = cli(&here).filter(|(_, p, _, _)| !p.ends_with("[+]"));
+        let (set_problems, applied) = apply_sets(&mut doc, own.chain(again));
+        problems.extend(set_problems);
         match parse_spec(&doc).and_then(|s| build_variant(&doc, &s, &v.name, &v.description)) {
             Ok(variant) => variants.push(variant),
-            Err(ps) => problems.extend(ps.into_iter().map(|p| p.within(&here))),
+            Err(ps) => problems.extend(locate(ps, &applied, &doc, &here, &seen)),
         }
     }
+    let Some(spec) = spec.filter(|_| problems.is_empty()) else {
+        return Err(problems.into());
+    };
+    let seed = seed.unwrap_or(spec.seed);
     for v in &mut variants {
         v.model.seed = seed;
         for c in &mut v.changes {
             c.model.seed = seed;
         }
-    }
-    if !problems.is_empty() {
-        return Err(problems.into());
     }
     Ok(LoadedModel {
         name: spec.name,
@@ -227,27 +413,44 @@ pub fn load_model(
 }
 
 /// Checks one variant's document and resolves its timeline: each change is the
-/// document with every earlier change applied, checked like any model.
+/// document with every earlier change applied, checked like any model. Every
+/// change is checked, also after a problem (a problem the document had before
+/// the change, the model's own or an earlier change's, is not reported again).
 fn build_variant(
     doc: &Value,
     spec: &ModelSpec,
     name: &str,
     description: &str,
 ) -> Result<Variant, Vec<Problem>> {
-    let model = validate(spec)?;
+    let model = validate(spec);
+    let mut problems = model.as_ref().err().cloned().unwrap_or_default();
+    // The problems of the document as each change finds it, as found.
+    let mut seen: HashSet<Problem> = problems.iter().cloned().collect();
     let mut order: Vec<usize> = (0..spec.timeline.len()).collect();
     order.sort_by(|&a, &b| spec.timeline[a].at_s.total_cmp(&spec.timeline[b].at_s));
-    let mut problems = Vec::new();
     let mut changes = Vec::new();
     let mut current = doc.clone();
     for i in order {
         let entry = &spec.timeline[i];
         let here = format!("timeline[{i}] ({:?})", entry.name);
-        for (at_s, sets) in timeline_steps(&current, entry).map_err(|p| vec![p.within(&here)])? {
-            let set_problems = apply_overrides(
+        let steps = match timeline_steps(&current, entry, i) {
+            Ok(steps) => steps,
+            Err(p) => {
+                problems.push(p);
+                continue;
+            }
+        };
+        for (at_s, sets) in steps {
+            let (set_problems, applied) = apply_sets(
                 &mut current,
-                sets.iter().map(|(p, v)| (p.as_str(), v)),
-                &|p| format!("timeline[{i}].set[{p:?}]"),
+                sets.iter().map(|(written, path, v)| {
+                    (
+                        format!("timeline[{i}].set[{written:?}]"),
+                        path.as_str(),
+                        v,
+                        true,
+                    )
+                }),
             );
             if !set_problems.is_empty() {
                 problems.extend(set_problems);
@@ -255,9 +458,11 @@ fn build_variant(
             }
             match parse_spec(&current).and_then(|s| validate(&s)) {
                 Ok(changed) => {
-                    if let Err(message) = validate::same_shape(&model, &changed) {
-                        problems.push(Problem::new(here.clone(), message));
-                        break;
+                    if let Ok(model) = &model {
+                        if let Err(message) = validate::same_shape(model, &changed) {
+                            problems.push(Problem::new(here.clone(), message));
+                            break;
+                        }
                     }
                     changes.push(Change {
                         at: SimTime::ZERO + SimDuration::from_ms(at_s * 1000.0),
@@ -267,21 +472,42 @@ fn build_variant(
                     });
                 }
                 Err(ps) => {
-                    problems.extend(ps.into_iter().map(|p| p.within(&here)));
+                    let located = locate(ps.clone(), &applied, &current, &here, &seen);
+                    problems.extend(located);
+                    seen.extend(ps);
                     break;
                 }
             }
         }
     }
-    if !problems.is_empty() {
-        return Err(problems);
+    match model {
+        Ok(model) if problems.is_empty() => Ok(Variant {
+            name: name.to_string(),
+            description: description.to_string(),
+            model,
+            changes,
+        }),
+        _ => Err(problems),
     }
-    Ok(Variant {
-        name: name.to_string(),
-        description: description.to_string(),
-        model,
-        changes,
-    })
+}
+
+/// The timeline's paths that name nothing, for a model whose types could not
+/// be read (its entries are not checked as models): each entry's `set` as
+/// written, applied in file order to the base.
+fn timeline_path_problems(base: &Value) -> Vec<Problem> {
+    let mut doc = base.clone();
+    let entries = base.get("timeline").and_then(Value::as_array);
+    let mut problems = Vec::new();
+    for (i, entry) in entries.into_iter().flatten().enumerate() {
+        let Some(set) = entry.get("set").and_then(Value::as_object) else {
+            continue;
+        };
+        let sets = set
+            .iter()
+            .map(|(p, v)| (format!("timeline[{i}].set[{p:?}]"), p.as_str(), v, true));
+        problems.extend(apply_sets(&mut doc, sets).0);
+    }
+    problems
 }
 
 /// Longest ramp (`over_s`), in seconds, i.e. steps.
@@ -291,18 +517,20 @@ pub const MAX_RAMP_S: f64 = 10_000.0;
 /// sweep explores more.
 pub const MAX_VARIANTS: usize = 10_000;
 
-/// The step changes of one timeline entry: one step for a plain change; for a
+/// The step changes of timeline entry `i`: one step for a plain change; for a
 /// ramp, one per second (at least one) moving each numeric value linearly from
 /// its value before the ramp to its target, reaching it at `at_s + over_s`.
+/// Each set is (the path as written in the entry, the path to set, the value).
 #[allow(clippy::type_complexity)]
 fn timeline_steps(
     doc: &Value,
     entry: &spec::TimelineEntrySpec,
-) -> Result<Vec<(f64, Vec<(String, Value)>)>, Problem> {
-    let sets: Vec<(String, Value)> = entry
+    i: usize,
+) -> Result<Vec<(f64, Vec<(String, String, Value)>)>, Problem> {
+    let sets: Vec<(String, String, Value)> = entry
         .set
         .iter()
-        .map(|(p, v)| (p.clone(), v.clone()))
+        .map(|(p, v)| (p.clone(), p.clone(), v.clone()))
         .collect();
     let Some(over) = entry.over_s.filter(|o| *o > 0.0) else {
         return Ok(vec![(entry.at_s, sets)]);
@@ -310,27 +538,24 @@ fn timeline_steps(
     // One checked model per step: a longer ramp would hold memory without bound.
     if over > MAX_RAMP_S {
         return Err(Problem::new(
-            "over_s",
+            format!("timeline[{i}].over_s"),
             format!("a ramp moves in steps of 1 s: at most {MAX_RAMP_S} s, got {over}"),
         ));
     }
     // Resolve `[*]` so each element ramps from its own value.
+    let at = |path: &str| format!("timeline[{i}].set[{path:?}]");
     let mut ramps = Vec::new();
-    for (path, target) in &sets {
-        let parsed =
-            ParamPath::parse(path).map_err(|m| Problem::new(format!("set[{path:?}]"), m))?;
-        for concrete in parsed
-            .expand(doc)
-            .map_err(|m| Problem::new(format!("set[{path:?}]"), m))?
-        {
+    for (path, _, target) in &sets {
+        let parsed = ParamPath::parse(path).map_err(|m| Problem::new(at(path), m))?;
+        for concrete in parsed.expand(doc).map_err(|m| Problem::new(at(path), m))? {
             let from = concrete.get(doc).and_then(Value::as_f64);
             let (Some(from), Some(to)) = (from, target.as_f64()) else {
                 return Err(Problem::new(
-                    format!("set[{path:?}]"),
+                    at(path),
                     "a ramp (`over_s`) needs numbers: the current value and the target",
                 ));
             };
-            ramps.push((concrete, from, to));
+            ramps.push((path, concrete, from, to));
         }
     }
     let n = over.round().max(1.0) as u32;
@@ -340,7 +565,13 @@ fn timeline_steps(
             let at = entry.at_s + over * f;
             let step = ramps
                 .iter()
-                .map(|(p, from, to)| (p.to_string_concrete(), Value::from(from + (to - from) * f)))
+                .map(|(written, p, from, to)| {
+                    (
+                        written.to_string(),
+                        p.to_string_concrete(),
+                        Value::from(from + (to - from) * f),
+                    )
+                })
                 .collect();
             (at, step)
         })

@@ -224,8 +224,14 @@ impl ParamPath {
                     let list = here
                         .as_array_mut()
                         .ok_or_else(|| format!("{}: [{name}] applied to a non-list", self.text))?;
-                    let slot = find_named(list, name)
-                        .ok_or_else(|| format!("{}: no element named {name:?}", self.text))?;
+                    let Some(index) = list.iter().position(|e| element_is_named(e, name)) else {
+                        return Err(format!(
+                            "{}: no element named {name:?}; {}",
+                            self.text,
+                            names_here(list)
+                        ));
+                    };
+                    let slot = &mut list[index];
                     if is_last {
                         *slot = value;
                         return Ok(());
@@ -235,6 +241,50 @@ impl ParamPath {
             };
         }
         unreachable!("the last segment returns")
+    }
+
+    /// The JSON paths (`services[0].steps[1].timeout_ms`: keys and indices, as
+    /// problems name them) of what [`set`](Self::set) would set in `doc` (as it
+    /// is before the set): one per element a `[*]` names; `[+]` is the index the
+    /// new element takes. Empty where the path names nothing.
+    pub fn index_paths(&self, doc: &Value) -> Vec<String> {
+        let Ok(concrete) = self.expand(doc) else {
+            return Vec::new();
+        };
+        concrete.iter().filter_map(|p| p.index_path(doc)).collect()
+    }
+
+    /// [`index_paths`](Self::index_paths) of a path without `[*]`.
+    fn index_path(&self, doc: &Value) -> Option<String> {
+        let mut out = String::new();
+        let mut here = Some(doc);
+        for segment in &self.segments {
+            match segment {
+                Segment::Key(key) => {
+                    if !out.is_empty() {
+                        out.push('.');
+                    }
+                    out.push_str(key);
+                    here = here.and_then(|h| h.get(key));
+                }
+                Segment::Index(i) => {
+                    out.push_str(&format!("[{i}]"));
+                    here = here.and_then(|h| h.get(*i));
+                }
+                Segment::Named(name) => {
+                    let list = here?.as_array()?;
+                    let i = list.iter().position(|e| element_is_named(e, name))?;
+                    out.push_str(&format!("[{i}]"));
+                    here = list.get(i);
+                }
+                Segment::Append => {
+                    out.push_str(&format!("[{}]", here?.as_array()?.len()));
+                    here = None;
+                }
+                Segment::All => return None,
+            }
+        }
+        Some(out)
     }
 
     /// The value at this path, if present.
@@ -261,10 +311,55 @@ fn element_is_named(element: &Value, name: &str) -> bool {
     field("name") || field("call")
 }
 
-/// The first element named `name` (by its `name`, or for a handler step by the
-/// service it calls): two calls to the same service are told apart by index.
-fn find_named<'a>(list: &'a mut [Value], name: &str) -> Option<&'a mut Value> {
-    list.iter_mut().find(|e| element_is_named(e, name))
+/// The names an element answers to in a path (`[name]`): its `name`, and for a
+/// handler step the service it calls.
+fn element_names(element: &Value) -> impl Iterator<Item = &str> {
+    ["name", "call"]
+        .into_iter()
+        .filter_map(|f| element.get(f).and_then(Value::as_str))
+}
+
+/// Most names [`names_here`] lists.
+const MAX_NAMES_LISTED: usize = 12;
+
+/// What `[name]` can select in `list`, for a name that selects nothing: "the
+/// names here are: catalog, front" (at most [`MAX_NAMES_LISTED`], then how many
+/// more), or that there are none.
+fn names_here(list: &[Value]) -> String {
+    let mut names: Vec<&str> = Vec::new();
+    for name in list.iter().flat_map(element_names) {
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    let by_index = match list.len() {
+        0 => return "the list is empty".to_string(),
+        1 => "[0]".to_string(),
+        n => format!("[0] to [{}]", n - 1),
+    };
+    if names.is_empty() {
+        return format!("the elements here have no names (select one by position: {by_index})");
+    }
+    let more = names.len().saturating_sub(MAX_NAMES_LISTED);
+    names.truncate(MAX_NAMES_LISTED);
+    let mut listed = names.join(", ");
+    if more > 0 {
+        listed.push_str(&format!(" and {more} more"));
+    }
+    format!("the names here are: {listed}")
+}
+
+/// The name by which `[name]` selects element `index` of `list` (its `name`, a
+/// step's `call`), if one does (the first element of that name) and reads back
+/// as a name (not a number, `*` or `+`, no `.`, `[` or `]` in it).
+pub(crate) fn name_of_element(list: &[Value], index: usize) -> Option<&str> {
+    element_names(list.get(index)?).next().filter(|name| {
+        !name.is_empty()
+            && name.parse::<usize>().is_err()
+            && !matches!(*name, "*" | "+")
+            && !name.contains(['.', '[', ']'])
+            && list.iter().position(|e| element_is_named(e, name)) == Some(index)
+    })
 }
 
 /// Parses the value of `--set PATH=VALUE`: JSON if it parses, else a string, so
@@ -325,7 +420,10 @@ mod tests {
             .unwrap()
             .set(&mut doc, json!(1))
             .unwrap_err();
-        assert!(err.contains("no element named \"C\""), "{err}");
+        assert_eq!(
+            err,
+            "services[C].workers: no element named \"C\"; the names here are: A"
+        );
         let err = ParamPath::parse("services[5].workers")
             .unwrap()
             .set(&mut doc, json!(1))
@@ -342,6 +440,85 @@ mod tests {
             .set(&mut doc, json!(0.3))
             .unwrap();
         assert_eq!(doc["services"][0]["admission"]["drop_fraction"], json!(0.3));
+    }
+
+    /// A name that selects nothing is answered with the names that would:
+    /// elements' names, steps' calls, at most a dozen.
+    #[test]
+    fn a_missing_name_lists_the_names_there_are() {
+        let set = |doc: &mut Value, path: &str| {
+            ParamPath::parse(path)
+                .unwrap()
+                .set(doc, json!(1))
+                .unwrap_err()
+        };
+        let mut doc = json!({"services": [
+            {"name": "front", "steps": [{"work": 1}, {"call": "catalog"}, {"call": "catalog"}]},
+            {"name": "catalog", "steps": [{"work": 1}]}
+        ]});
+        assert_eq!(
+            set(&mut doc, "services[catalg].workers"),
+            "services[catalg].workers: no element named \"catalg\"; the names here are: front, catalog"
+        );
+        assert_eq!(
+            set(&mut doc, "services[front].steps[db].timeout_ms"),
+            "services[front].steps[db].timeout_ms: no element named \"db\"; the names here are: catalog"
+        );
+        assert_eq!(
+            set(&mut doc, "services[catalog].steps[db].timeout_ms"),
+            "services[catalog].steps[db].timeout_ms: no element named \"db\"; the elements here have no names (select one by position: [0])"
+        );
+        let mut doc = json!({"timeline": []});
+        assert_eq!(
+            set(&mut doc, "timeline[rollback].at_s"),
+            "timeline[rollback].at_s: no element named \"rollback\"; the list is empty"
+        );
+        let services: Vec<Value> = (0..20).map(|i| json!({"name": format!("s{i}")})).collect();
+        let mut doc = json!({ "services": services });
+        assert_eq!(
+            set(&mut doc, "services[x].workers"),
+            "services[x].workers: no element named \"x\"; the names here are: \
+             s0, s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11 and 8 more"
+        );
+    }
+
+    #[test]
+    fn index_paths_name_what_a_set_reaches() {
+        let doc = json!({"services": [
+            {"name": "A", "steps": [{"work": 1}, {"call": "B"}]},
+            {"name": "B", "steps": [{"call": "C"}]}
+        ]});
+        let paths = |p: &str| ParamPath::parse(p).unwrap().index_paths(&doc);
+        assert_eq!(
+            paths("services[A].steps[B].retry"),
+            ["services[0].steps[1].retry"]
+        );
+        assert_eq!(
+            paths("services[*].workers"),
+            ["services[0].workers", "services[1].workers"]
+        );
+        assert_eq!(paths("services[+]"), ["services[2]"]);
+        assert_eq!(
+            paths("services[1].admission.drop"),
+            ["services[1].admission.drop"]
+        );
+        assert_eq!(paths("services[Z].workers"), Vec::<String>::new());
+        assert_eq!(
+            name_of_element(doc["services"].as_array().unwrap(), 1),
+            Some("B")
+        );
+        let steps = doc["services"][0]["steps"].as_array().unwrap();
+        assert_eq!(name_of_element(steps, 0), None, "a work step has no name");
+        assert_eq!(
+            name_of_element(steps, 1),
+            Some("B"),
+            "a call step: its call"
+        );
+        let twice = json!([{"call": "B"}, {"call": "B"}, {"name": "7"}]);
+        let twice = twice.as_array().unwrap();
+        assert_eq!(name_of_element(twice, 0), Some("B"));
+        assert_eq!(name_of_element(twice, 1), None, "[B] selects the first");
+        assert_eq!(name_of_element(twice, 2), None, "[7] is an index");
     }
 
     #[test]

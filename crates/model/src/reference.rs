@@ -738,7 +738,9 @@ impl<'a> Reference<'a> {
              model with its `set` overrides applied in order, then checked on its own. All \
              variants run with the same seed and so the same random numbers (common random \
              numbers): differences between them come from the changes, not from luck. \
-             `--set` overrides apply to the model before each variant's own.\n\n",
+             `--set` overrides apply to every variant: to the model before the variant's own \
+             overrides, and again after them, so that they win (one ending in `[+]` adds its \
+             element once).\n\n",
         );
 
         out.push_str("## Types\n\n");

@@ -500,29 +500,29 @@ proptest! {
 
 #[test]
 fn empty_and_non_object_documents_are_rejected() {
-    // A missing top-level field belongs to the whole document: no path, the
-    // message names the field.
-    assert_eq!(problems(&json!({})), vec!["missing field `name`"]);
+    // A missing top-level field belongs to the whole document, the top level;
+    // every one missing is named.
+    assert_eq!(
+        problems(&json!({})),
+        vec!["(top level): missing fields `name`, `workloads` and `services`"]
+    );
     assert_eq!(
         problems(&json!({"name": "x"})),
-        vec!["missing field `workloads`"]
+        vec!["(top level): missing fields `workloads` and `services`"]
     );
     for (doc, expected) in [
-        (json!(null), "invalid type: null, expected struct ModelSpec"),
+        (json!(null), "(top level): expected an object, got null"),
         (
             json!("model"),
-            "invalid type: string \"model\", expected struct ModelSpec",
+            "(top level): expected an object, got the string \"model\"",
         ),
-        (
-            json!(0),
-            "invalid type: integer `0`, expected struct ModelSpec",
-        ),
+        (json!(0), "(top level): expected an object, got 0"),
     ] {
         assert_eq!(problems(&doc), vec![expected], "{doc}");
     }
     // (An array is refused: see `objects_written_as_arrays_are_rejected`.)
     let p = load(&json!([])).expect_err("[]");
-    assert!(p.len() == 1 && p[0].path.is_empty() && !p[0].message.is_empty());
+    assert!(p.len() == 1 && p[0].path == "(top level)" && !p[0].message.is_empty());
     for text in ["", " ", "\u{feff}{}", "{}{}", "{\"name\": \"x\""] {
         let p = load_timed(text, &[]).expect_err(text);
         assert_eq!(p.len(), 1, "{text:?}: {p:?}");
@@ -705,7 +705,7 @@ fn self_calls_are_cycles_wherever_they_come_from() {
     );
     assert_eq!(
         problems(&doc),
-        vec!["variants[1] (\"loop\"): services[1].steps[0].call: call cycle B -> B"]
+        vec!["variants[1].set[\"services[B].steps[0]\"].call: call cycle B -> B"]
     );
 }
 
@@ -858,7 +858,7 @@ fn objects_written_as_arrays_are_rejected() {
     let doc = with(base(), "services[gateway].steps[B].retry", json!([3]));
     let p = problems(&doc);
     assert!(
-        p.len() == 1 && p[0].starts_with("services[0].steps[0].retry: invalid type: sequence"),
+        p.len() == 1 && p[0].starts_with("services[0].steps[0].retry: expected an object"),
         "{p:?}"
     );
     let mut fields: Vec<Value> = vec![
@@ -880,7 +880,7 @@ fn objects_written_as_arrays_are_rejected() {
     ]);
     let p = problems(&Value::Array(fields));
     assert!(
-        p.len() == 1 && p[0].starts_with("invalid type: sequence, expected"),
+        p.len() == 1 && p[0].starts_with("(top level): expected an object"),
         "{p:?}"
     );
 }
@@ -899,9 +899,9 @@ fn nested_objects_written_as_arrays_are_rejected_with_their_paths() {
     assert_eq!(
         problems(&doc),
         [
-            "limits: invalid type: sequence, expected an object (fields by name, not by position)",
-            "workloads[0]: invalid type: sequence, expected an object (fields by name, not by position)",
-            "services[1].steps[0]: invalid type: sequence, expected an object (fields by name, not by position)",
+            "limits: expected an object (fields by name, not by position), got an array",
+            "workloads[0]: expected an object (fields by name, not by position), got an array",
+            "services[1].steps[0]: expected an object (fields by name, not by position), got an array",
         ]
     );
     // Through a variant's overrides, the path names the variant.
@@ -909,7 +909,7 @@ fn nested_objects_written_as_arrays_are_rejected_with_their_paths() {
     doc["variants"] = json!([{"name": "v", "set": {"services[gateway].steps[B].retry": [3]}}]);
     assert_eq!(
         problems(&doc),
-        ["variants[0] (\"v\"): services[0].steps[0].retry: invalid type: sequence, expected an object (fields by name, not by position)"]
+        ["variants[0].set[\"services[gateway].steps[B].retry\"]: expected an object (fields by name, not by position), got an array"]
     );
     // Arrays where the format has lists, and JSON values that are arrays, load.
     let mut doc = with(
@@ -964,7 +964,9 @@ fn policies_written_as_arrays_are_rejected() {
     ] {
         assert_eq!(
             problems(&with(base(), path, value.clone())),
-            [format!("{reported_at}: invalid type: sequence, expected an object (fields by name, not by position)")],
+            [format!(
+                "{reported_at}: expected an object (fields by name, not by position), got an array"
+            )],
             "{path} = {value}"
         );
     }
@@ -977,7 +979,7 @@ fn policies_written_as_arrays_are_rejected() {
 /// by position is refused by serde itself, at the policy's path.
 #[test]
 fn objects_written_as_arrays_inside_policies_are_rejected() {
-    let expected = "invalid type: sequence, expected an object (fields by name, not by position)";
+    let expected = "expected an object (fields by name, not by position), got an array";
     let mixture = json!({"kind": "mixture", "of": [
         [0.5, {"kind": "constant", "ms": 1}],
         {"p": 0.5, "dist": ["constant", 2]},
@@ -1006,16 +1008,15 @@ fn objects_written_as_arrays_inside_policies_are_rejected() {
             "services[1].steps[0].work.of[0].dist.of[0]: {expected}"
         )]
     );
-    // Too short to be read by position: serde's message, at the policy.
+    // Too short to be read by position: serde says so ("invalid length 1,
+    // expected struct MixtureComponent with 2 elements") at the policy's path,
+    // worded as the rest.
     let p = problems(&with(
         base(),
         "services[B].steps[0].work",
         json!({"kind": "mixture", "of": [[1]]}),
     ));
-    assert!(
-        p.len() == 1 && p[0].starts_with("services[1].steps[0].work: invalid length 1"),
-        "{p:?}"
-    );
+    assert_eq!(p, [format!("services[1].steps[0].work: {expected}")]);
 }
 
 #[test]
@@ -1052,7 +1053,11 @@ fn unicode_names_are_accepted_and_printed_as_written() {
     );
     assert_eq!(
         problems(&bad),
-        vec!["services[0].steps[0].call: unknown service \"ghost👻\""]
+        vec![
+            "services[0].steps[0].call: unknown service \"ghost👻\"",
+            // The variant's path named the step by the service it called.
+            "variants[1].set[\"services[網關].steps[サービス🚀].timeout_ms\"]: services[網關].steps[サービス🚀].timeout_ms: no element named \"サービス🚀\"; the names here are: ghost👻",
+        ]
     );
     let bad = with(
         doc.clone(),
@@ -1061,7 +1066,10 @@ fn unicode_names_are_accepted_and_printed_as_written() {
     );
     assert_eq!(
         problems(&bad),
-        vec!["variants[1].set[\"services[幽霊].workers\"]: services[幽霊].workers: no element named \"幽霊\""]
+        vec![
+            "variants[1].set[\"services[幽霊].workers\"]: services[幽霊].workers: no element named \"幽霊\"; the names here are: 網關, サービス🚀",
+            "variants[1].set[\"services[サービス🚀].workers\"]: expected at least 1 worker, got 0",
+        ]
     );
     let bad = with(
         doc,
@@ -1070,7 +1078,9 @@ fn unicode_names_are_accepted_and_printed_as_written() {
     );
     assert_eq!(
         problems(&bad),
-        vec!["variants[1] (\"ünïcödé «quoted»\"): services[1].workers: expected at least 1 worker, got 0"]
+        vec![
+            "variants[1].set[\"services[サービス🚀].workers\"]: expected at least 1 worker, got 0"
+        ]
     );
     // A name with a quote, a newline and a control character is escaped.
     let odd = with(base(), "workloads[users].target", json!("a\"b\nc\u{7}"));
@@ -1122,7 +1132,7 @@ fn a_variant_setting_an_unknown_path_is_rejected_at_its_set() {
     let p = problems(&doc);
     let expected = [
         "variants[1].set[\"services[gateway].steps[Z].timeout_ms\"]: services[gateway].steps[Z].timeout_ms: no element named \"Z\"",
-        "variants[2] (\"no-such-field\"): services[0].colour: unknown field `colour`",
+        "variants[2].set[\"services[gateway].colour\"]: unknown field `colour`",
         "variants[3].set[\"services[gateway\"]: parameter path \"services[gateway\": missing ']'",
         "variants[4].set[\"services[9].workers\"]: services[9].workers: index 9 out of range (the list has 2)",
     ];

@@ -4,6 +4,7 @@
 //! thread).
 #![warn(missing_docs)]
 
+mod check;
 pub mod design;
 pub mod resume;
 pub mod search;
@@ -11,7 +12,7 @@ pub mod spec;
 mod table;
 
 pub use design::Point;
-pub use spec::{ModelSource, SweepSpec};
+pub use spec::{ModelSource, SearchSpec, SweepSpec};
 pub use table::{aggregate_csv, results_csv};
 
 use rayon::prelude::*;
@@ -43,8 +44,9 @@ pub enum SweepError {
     /// The sweep or its model is malformed: every problem, with its path.
     #[error("{0}")]
     Invalid(ModelError),
-    /// A file could not be read.
-    #[error("cannot read {path}: {source}")]
+    /// The sweep file could not be read. (The reason is the error's source,
+    /// not in its message, so that an error chain says it once.)
+    #[error("cannot read the sweep file {}", path.display())]
     Io {
         /// The file.
         path: PathBuf,
@@ -55,6 +57,43 @@ pub enum SweepError {
 
 fn invalid(problems: Vec<Problem>) -> SweepError {
     SweepError::Invalid(ModelError { problems })
+}
+
+/// An override a sweep applies to its model: the label its problems carry
+/// (where the sweep file writes it), its path and its value.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Override {
+    /// `set["PATH"]`, `axes[1] ("workers")`, `search ("PATH")`.
+    pub label: String,
+    /// The parameter path.
+    pub path: String,
+    /// The value.
+    pub value: Value,
+}
+
+/// A variant chosen by name, and where the sweep file chooses it.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct VariantChoice {
+    /// `variant`, or a `variants` axis's label.
+    pub label: String,
+    /// The variant's name.
+    pub name: String,
+}
+
+/// "the model has no variant "x"; its variants are: a, b".
+fn no_variant_message(name: &str, variants: &[Value]) -> String {
+    let names: Vec<&str> = variants
+        .iter()
+        .filter_map(|v| v.get("name").and_then(Value::as_str))
+        .collect();
+    if names.is_empty() {
+        format!("the model has no variant {name:?}; it declares none")
+    } else {
+        format!(
+            "the model has no variant {name:?}; its variants are: {}",
+            names.join(", ")
+        )
+    }
 }
 
 /// One run's result: its row of `summary.csv` (the full report, time series
@@ -86,8 +125,12 @@ impl RunResult {
 }
 
 impl Sweep {
-    /// Loads a sweep file and checks it, its model, and every point's model
-    /// (so a bad value fails before any run).
+    /// Loads a sweep file and checks it, its model, every point's model and
+    /// the search's ends (so a bad value fails before any run). Every problem
+    /// is reported once, named by what the sweep file wrote: its `set`
+    /// (`set["PATH"]`), an axis (`axes[1] ("workers")`, with the values that
+    /// fail where not all do and how many points share the problem), its
+    /// `search`, or its `variant`; a missing model file is a problem at `model`.
     pub fn load(path: &Path) -> Result<Sweep, SweepError> {
         let text = std::fs::read_to_string(path).map_err(|source| SweepError::Io {
             path: path.to_path_buf(),
@@ -98,11 +141,21 @@ impl Sweep {
         let (model_path, model_text) = match &spec.model {
             ModelSource::File(file) => {
                 let model_path = path.parent().unwrap_or(Path::new(".")).join(file);
-                let text =
-                    std::fs::read_to_string(&model_path).map_err(|source| SweepError::Io {
-                        path: model_path.clone(),
-                        source,
-                    })?;
+                // The sweep's input, like any of its fields: a problem at `model`.
+                let text = std::fs::read_to_string(&model_path).map_err(|e| {
+                    let written = if model_path == Path::new(file) {
+                        String::new()
+                    } else {
+                        format!(" ({file:?}, from the sweep file's folder)")
+                    };
+                    invalid(vec![Problem::new(
+                        "model",
+                        format!(
+                            "cannot read the sweep's model file {}{written}: {e}",
+                            model_path.display()
+                        ),
+                    )])
+                })?;
                 (model_path, text)
             }
             // Inline: the sweep file is the model's file; its errors name paths
@@ -119,13 +172,17 @@ impl Sweep {
             SweepError::Invalid(e)
         })?;
         let seed = spec.seed.unwrap_or(base.seed);
+        let mut problems = Vec::new();
         if spec.replications == 0 {
-            return Err(invalid(vec![Problem::new(
-                "replications",
-                "expected at least 1",
-            )]));
+            problems.push(Problem::new("replications", "expected at least 1"));
         }
-        let points = design::points(&spec, seed).map_err(invalid)?;
+        let points = design::points(&spec, seed).unwrap_or_else(|ps| {
+            problems.extend(ps);
+            Vec::new()
+        });
+        if !problems.is_empty() {
+            return Err(invalid(problems));
+        }
         let sweep = Sweep {
             spec,
             model_path,
@@ -133,17 +190,7 @@ impl Sweep {
             seed,
             points,
         };
-        let mut problems = Vec::new();
-        for point in &sweep.points {
-            if let Err(e) = sweep.model_at(point, seed) {
-                problems.extend(
-                    e.problems
-                        .into_iter()
-                        .map(|p| p.within(&format!("point {}", point.index))),
-                );
-                break;
-            }
-        }
+        let problems = check::problems(&sweep);
         if problems.is_empty() {
             Ok(sweep)
         } else {
@@ -182,74 +229,186 @@ impl Sweep {
     /// the sweep's `set`, then the point's values, so that an axis always wins
     /// (a variant that sets the swept parameter must not mask the axis).
     fn model_at(&self, point: &Point, seed: u64) -> Result<stormsim_model::Variant, ModelError> {
-        let mut doc = parse_json(&self.model_text)?;
-        let mut variant = self.spec.variant.clone();
-        let mut sets: Vec<(String, Value)> = self
-            .spec
+        let (variant, overrides) = self.inputs_at(point);
+        self.build(variant.as_ref(), &overrides, seed)
+            .map_err(ModelError::from)
+    }
+
+    /// The sweep's `set`, as overrides named by where the sweep file writes
+    /// them: `set["services[A].workers"]`.
+    pub(crate) fn set_overrides(&self) -> Vec<Override> {
+        self.spec
             .set
             .iter()
-            .map(|(p, v)| (p.clone(), v.clone()))
-            .collect();
-        for (_, path, value) in &point.values {
+            .map(|(p, v)| Override {
+                label: format!("set[{p:?}]"),
+                path: p.clone(),
+                value: v.clone(),
+            })
+            .collect()
+    }
+
+    /// How problems name axis `i`: `axes[1] ("workers")`, by its column.
+    pub(crate) fn axis_label(&self, i: usize) -> String {
+        match self.spec.axes.get(i) {
+            Some(axis) => format!("axes[{i}] ({:?})", design::column(axis)),
+            None => format!("axes[{i}]"),
+        }
+    }
+
+    /// The sweep's own choice of variant (`variant`), if it makes one.
+    pub(crate) fn default_variant(&self) -> Option<VariantChoice> {
+        self.spec.variant.as_ref().map(|name| VariantChoice {
+            label: "variant".into(),
+            name: name.clone(),
+        })
+    }
+
+    /// What a point runs: its variant (a `variants` axis's, else the sweep's),
+    /// and the overrides: the sweep's `set`, then its axes' values in order.
+    pub(crate) fn inputs_at(&self, point: &Point) -> (Option<VariantChoice>, Vec<Override>) {
+        let mut variant = self.default_variant();
+        let mut overrides = self.set_overrides();
+        for (i, (_, path, value)) in point.values.iter().enumerate() {
+            let label = self.axis_label(i);
             match path {
-                Some(p) => sets.push((p.clone(), value.clone())),
-                None => variant = value.as_str().map(str::to_string),
+                Some(path) => overrides.push(Override {
+                    label,
+                    path: path.clone(),
+                    value: value.clone(),
+                }),
+                None => {
+                    variant = value.as_str().map(|name| VariantChoice {
+                        label,
+                        name: name.to_string(),
+                    })
+                }
             }
         }
+        (variant, overrides)
+    }
+
+    /// The value a search probes at `x` (a whole number with `integer`) and
+    /// its override, named `search ("PATH")`.
+    pub(crate) fn search_override(&self, search: &SearchSpec, x: f64) -> (Value, Override) {
+        let value = if search.integer {
+            Value::from(x.round() as i64)
+        } else {
+            Value::from(x)
+        };
+        let o = Override {
+            label: check::search_label(&search.path),
+            path: search.path.clone(),
+            value: value.clone(),
+        };
+        (value, o)
+    }
+
+    /// The model's document with `variant` folded into the base (its first
+    /// without a choice) and `overrides` applied in order, and the problems of
+    /// the choice and of each override that names nothing (skipped: the
+    /// others still apply, so that every problem shows at once), named by
+    /// their labels.
+    pub(crate) fn document(
+        &self,
+        variant: Option<&VariantChoice>,
+        overrides: &[Override],
+    ) -> (Value, Option<String>, Vec<Problem>) {
+        let mut problems = Vec::new();
+        let mut doc = parse_json(&self.model_text).unwrap_or_else(|e| {
+            problems.extend(e.problems);
+            Value::Object(Default::default())
+        });
         // Fold the chosen variant into the base and drop the variants, so the
         // sweep's overrides apply on top of it.
         let variants = doc
             .as_object_mut()
             .and_then(|o| o.remove("variants"))
             .unwrap_or(Value::Array(Vec::new()));
-        let chosen = match &variant {
-            None => variants.as_array().and_then(|v| v.first()).cloned(),
-            Some(name) => variants
-                .as_array()
-                .and_then(|v| {
-                    v.iter()
-                        .find(|x| x.get("name").and_then(Value::as_str) == Some(name))
-                })
-                .cloned(),
+        let variants = variants.as_array().cloned().unwrap_or_default();
+        let chosen = match variant {
+            None => variants.first().cloned(),
+            Some(choice) => {
+                let found = variants
+                    .iter()
+                    .find(|x| x.get("name").and_then(Value::as_str) == Some(&choice.name))
+                    .cloned();
+                if found.is_none() {
+                    problems.push(Problem::new(
+                        choice.label.clone(),
+                        no_variant_message(&choice.name, &variants),
+                    ));
+                }
+                found
+            }
         };
-        if let (Some(name), None) = (&variant, &chosen) {
-            return Err(ModelError {
-                problems: vec![Problem::new(
-                    "variant",
-                    format!("the model has no variant {name:?}"),
-                )],
-            });
-        }
         if let Some(set) = chosen
             .as_ref()
             .and_then(|v| v.get("set"))
             .and_then(Value::as_object)
         {
-            let problems =
-                apply_overrides(&mut doc, set.iter().map(|(p, v)| (p.as_str(), v)), &|p| {
-                    format!(
-                        "variants[{:?}].set[{p:?}]",
-                        variant.as_deref().unwrap_or("first")
-                    )
-                });
-            if !problems.is_empty() {
-                return Err(ModelError { problems });
-            }
+            let name = chosen
+                .as_ref()
+                .and_then(|v| v.get("name"))
+                .and_then(Value::as_str)
+                .unwrap_or("first");
+            problems.extend(apply_overrides(
+                &mut doc,
+                set.iter().map(|(p, v)| (p.as_str(), v)),
+                &|p| format!("variants[{name:?}].set[{p:?}]"),
+            ));
         }
-        let model = load_model(&doc.to_string(), &sets, Some(seed))?;
-        let mut v = model
-            .variants
-            .into_iter()
-            .next()
-            .expect("a model has a variant");
-        if let Some(chosen) = chosen {
-            v.name = chosen
-                .get("name")
+        for o in overrides {
+            problems.extend(
+                apply_overrides(&mut doc, [(o.path.as_str(), &o.value)], &|_| {
+                    o.label.clone()
+                })
+                .into_iter()
+                .map(|mut p| {
+                    // The label names the path already: say it once.
+                    if let Some(rest) = p.message.strip_prefix(&format!("{}: ", o.path)) {
+                        p.message = rest.to_string();
+                    }
+                    p
+                }),
+            );
+        }
+        let name = chosen.as_ref().map(|v| {
+            v.get("name")
                 .and_then(Value::as_str)
                 .unwrap_or("")
-                .to_string();
+                .to_string()
+        });
+        (doc, name, problems)
+    }
+
+    /// The checked variant for `variant` and `overrides` (see
+    /// [`document`](Self::document)), or every problem.
+    pub(crate) fn build(
+        &self,
+        variant: Option<&VariantChoice>,
+        overrides: &[Override],
+        seed: u64,
+    ) -> Result<stormsim_model::Variant, Vec<Problem>> {
+        let (doc, name, mut problems) = self.document(variant, overrides);
+        match load_model(&doc.to_string(), &[], Some(seed)) {
+            Ok(model) if problems.is_empty() => {
+                let mut v = model
+                    .variants
+                    .into_iter()
+                    .next()
+                    .expect("a model has a variant");
+                if let Some(name) = name {
+                    v.name = name;
+                }
+                Ok(v)
+            }
+            Ok(_) => Err(problems),
+            Err(e) => {
+                problems.extend(e.problems);
+                Err(problems)
+            }
         }
-        Ok(v)
     }
 
     /// Runs every (point, replication) on the current rayon pool and returns
@@ -325,38 +484,42 @@ mod tests {
 
     /// As in a model file, an object written as an array of its fields by
     /// position is refused, with its path; so is the design (a tagged enum).
+    /// (The wording is the model crate's: only its stable part is asserted.)
     #[test]
     fn sweep_objects_written_as_arrays_are_rejected() {
-        let refused =
-            "invalid type: sequence, expected an object (fields by name, not by position)";
+        let refused = "expected an object (fields by name, not by position)";
         let sweep = |axes: Value, design: Value| json!({"name": "s", "model": "m.json", "axes": axes, "design": design});
         assert!(problems(sweep(
             json!([{"path": "a", "linear": {"from": 1, "to": 2, "steps": 2}}]),
             json!({"kind": "random", "points": 3})
         ))
         .is_empty());
-        assert_eq!(
-            problems(sweep(
+        let refused_at = |doc: Value, at: &str| {
+            let found = problems(doc);
+            assert_eq!(found.len(), 1, "{found:?}");
+            assert!(
+                found[0].starts_with(&format!("{at}: ")) && found[0].contains(refused),
+                "{found:?}"
+            );
+        };
+        refused_at(
+            sweep(
                 json!([{"path": "a", "linear": [1, 2, 2]}]),
-                json!({"kind": "grid"})
-            )),
-            [format!("sweep file: axes[0].linear: {refused}")]
+                json!({"kind": "grid"}),
+            ),
+            "sweep file: axes[0].linear",
         );
-        assert_eq!(
-            problems(sweep(json!([["a"]]), json!({"kind": "grid"}))),
-            [format!("sweep file: axes[0]: {refused}")]
+        refused_at(
+            sweep(json!([["a"]]), json!({"kind": "grid"})),
+            "sweep file: axes[0]",
         );
-        assert_eq!(
-            problems(sweep(json!([]), json!(["random", 3]))),
-            [format!("sweep file: design: {refused}")]
-        );
-        assert_eq!(
-            problems(json!(["s", "", "m.json"])),
-            [format!("sweep file: {refused}")]
-        );
-        assert_eq!(
-            problems(json!({"model": "m.json"})),
-            ["sweep file: missing field `name`"]
+        refused_at(sweep(json!([]), json!(["random", 3])), "sweep file: design");
+        refused_at(json!(["s", "", "m.json"]), "sweep file");
+        let found = problems(json!({"model": "m.json"}));
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(
+            found[0].starts_with("sweep file: ") && found[0].contains("`name`"),
+            "{found:?}"
         );
     }
 }

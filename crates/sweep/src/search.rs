@@ -1,12 +1,13 @@
 //! Tipping points: bisect one parameter for where a metric's replication mean
 //! crosses a threshold, with every probe replicated and its 95% interval
-//! reported, so the boundary comes with its uncertainty.
+//! reported, so the boundary comes with its uncertainty: Wilson's score
+//! interval for `metastable` (a share of replications), Student's t for any
+//! other metric.
 
-use crate::design::Point;
 use crate::spec::SearchSpec;
 use crate::{summary_of, Sweep};
 use rayon::prelude::*;
-use serde_json::Value;
+use statrs::distribution::{ContinuousCDF, Normal};
 use stormsim_model::Problem;
 use stormsim_sim::run_variant;
 
@@ -17,7 +18,10 @@ pub struct Probe {
     pub value: f64,
     /// The metric's mean over replications.
     pub mean: f64,
-    /// Its 95% Student-t interval (`None` with one replication).
+    /// Its 95% interval. For `metastable`, a share of replications, Wilson's
+    /// score interval ([`wilson_interval`]: within [0, 1], and not a point at
+    /// 0 or n of n); for any other metric Student's t (`None` with one
+    /// replication).
     pub ci: Option<(f64, f64)>,
 }
 
@@ -49,22 +53,20 @@ pub struct SearchResult {
 impl Sweep {
     /// Runs the metric at one value, every replication (in parallel).
     fn probe(&self, search: &SearchSpec, value: f64) -> Result<Probe, Problem> {
-        let v = if search.integer {
-            Value::from(value.round() as i64)
-        } else {
-            Value::from(value)
-        };
-        let point = Point {
-            index: 0,
-            values: vec![(search.path.clone(), Some(search.path.clone()), v)],
-        };
+        let (_, over) = self.search_override(search, value);
+        let mut overrides = self.set_overrides();
+        overrides.push(over);
+        let variant = self.default_variant();
         let xs: Result<Vec<f64>, Problem> = (0..self.spec.replications)
             .into_par_iter()
             .map(|r| {
                 let seed = self.seed_of(0, r);
                 let variant = self
-                    .variant_at(&point, seed)
-                    .map_err(|e| Problem::new("search", e.to_string()))?;
+                    .build(variant.as_ref(), &overrides, seed)
+                    .map_err(|ps| {
+                        let problems: Vec<String> = ps.iter().map(|p| p.to_string()).collect();
+                        Problem::new(format!("search at {value}"), problems.join("; "))
+                    })?;
                 let (header, row) = summary_of(seed, run_variant(&variant));
                 let column = header
                     .iter()
@@ -88,9 +90,7 @@ impl Sweep {
                 }
             })
             .collect();
-        let xs = xs?;
-        let (mean, spread) = crate::table::mean_ci(&xs);
-        let ci = spread.map(|(_, half)| (mean - half, mean + half));
+        let (mean, ci) = mean_and_interval(&search.metric, &xs?);
         Ok(Probe {
             value: if search.integer { value.round() } else { value },
             mean,
@@ -150,6 +150,42 @@ impl Sweep {
     }
 }
 
+/// A probe's mean over its replications' values `xs`, and its 95% interval:
+/// for `metastable` (each value 1 or 0, so the mean is a share) Wilson's
+/// score interval; for any other metric Student's t (`None` with one value).
+fn mean_and_interval(metric: &str, xs: &[f64]) -> (f64, Option<(f64, f64)>) {
+    if metric == "metastable" {
+        let successes = xs.iter().filter(|x| **x == 1.0).count();
+        (
+            successes as f64 / xs.len() as f64,
+            Some(wilson_interval(successes, xs.len())),
+        )
+    } else {
+        let (mean, spread) = crate::table::mean_ci(xs);
+        (mean, spread.map(|(_, half)| (mean - half, mean + half)))
+    }
+}
+
+/// The 95% Wilson score interval of a proportion: `successes` of `n` trials
+/// (here, replications that ended metastable). Unlike the normal (Wald) or
+/// Student-t interval of the 0/1 values, it stays within [0, 1] and is not a
+/// single point when every trial or none succeeded: 0 of 3 gives 0 to 0.56.
+/// `(0, 1)` for no trials.
+pub fn wilson_interval(successes: usize, n: usize) -> (f64, f64) {
+    if n == 0 {
+        return (0.0, 1.0);
+    }
+    let z = Normal::new(0.0, 1.0)
+        .map(|d| d.inverse_cdf(0.975))
+        .unwrap_or(1.959_963_984_540_054);
+    let n = n as f64;
+    let p = successes as f64 / n;
+    let z2 = z * z;
+    let centre = (p + z2 / (2.0 * n)) / (1.0 + z2 / n);
+    let half = z / (1.0 + z2 / n) * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt();
+    ((centre - half).max(0.0), (centre + half).min(1.0))
+}
+
 /// `search.csv`: every probe (value, mean, 95% interval), in the order run.
 pub fn search_csv(result: &SearchResult, path: &str) -> Result<String, csv::Error> {
     let mut out = csv::Writer::from_writer(Vec::new());
@@ -162,4 +198,58 @@ pub fn search_csv(result: &SearchResult, path: &str) -> Result<String, csv::Erro
     }
     let bytes = out.into_inner().map_err(|e| e.into_error())?;
     Ok(String::from_utf8(bytes).expect("CSV of UTF-8 strings is UTF-8"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Wilson's interval for a share of replications: never outside [0, 1],
+    /// and not a single point at 0 or n of n (the Student-t interval of 0/1
+    /// values gave "0.667 (95% CI -0.768 to 2.101)" and "0 (CI 0 to 0)").
+    #[test]
+    fn a_share_has_wilsons_interval() {
+        let (lo, hi) = wilson_interval(0, 3);
+        assert_eq!(lo, 0.0);
+        // (z²/2n)/(1 + z²/n) · 2 with z = 1.96, n = 3: 0.5615.
+        assert!((hi - 0.5615).abs() < 1e-3, "{hi}");
+        let (lo, hi) = wilson_interval(2, 3);
+        assert!((0.0..=1.0).contains(&lo) && (0.0..=1.0).contains(&hi));
+        assert!(lo < 2.0 / 3.0 && 2.0 / 3.0 < hi, "{lo} {hi}");
+        assert!(
+            (lo - 0.2077).abs() < 1e-3 && (hi - 0.9385).abs() < 1e-3,
+            "{lo} {hi}"
+        );
+        let (lo, hi) = wilson_interval(3, 3);
+        assert_eq!(hi, 1.0);
+        assert!((lo - 0.4385).abs() < 1e-3, "{lo}");
+        // Symmetric: k of n and n - k of n mirror each other.
+        let (a, b) = wilson_interval(1, 7);
+        let (c, d) = wilson_interval(6, 7);
+        assert!((a - (1.0 - d)).abs() < 1e-12 && (b - (1.0 - c)).abs() < 1e-12);
+    }
+
+    /// A probe of `metastable` gets Wilson's interval; of another metric,
+    /// Student's t, as before.
+    #[test]
+    fn a_probe_of_metastable_has_wilsons_interval_and_others_students() {
+        let (mean, ci) = mean_and_interval("metastable", &[0.0, 0.0, 0.0]);
+        let (lo, hi) = ci.unwrap();
+        assert_eq!((mean, lo), (0.0, 0.0));
+        assert!(hi > 0.5 && hi < 0.6, "{hi}");
+        let (mean, ci) = mean_and_interval("metastable", &[1.0, 0.0, 1.0]);
+        let (lo, hi) = ci.unwrap();
+        assert!((mean - 2.0 / 3.0).abs() < 1e-12);
+        assert!(
+            0.0 <= lo && lo < mean && mean < hi && hi <= 1.0,
+            "{lo} {hi}"
+        );
+        // One replication: an interval all the same (not yet certain of a side).
+        assert!(mean_and_interval("metastable", &[1.0]).1.is_some());
+        let (mean, ci) = mean_and_interval("success_rate", &[1.0, 2.0, 3.0, 4.0]);
+        let (lo, hi) = ci.unwrap();
+        assert_eq!(mean, 2.5);
+        assert!((hi - mean - 2.0542).abs() < 1e-3 && (mean - lo - 2.0542).abs() < 1e-3);
+        assert_eq!(mean_and_interval("success_rate", &[0.5]), (0.5, None));
+    }
 }

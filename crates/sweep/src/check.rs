@@ -1,0 +1,720 @@
+//! Checking a sweep before it runs: the model at every point and at the
+//! search's ends, with each problem named by what the sweep file wrote, and
+//! said once.
+//!
+//! A point's problems are told apart by trying the sweep's parts alone. A
+//! problem the model has under the sweep's `set` and `variant` alone (the
+//! base) is the base's, named by its `set` entry or its model path. One it has
+//! with an axis's value alone on top of the base is that axis's: named by the
+//! axis, with the values that cause it (where not all do) and how many points
+//! share it. Any other comes of axes together and is named by a point that has
+//! it. Problems that differ only in a list index (a `[*]` path meeting twenty
+//! workloads) are one, with the index as `[*]`.
+
+use crate::spec::AxisSpec;
+use crate::{Override, Sweep, VariantChoice};
+use serde_json::Value;
+use std::collections::{BTreeSet, HashMap};
+use stormsim_model::path::Segment;
+use stormsim_model::{ParamPath, Problem};
+
+/// Where a problem comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Source {
+    /// The sweep's `set` and `variant`, or the model under them.
+    Base,
+    /// An axis's values, alone.
+    Axis(usize),
+    /// The search's path, at one of its ends.
+    Search,
+    /// Axes together.
+    Point,
+}
+
+/// One problem as reported: where it comes from, the problem (its `[*]` form
+/// where it is at several elements of a list), and where it shows.
+struct Entry {
+    source: Source,
+    problem: Problem,
+    /// How many list elements it is at (1 unless its path has a `[*]`).
+    elements: usize,
+    /// The points that have it.
+    points: BTreeSet<usize>,
+    /// The axis's (or the search's) values that give it, in order of appearance.
+    values: Vec<Value>,
+}
+
+/// Every problem of the sweep's points and of its search's ends, each once
+/// (empty if there is none).
+pub(crate) fn problems(sweep: &Sweep) -> Vec<Problem> {
+    let mut checker = Checker::new(sweep);
+    let failing: Vec<(usize, Vec<Problem>)> = sweep
+        .points
+        .iter()
+        .filter_map(|point| {
+            let (variant, overrides) = sweep.inputs_at(point);
+            let problems = checker.check(variant.as_ref(), &overrides);
+            (!problems.is_empty()).then_some((point.index, problems))
+        })
+        .collect();
+    let search_failing: Vec<(Value, Vec<Problem>)> = search_ends(sweep)
+        .into_iter()
+        .filter_map(|(value, o)| {
+            let mut overrides = sweep.set_overrides();
+            overrides.push(o);
+            let problems = checker.check(sweep.default_variant().as_ref(), &overrides);
+            (!problems.is_empty()).then_some((value, problems))
+        })
+        .collect();
+    if failing.is_empty() && search_failing.is_empty() {
+        return Vec::new();
+    }
+    let base = checker.check(sweep.default_variant().as_ref(), &sweep.set_overrides());
+    let mut entries: Vec<Entry> = Vec::new();
+    for (index, problems) in failing {
+        let point = &sweep.points[index];
+        let mut groups: Vec<(Source, Option<Value>, Vec<Problem>)> = Vec::new();
+        for problem in problems {
+            let (source, value) = if base.contains(&problem) {
+                (Source::Base, None)
+            } else {
+                point
+                    .values
+                    .iter()
+                    .enumerate()
+                    .find(|(k, (_, _, value))| checker.alone(*k, value, &base).contains(&problem))
+                    .map_or((Source::Point, None), |(k, (_, _, value))| {
+                        (Source::Axis(k), Some(value.clone()))
+                    })
+            };
+            match groups
+                .iter_mut()
+                .find(|(s, v, _)| *s == source && *v == value)
+            {
+                Some((_, _, group)) => group.push(problem),
+                None => groups.push((source, value, vec![problem])),
+            }
+        }
+        for (source, value, group) in groups {
+            for (problem, elements) in collapse(group) {
+                add(
+                    &mut entries,
+                    source,
+                    problem,
+                    elements,
+                    Some(index),
+                    value.clone(),
+                );
+            }
+        }
+    }
+    for (value, problems) in search_failing {
+        let (in_base, own): (Vec<Problem>, Vec<Problem>) =
+            problems.into_iter().partition(|p| base.contains(p));
+        for (problem, elements) in collapse(in_base) {
+            add(&mut entries, Source::Base, problem, elements, None, None);
+        }
+        for (problem, elements) in collapse(own) {
+            add(
+                &mut entries,
+                Source::Search,
+                problem,
+                elements,
+                None,
+                Some(value.clone()),
+            );
+        }
+    }
+    entries.sort_by_key(|e| e.source);
+    let mut out = Vec::new();
+    let mut axes_done = BTreeSet::new();
+    let mut search_done = false;
+    for e in &entries {
+        match e.source {
+            Source::Axis(k) => {
+                if axes_done.insert(k) {
+                    let of_axis: Vec<&Entry> = entries
+                        .iter()
+                        .filter(|x| x.source == Source::Axis(k))
+                        .collect();
+                    out.extend(axis_problems(sweep, &mut checker, &base, k, &of_axis));
+                }
+            }
+            Source::Base => {
+                let count = counts(e.elements, None, 0);
+                out.push(match set_entry_of(sweep, &e.problem) {
+                    // A value the sweep's `set` wrote: named by its entry.
+                    Some(label) => Problem::new(label, format!("{}{count}", e.problem)),
+                    None => Problem::new(
+                        e.problem.path.clone(),
+                        format!("{}{count}", e.problem.message),
+                    ),
+                })
+            }
+            Source::Search => {
+                if !search_done {
+                    search_done = true;
+                    let of_search: Vec<&Entry> = entries
+                        .iter()
+                        .filter(|x| x.source == Source::Search)
+                        .collect();
+                    out.extend(search_problems(sweep, &mut checker, &base, &of_search));
+                }
+            }
+            Source::Point => {
+                let first = *e.points.first().expect("a point's problem has a point");
+                let values: Vec<String> = sweep.points[first]
+                    .values
+                    .iter()
+                    .map(|(column, _, v)| format!("{column} = {v}"))
+                    .collect();
+                out.push(Problem::new(
+                    format!("point {first} ({})", values.join(", ")),
+                    format!(
+                        "{}{}",
+                        e.problem,
+                        counts(e.elements, Some(&e.points), sweep.points.len())
+                    ),
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// The label of the sweep's `set` entry that wrote what `problem` is at (the
+/// last one, as it won), if one did: `set["services[A].workers"]`.
+fn set_entry_of(sweep: &Sweep, problem: &Problem) -> Option<String> {
+    if problem.path.contains([' ', '"']) {
+        return None; // a label already, not a model path
+    }
+    let (doc, _, _) = sweep.document(sweep.default_variant().as_ref(), &[]);
+    let at = normalise(&problem.path);
+    sweep
+        .set_overrides()
+        .into_iter()
+        .rev()
+        .find(|o| {
+            concrete(&o.path, &doc).iter().any(|(path, _)| {
+                let path = normalise(path);
+                at.strip_prefix(path.as_str())
+                    .is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
+            })
+        })
+        .map(|o| o.label)
+}
+
+/// How the search's path is named in problems: `search ("PATH")`.
+pub(crate) fn search_label(path: &str) -> String {
+    format!("search ({path:?})")
+}
+
+/// The search's ends, as values of its path and overrides.
+fn search_ends(sweep: &Sweep) -> Vec<(Value, Override)> {
+    let Some(search) = &sweep.spec.search else {
+        return Vec::new();
+    };
+    let mut ends: Vec<(Value, Override)> = Vec::new();
+    for x in [search.from, search.to] {
+        let (value, o) = sweep.search_override(search, x);
+        if !ends.iter().any(|(v, _)| *v == value) {
+            ends.push((value, o));
+        }
+    }
+    ends
+}
+
+/// Loads the model under the sweep's parts, and remembers what each axis
+/// value alone gives.
+struct Checker<'a> {
+    sweep: &'a Sweep,
+    alone: HashMap<(usize, String), Vec<Problem>>,
+}
+
+impl<'a> Checker<'a> {
+    fn new(sweep: &'a Sweep) -> Self {
+        Checker {
+            sweep,
+            alone: HashMap::new(),
+        }
+    }
+
+    /// The problems of the model with `variant` and `overrides`.
+    fn check(&self, variant: Option<&VariantChoice>, overrides: &[Override]) -> Vec<Problem> {
+        self.sweep
+            .build(variant, overrides, self.sweep.seed)
+            .err()
+            .unwrap_or_default()
+    }
+
+    /// The problems axis `k` at `value` gives on top of the base, beyond the
+    /// base's own.
+    fn alone(&mut self, k: usize, value: &Value, base: &[Problem]) -> Vec<Problem> {
+        let key = (k, value.to_string());
+        if let Some(problems) = self.alone.get(&key) {
+            return problems.clone();
+        }
+        let sweep = self.sweep;
+        let label = sweep.axis_label(k);
+        let mut overrides = sweep.set_overrides();
+        let variant = match &sweep.spec.axes[k].path {
+            Some(path) => {
+                overrides.push(Override {
+                    label,
+                    path: path.clone(),
+                    value: value.clone(),
+                });
+                sweep.default_variant()
+            }
+            None => value.as_str().map(|name| VariantChoice {
+                label,
+                name: name.to_string(),
+            }),
+        };
+        let problems: Vec<Problem> = self
+            .check(variant.as_ref(), &overrides)
+            .into_iter()
+            .filter(|p| !base.contains(p))
+            .collect();
+        self.alone.insert(key, problems.clone());
+        problems
+    }
+}
+
+/// Adds a problem's occurrence to the entries.
+fn add(
+    entries: &mut Vec<Entry>,
+    source: Source,
+    problem: Problem,
+    elements: usize,
+    point: Option<usize>,
+    value: Option<Value>,
+) {
+    let entry = match entries
+        .iter_mut()
+        .position(|e| e.source == source && e.problem == problem)
+    {
+        Some(i) => &mut entries[i],
+        None => {
+            entries.push(Entry {
+                source,
+                problem,
+                elements,
+                points: BTreeSet::new(),
+                values: Vec::new(),
+            });
+            entries.last_mut().expect("just pushed")
+        }
+    };
+    entry.elements = entry.elements.max(elements);
+    entry.points.extend(point);
+    if let Some(value) = value {
+        if !entry.values.contains(&value) {
+            entry.values.push(value);
+        }
+    }
+}
+
+/// The problems of axis `k`, from its entries: each with the values that give
+/// it where not all of the axis's do, and how many points have it; a note
+/// where the axis sets a field of an object the model does not have; and for
+/// a `linear`, `log` or `range` axis without `integer` whose every problem
+/// goes away with its values rounded, one problem that says to add it.
+fn axis_problems(
+    sweep: &Sweep,
+    checker: &mut Checker,
+    base: &[Problem],
+    k: usize,
+    entries: &[&Entry],
+) -> Vec<Problem> {
+    let axis = &sweep.spec.axes[k];
+    let label = sweep.axis_label(k);
+    let mut all_values: Vec<&Value> = Vec::new();
+    for point in &sweep.points {
+        let v = &point.values[k].2;
+        if !all_values.contains(&v) {
+            all_values.push(v);
+        }
+    }
+    let n = sweep.points.len();
+    let missing = missing_object(sweep, axis);
+    let note = |problem: &Problem| -> String {
+        let Some((written, concrete)) = &missing else {
+            return String::new();
+        };
+        let at = normalise(&problem.path);
+        let inside = concrete.iter().any(|m| {
+            let m = normalise(m);
+            at.strip_prefix(m.as_str())
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
+        });
+        if inside {
+            format!(
+                "; the model has no {written}, so the axis creates one holding nothing but \
+                 the swept field: give the model one (e.g. in the sweep's `set`) to sweep a \
+                 field of it"
+            )
+        } else {
+            String::new()
+        }
+    };
+    // Which entries go away with the axis's values rounded.
+    let kind = spaced_kind(axis);
+    let whole: Vec<bool> = entries
+        .iter()
+        .map(|e| {
+            kind.is_some()
+                && e.values.iter().all(|v| {
+                    v.as_f64().is_some_and(|x| {
+                        checker
+                            .alone(k, &Value::from(x.round() as i64), base)
+                            .is_empty()
+                    })
+                })
+        })
+        .collect();
+    let hint = |values: &[Value]| {
+        format!(
+            ": the `{}` axis gives numbers with a decimal point ({}) where the model expects \
+             whole numbers; add \"integer\": true to the axis to round them",
+            kind.unwrap_or("linear"),
+            list(values)
+        )
+    };
+    if whole.iter().all(|w| *w) {
+        // One problem, however many values show it.
+        let mut values: Vec<Value> = Vec::new();
+        for e in entries {
+            for v in &e.values {
+                if !values.contains(v) {
+                    values.push(v.clone());
+                }
+            }
+        }
+        let points: BTreeSet<usize> = entries
+            .iter()
+            .flat_map(|e| e.points.iter().copied())
+            .collect();
+        let first = entries[0];
+        return vec![Problem::new(
+            label.clone(),
+            format!(
+                "{}{}{}",
+                what(&first.problem, &label),
+                counts(first.elements, Some(&points), n),
+                hint(&values)
+            ),
+        )];
+    }
+    entries
+        .iter()
+        .zip(&whole)
+        .map(|(e, whole)| {
+            let shown = if e.values.len() < all_values.len() {
+                format!(" = {}", list(&e.values))
+            } else {
+                String::new()
+            };
+            Problem::new(
+                format!("{label}{shown}"),
+                format!(
+                    "{}{}{}{}",
+                    what(&e.problem, &label),
+                    counts(e.elements, Some(&e.points), n),
+                    note(&e.problem),
+                    if *whole {
+                        hint(&e.values)
+                    } else {
+                        String::new()
+                    }
+                ),
+            )
+        })
+        .collect()
+}
+
+/// The problems of the search's ends, from their entries; where one goes
+/// away at a whole number and the search has no `integer`, it says to add it.
+fn search_problems(
+    sweep: &Sweep,
+    checker: &mut Checker,
+    base: &[Problem],
+    entries: &[&Entry],
+) -> Vec<Problem> {
+    let Some(search) = &sweep.spec.search else {
+        return Vec::new();
+    };
+    let label = search_label(&search.path);
+    entries
+        .iter()
+        .map(|e| {
+            let whole = !search.integer
+                && e.values.iter().all(|v| {
+                    v.as_f64().is_some_and(|x| {
+                        let (_, mut o) = sweep.search_override(search, x);
+                        o.value = Value::from(x.round() as i64);
+                        let mut overrides = sweep.set_overrides();
+                        overrides.push(o);
+                        checker
+                            .check(sweep.default_variant().as_ref(), &overrides)
+                            .iter()
+                            .all(|p| base.contains(p))
+                    })
+                });
+            Problem::new(
+                format!("{label} = {}", list(&e.values)),
+                format!(
+                    "{}{}{}",
+                    what(&e.problem, &label),
+                    counts(e.elements, None, 0),
+                    if whole {
+                        ": the search probes numbers with a decimal point where the model \
+                         expects whole numbers; add \"integer\": true to the search"
+                    } else {
+                        ""
+                    }
+                ),
+            )
+        })
+        .collect()
+}
+
+/// `linear`, `log` or `range` for an axis of spaced or sampled numbers not
+/// rounded to whole ones.
+fn spaced_kind(axis: &AxisSpec) -> Option<&'static str> {
+    if axis.integer || axis.path.is_none() {
+        return None;
+    }
+    if axis.linear.is_some() {
+        Some("linear")
+    } else if axis.log.is_some() {
+        Some("log")
+    } else if axis.range.is_some() {
+        Some("range")
+    } else {
+        None
+    }
+}
+
+/// A problem as said after its label: the message alone where the label is
+/// its path (an override that names nothing), else path and message.
+fn what(problem: &Problem, label: &str) -> String {
+    if problem.path == label {
+        problem.message.clone()
+    } else {
+        problem.to_string()
+    }
+}
+
+/// ` (20 elements, all 20 points)`, or nothing to say.
+fn counts(elements: usize, points: Option<&BTreeSet<usize>>, of: usize) -> String {
+    let mut parts = Vec::new();
+    if elements > 1 {
+        parts.push(format!("{elements} elements"));
+    }
+    if let Some(points) = points {
+        match (of, points.len()) {
+            (0 | 1, _) => {}
+            (of, k) if k == of => parts.push(format!("all {of} points")),
+            (of, k) => parts.push(format!("{k} of {of} points")),
+        }
+    }
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", parts.join(", "))
+    }
+}
+
+/// `1, 2.5, "x"`, at most eight values.
+fn list(values: &[Value]) -> String {
+    let mut shown: Vec<String> = values.iter().take(8).map(Value::to_string).collect();
+    if values.len() > 8 {
+        shown.push(format!("… ({} in all)", values.len()));
+    }
+    shown.join(", ")
+}
+
+/// A path with every list index as `[*]`.
+fn normalise(path: &str) -> String {
+    let mut out = String::new();
+    let mut rest = path;
+    while let Some(open) = rest.find('[') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        match after.find(']') {
+            Some(close)
+                if after[..close]
+                    .bytes()
+                    .all(|b| b.is_ascii_digit() || b == b'*') =>
+            {
+                out.push_str("[*]");
+                rest = &after[close + 1..];
+            }
+            _ => {
+                out.push('[');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Problems with the same message at paths that differ only in list indices,
+/// as one at the path with `[*]` where the indices differ, and how many there
+/// were. Labels (with spaces or quotes) are left alone.
+fn collapse(problems: Vec<Problem>) -> Vec<(Problem, usize)> {
+    let mut groups: Vec<(String, Vec<Problem>)> = Vec::new();
+    for p in problems {
+        let key = if p.path.contains([' ', '"']) {
+            format!("{}\u{0}{}", p.path, p.message)
+        } else {
+            format!("{}\u{0}{}", normalise(&p.path), p.message)
+        };
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, members)) => {
+                if !members.contains(&p) {
+                    members.push(p);
+                }
+            }
+            None => groups.push((key, vec![p])),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(_, members)| {
+            let n = members.len();
+            let mut first = members[0].clone();
+            if n > 1 {
+                first.path = merged_path(&members);
+            }
+            (first, n)
+        })
+        .collect()
+}
+
+/// Paths of one shape, with `[*]` where their indices differ.
+fn merged_path(members: &[Problem]) -> String {
+    let split = |path: &str| -> Vec<String> {
+        path.split_inclusive(['[', ']'])
+            .map(str::to_string)
+            .collect()
+    };
+    let first = split(&members[0].path);
+    let others: Vec<Vec<String>> = members[1..].iter().map(|p| split(&p.path)).collect();
+    first
+        .iter()
+        .enumerate()
+        .map(|(i, piece)| {
+            let same = others.iter().all(|o| o.get(i) == Some(piece));
+            if same {
+                piece.clone()
+            } else {
+                "*]".to_string()
+            }
+        })
+        .collect()
+}
+
+/// The outermost object on an axis's path that the model (under the sweep's
+/// `set` and `variant`) does not have, which setting the axis creates: as
+/// the axis writes it (`workloads[*].retry.budget`), and the concrete JSON
+/// paths (keys and indices, as problems name them) where it is missing.
+fn missing_object(sweep: &Sweep, axis: &AxisSpec) -> Option<(String, Vec<String>)> {
+    let path = axis.path.as_ref()?;
+    let (doc, _, _) = sweep.document(sweep.default_variant().as_ref(), &sweep.set_overrides());
+    // Each object on the way: the path up to each '.' after the first key.
+    let prefixes = path.match_indices('.').map(|(i, _)| &path[..i]);
+    for prefix in prefixes {
+        let missing: Vec<String> = concrete(prefix, &doc)
+            .into_iter()
+            .filter(|(_, present)| !present)
+            .map(|(p, _)| p)
+            .collect();
+        if !missing.is_empty() {
+            return Some((prefix.to_string(), missing));
+        }
+    }
+    None
+}
+
+/// The concrete paths a parameter path names in `doc`, each with whether it
+/// is there (a `[name]` not found names nothing).
+fn concrete(path: &str, doc: &Value) -> Vec<(String, bool)> {
+    let Ok(parsed) = ParamPath::parse(path) else {
+        return Vec::new();
+    };
+    let named = |e: &Value, name: &str| {
+        e.get("name").and_then(Value::as_str) == Some(name)
+            || e.get("call").and_then(Value::as_str) == Some(name)
+    };
+    let mut here: Vec<(String, Option<&Value>)> = vec![(String::new(), Some(doc))];
+    for segment in parsed.segments() {
+        let mut next = Vec::new();
+        for (text, at) in here {
+            match segment {
+                Segment::Key(key) => {
+                    let text = if text.is_empty() {
+                        key.clone()
+                    } else {
+                        format!("{text}.{key}")
+                    };
+                    next.push((text, at.and_then(|v| v.get(key))));
+                }
+                Segment::Index(i) => next.push((format!("{text}[{i}]"), at.and_then(|v| v.get(i)))),
+                Segment::Named(name) => {
+                    let found = at
+                        .and_then(Value::as_array)
+                        .and_then(|l| l.iter().enumerate().find(|(_, e)| named(e, name)));
+                    if let Some((i, e)) = found {
+                        next.push((format!("{text}[{i}]"), Some(e)));
+                    }
+                }
+                Segment::All => {
+                    for (i, e) in at
+                        .and_then(Value::as_array)
+                        .into_iter()
+                        .flatten()
+                        .enumerate()
+                    {
+                        next.push((format!("{text}[{i}]"), Some(e)));
+                    }
+                }
+                Segment::Append => {}
+            }
+        }
+        here = next;
+    }
+    here.into_iter().map(|(t, v)| (t, v.is_some())).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn problems_at_every_element_of_a_list_are_one() {
+        let ps: Vec<Problem> = (0..3)
+            .map(|i| {
+                Problem::new(
+                    format!("workloads[{i}].retry.budget"),
+                    "missing field `kind`",
+                )
+            })
+            .chain([Problem::new("services[1].workers", "expected at least 1")])
+            .collect();
+        let collapsed = collapse(ps);
+        assert_eq!(collapsed.len(), 2);
+        assert_eq!(collapsed[0].0.path, "workloads[*].retry.budget");
+        assert_eq!(collapsed[0].1, 3);
+        assert_eq!(collapsed[1].0.path, "services[1].workers");
+        // Only the differing index becomes [*].
+        let ps = vec![
+            Problem::new("services[0].steps[1].x", "m"),
+            Problem::new("services[2].steps[1].x", "m"),
+        ];
+        assert_eq!(collapse(ps)[0].0.path, "services[*].steps[1].x");
+        assert_eq!(normalise("a[3].b[x].c[*]"), "a[*].b[x].c[*]");
+    }
+}
