@@ -15,6 +15,7 @@
 
 use crate::view::{RunView, TimelineEntry, VariantView};
 use stormsim_model::TimelineRole;
+use stormsim_plot::style::format_count;
 use stormsim_plot::{
     ComparisonChart, LineSeries, ServiceWaste, TimelineChart, TimelineMark, TimelinePanel,
     VariantSeries, WastedChart, WastedVariant,
@@ -26,7 +27,7 @@ pub fn comparison(run: &RunView) -> ComparisonChart {
         title: format!("{}: variants compared", run.model),
         subtitle: format!(
             "{} logical requests per variant, seed {}, common random numbers",
-            run.variants.first().map_or(0, |v| v.requests),
+            format_count(run.variants.first().map_or(0, |v| v.requests)),
             run.seed
         ),
         variants: run
@@ -144,7 +145,7 @@ fn verdict(v: &VariantView) -> Option<String> {
             r.recovery_s.unwrap_or(0.0)
         ),
         (true, Some(by), Some(after)) => {
-            format!("metastable: back only after \u{201c}{by}\u{201d} (+{after} s)")
+            format!("metastable: back only {after} s after \u{201c}{by}\u{201d}")
         }
         (true, _, _) => "metastable: still degraded at the horizon".to_string(),
     })

@@ -53,6 +53,9 @@ enum Command {
         /// Repeatable. Example: --set 'services[A].steps[B].timeout_ms=300'
         #[arg(long = "set", value_name = "PATH=VALUE")]
         sets: Vec<String>,
+        /// Only these variants (repeatable; with one model). Default: all.
+        #[arg(long = "variant", value_name = "NAME")]
+        variants: Vec<String>,
         /// Print nothing but errors.
         #[arg(long, short)]
         quiet: bool,
@@ -305,6 +308,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             out,
             seed,
             sets,
+            variants,
             quiet,
             attempts,
             force,
@@ -343,6 +347,18 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             if bad {
                 return Ok(ExitCode::from(EXIT_BAD_INPUT));
             }
+            if !variants.is_empty() {
+                let [model] = loaded.as_mut_slice() else {
+                    eprintln!("error: --variant takes one model");
+                    return Ok(ExitCode::from(EXIT_BAD_INPUT));
+                };
+                if let Some(message) = bench::unknown_variants(model, &variants) {
+                    eprintln!("error: {message}");
+                    return Ok(ExitCode::from(EXIT_BAD_INPUT));
+                }
+                // In the model's order, whatever the order asked.
+                model.variants.retain(|v| variants.contains(&v.name));
+            }
             // As given (trimmed): each parses back to the same override.
             let overrides: Vec<String> = parse_sets(&sets)
                 .unwrap_or_default()
@@ -376,6 +392,13 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                         );
                     }
                 }
+            }
+            if !variants.is_empty() && is_default_folder(&dirs[0], &loaded[0].name) {
+                eprintln!(
+                    "warning: --variant runs {} of the model's variants, yet the outputs go to {}, the folder of the whole model: they replace what is there (pass --out DIR to keep them apart)",
+                    loaded[0].variants.len(),
+                    dirs[0].display()
+                );
             }
             for (model, dir) in loaded.iter().zip(&dirs) {
                 output::run_and_write(model, &overrides, dir, quiet, attempts)?;

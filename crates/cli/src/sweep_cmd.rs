@@ -7,6 +7,7 @@ use std::io::IsTerminal;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
+use stormsim_plot::style::format_count;
 use stormsim_plot::{
     render_heatmap_svg, render_sweep_lines_svg, HeatmapChart, SweepLineChart, SweepPoint,
     SweepSeries,
@@ -350,10 +351,19 @@ pub fn sweep_chart(
         .filter(|a| rows.iter().all(|r| num(r, col(a)).is_some()))
         .collect();
     let share = col("metastable_share").filter(|&c| rows.iter().all(|r| !r[c].is_empty()));
-    let subtitle = format!(
-        "{} points × {} replications; 95% Student-t intervals",
-        sweep.points, sweep.replications
-    );
+    let subtitle = if share.is_some() {
+        format!(
+            "{} points × {} replications; 95% intervals: Wilson for the share, Student-t for the success rate",
+            format_count(sweep.points as u64),
+            format_count(u64::from(sweep.replications))
+        )
+    } else {
+        format!(
+            "{} points × {} replications; 95% Student-t intervals",
+            format_count(sweep.points as u64),
+            format_count(u64::from(sweep.replications))
+        )
+    };
     match (axes.len(), numeric_axes.len()) {
         (1, 1) => {
             let x = col(numeric_axes[0]);
@@ -366,8 +376,8 @@ pub fn sweep_chart(
                         .map(|r| SweepPoint {
                             x: num(r, x).unwrap_or(f64::NAN),
                             mean: num(r, Some(share)).unwrap_or(f64::NAN),
-                            ci_low: None,
-                            ci_high: None,
+                            ci_low: num(r, col("metastable_share.ci95_low")),
+                            ci_high: num(r, col("metastable_share.ci95_high")),
                         })
                         .collect(),
                 });
@@ -418,7 +428,12 @@ pub fn sweep_chart(
             }
             Some(render_heatmap_svg(&HeatmapChart {
                 title: format!("{}: phase diagram", sweep.name),
-                subtitle,
+                // A cell shows a mean, not its interval: aggregate.csv has them.
+                subtitle: format!(
+                    "{} points × {} replications; each cell the mean of its replications (95% intervals in aggregate.csv)",
+                    format_count(sweep.points as u64),
+            format_count(u64::from(sweep.replications))
+                ),
                 x_label: numeric_axes[0].clone(),
                 y_label: numeric_axes[1].clone(),
                 x_values: xs,

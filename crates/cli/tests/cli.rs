@@ -408,6 +408,48 @@ fn an_unstable_model_stops_at_its_limit_with_a_partial_report() {
     assert!(json["variants"][0]["requests"].as_u64().unwrap() < 3_600_000);
 }
 
+/// `run --variant` runs only the variants named, each with the same bytes as
+/// in the whole run (randomness is keyed by the variant's name, not its
+/// place), and refuses a name the model does not have, listing those it has.
+#[test]
+fn run_can_run_one_variant_with_the_bytes_of_the_whole_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let (all, one) = (dir.path().join("all"), dir.path().join("one"));
+    let chain = model("deadline-chain.json");
+    assert_ok(&stormsim_into("run", &chain, &all, &[]));
+    assert_ok(&stormsim_into(
+        "run",
+        &chain,
+        &one,
+        &["--variant", "per-tier-retries"],
+    ));
+    let rows = |d: &Path| -> Vec<String> {
+        read(&d.join("summary.csv"))
+            .lines()
+            .filter(|l| l.starts_with("per-tier-retries,"))
+            .map(str::to_string)
+            .collect()
+    };
+    assert_eq!(rows(&one), rows(&all));
+    assert_eq!(
+        read(&one.join("summary.csv")).lines().count(),
+        2,
+        "a header and one row"
+    );
+    let bad = stormsim_into(
+        "run",
+        &chain,
+        &dir.path().join("bad"),
+        &["--variant", "nope"],
+    );
+    assert_eq!(bad.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        stderr.contains("no variant named \"nope\"") && stderr.contains("per-tier-retries"),
+        "{stderr}"
+    );
+}
+
 /// A run cut before its trigger ends gets no recovery verdict: `run` says why
 /// once, and summary.json carries the reason with the verdict's columns empty
 /// (it read as "metastable" in every variant).

@@ -2,6 +2,7 @@
 //! (one row per point: mean and 95% Student-t confidence interval of every
 //! numeric column, and the share of replications that ended metastable).
 
+use crate::search::wilson_interval;
 use crate::{RunResult, Sweep};
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
@@ -68,7 +69,10 @@ fn fmt(x: f64) -> String {
 }
 
 /// `aggregate.csv`: per point, the axes, `replications`, `metastable_share`
-/// (empty without a recovery analysis), and for every numeric summary column
+/// and its 95% Wilson score interval, `metastable_share.ci95_low` and
+/// `.ci95_high` (a share of a few replications: Student's t would give a
+/// point at 0 or n of n and leave [0, 1] between; all three empty without a
+/// recovery analysis), and for every numeric summary column
 /// `C`: `C.mean`, `C.sd`, `C.ci95_low`, `C.ci95_high` (all but the mean empty
 /// with one replication).
 pub fn aggregate_csv(sweep: &Sweep, results: &[RunResult]) -> Result<String, csv::Error> {
@@ -94,6 +98,8 @@ pub fn aggregate_csv(sweep: &Sweep, results: &[RunResult]) -> Result<String, csv
     h.insert(0, "point".into());
     h.push("replications".into());
     h.push("metastable_share".into());
+    h.push("metastable_share.ci95_low".into());
+    h.push("metastable_share.ci95_high".into());
     for &c in &numeric {
         for suffix in ["mean", "sd", "ci95_low", "ci95_high"] {
             h.push(format!("{}.{suffix}", header[c]));
@@ -109,14 +115,16 @@ pub fn aggregate_csv(sweep: &Sweep, results: &[RunResult]) -> Result<String, csv
         let mut line = vec![point.index.to_string()];
         line.extend(point.values.iter().map(|(_, _, v)| cell(v)));
         line.push(rows.len().to_string());
-        line.push(match metastable {
-            Some(m) if rows.iter().all(|r| !r[m].is_empty()) => {
-                let share =
-                    rows.iter().filter(|r| r[m] == "true").count() as f64 / rows.len() as f64;
-                fmt(share)
+        match metastable {
+            Some(m) if !rows.is_empty() && rows.iter().all(|r| !r[m].is_empty()) => {
+                let metastable = rows.iter().filter(|r| r[m] == "true").count();
+                let (low, high) = wilson_interval(metastable, rows.len());
+                line.push(fmt(metastable as f64 / rows.len() as f64));
+                line.push(fmt(low));
+                line.push(fmt(high));
             }
-            _ => String::new(),
-        });
+            _ => line.extend([String::new(), String::new(), String::new()]),
+        }
         for &c in &numeric {
             let xs: Vec<f64> = rows
                 .iter()
