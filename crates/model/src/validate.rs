@@ -17,8 +17,12 @@ const MAX_INSTANCES: u32 = 1_000_000;
 const MAX_CLOCK_OFFSET_MS: f64 = 86_400_000.0;
 /// More closed-loop users than this are an open-loop workload in disguise.
 const MAX_USERS: u32 = 10_000_000;
-/// Most time-series buckets over a run's horizon.
-const MAX_BUCKETS: f64 = 10_000_000.0;
+/// Most rows a run's time series may hold: one per bucket run-wide and one
+/// per service and bucket. A bound on memory (about 100 bytes a row) that no
+/// sensible model nears (the 46-minute Catalog incident holds 5,520); the
+/// simulator stops a run that reaches it (a run with no horizon cannot be
+/// bounded here), and validation refuses a horizon that would.
+pub const MAX_SERIES_ROWS: u64 = 10_000_000;
 
 /// Probabilities of a mixture must sum to 1 within this.
 const PROBABILITY_TOLERANCE: f64 = 1e-9;
@@ -565,13 +569,15 @@ pub fn validate(spec: &ModelSpec) -> Result<Model, Vec<Problem>> {
     let bucket =
         SimDuration::from_ms(ck.positive("timeseries.bucket_s", spec.timeseries.bucket_s) * 1000.0);
     if let Some(h) = spec.horizon_s {
-        let buckets = h / spec.timeseries.bucket_s;
-        if buckets > MAX_BUCKETS {
+        let buckets = (h / spec.timeseries.bucket_s).ceil();
+        let rows = buckets * (1 + spec.services.len()) as f64;
+        if rows > MAX_SERIES_ROWS as f64 {
             ck.fail(
                 "timeseries.bucket_s",
                 format!(
-                    "the horizon holds {buckets:.3e} buckets of {} s: at most {MAX_BUCKETS:.0e}; widen the buckets or shorten the horizon",
-                    spec.timeseries.bucket_s
+                    "the horizon holds {buckets:.3e} buckets of {} s, {rows:.3e} time-series rows with {} services (one per bucket, and one per service and bucket): at most {MAX_SERIES_ROWS:.0e}; widen the buckets or shorten the horizon",
+                    spec.timeseries.bucket_s,
+                    spec.services.len()
                 ),
             );
         }

@@ -312,24 +312,31 @@ fn only_a_last_step_may_hand_its_request_on() {
     );
 }
 
-/// A horizon that would need more than ten million time-series buckets is
-/// refused with the limit named, before any run fills them.
+/// A horizon whose time series would hold more than ten million rows (one per
+/// bucket, and one per service and bucket) is refused with the limit named,
+/// before any run fills them.
 #[test]
 fn too_many_time_series_buckets_are_refused() {
-    let doc = with(base(), "horizon_s", json!(1e7));
-    let doc = with(doc, "timeseries", json!({"bucket_s": 0.1}));
-    let p = problems(&doc);
-    assert!(
-        p.iter()
-            .any(|x| x.starts_with("timeseries.bucket_s: the horizon holds 1.000e8 buckets")),
-        "{p:?}"
-    );
-    let doc = with(base(), "horizon_s", json!(1e7));
+    let services = base()["services"].as_array().unwrap().len() as f64;
+    // Exactly the limit in 1 s buckets, then one bucket more.
+    let at_limit = (1e7 / (1.0 + services)).floor();
+    let doc = with(base(), "horizon_s", json!(at_limit));
     assert_eq!(
         problems(&doc),
         Vec::<String>::new(),
-        "1e7 buckets of 1 s is the limit"
+        "{at_limit} s is within"
     );
+    let doc = with(base(), "horizon_s", json!(at_limit + 1.0));
+    let p = problems(&doc);
+    assert!(
+        p.iter()
+            .any(|x| x.starts_with("timeseries.bucket_s: the horizon holds")
+                && x.contains("at most 1e7")),
+        "{p:?}"
+    );
+    let doc = with(base(), "horizon_s", json!(1e7));
+    let doc = with(doc, "timeseries", json!({"bucket_s": 0.1}));
+    assert!(!problems(&doc).is_empty());
 }
 
 /// S3's fields: closed-loop users, clocks, deadline encodings, bounded work.

@@ -102,10 +102,9 @@ pub enum LimitHit {
     },
 }
 
-/// Most rows a run's time series may hold, run-wide and per service together:
-/// a bound on its memory (about 100 bytes a row) that no sensible model nears
-/// (the 46-minute Catalog incident holds 5,520).
-pub const MAX_SERIES_ROWS: u64 = 10_000_000;
+/// Most rows a run's time series may hold, run-wide and per service together
+/// (the model crate's limit, which validation applies to a horizon).
+pub use stormsim_model::MAX_SERIES_ROWS;
 
 /// The live state of a call edge's stateful policies, per caller (each caller
 /// service or workload has its own breaker and budget, as each instance of a
