@@ -138,7 +138,12 @@ pub fn wasted(run: &RunView) -> Option<WastedChart> {
 }
 
 fn verdict(v: &VariantView) -> Option<String> {
-    let r = v.recovery.as_ref()?;
+    let Some(r) = v.recovery.as_ref() else {
+        return v
+            .recovery_undetermined
+            .as_ref()
+            .map(|_| "no verdict: the run ended too early to judge".to_string());
+    };
     Some(match (r.metastable, &r.recovered_by, r.recovered_after_s) {
         (false, _, _) => format!(
             "recovered {} s after the trigger ended",

@@ -84,6 +84,8 @@ struct VariantFile {
     latency_ms: Percentiles,
     peak_offered_rps: f64,
     recovery: Option<RecoveryView>,
+    #[serde(default)]
+    recovery_undetermined: Option<String>,
     services: Vec<ServiceView>,
     focus: String,
     sim_time_s: f64,
@@ -118,6 +120,7 @@ fn read_run(dir: &Path) -> Result<RunView> {
             p99_ms: v.latency_ms.p99,
             peak_offered_rps: v.peak_offered_rps,
             recovery: v.recovery,
+            recovery_undetermined: v.recovery_undetermined,
             services: v.services,
             focus: v.focus,
             sim_time_s: v.sim_time_s,

@@ -103,9 +103,15 @@ pub fn index_html(run: &RunView, written: &[&str]) -> String {
             v.p50_ms,
             v.p99_ms,
             format_count(v.peak_offered_rps.round() as u64),
-            recovery.map_or("—".to_string(), |r| r.metastable.to_string()),
+            match (recovery, &v.recovery_undetermined) {
+                (Some(r), _) => r.metastable.to_string(),
+                (None, Some(_)) => "undetermined".to_string(),
+                (None, None) => "—".to_string(),
+            },
+            // Where there is no verdict, why.
             esc(&recovery
                 .and_then(|r| r.recovered_by.clone())
+                .or_else(|| v.recovery_undetermined.clone())
                 .unwrap_or_else(|| "—".into())),
         ));
     }

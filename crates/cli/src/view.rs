@@ -48,6 +48,9 @@ pub struct VariantView {
     pub peak_offered_rps: f64,
     /// The recovery analysis, when the model asks for one.
     pub recovery: Option<RecoveryView>,
+    /// Why there is no verdict although the model asks for one (the run was
+    /// too short to judge).
+    pub recovery_undetermined: Option<String>,
     /// Per service, in model order.
     pub services: Vec<ServiceView>,
     /// The service the load charts follow.
@@ -183,6 +186,7 @@ impl VariantView {
                 recovered_by: r.recovered_by.clone(),
                 recovered_after_s: r.recovered_after_s,
             }),
+            recovery_undetermined: v.recovery_undetermined.clone(),
             services: v
                 .services
                 .iter()

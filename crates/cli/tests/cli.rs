@@ -488,6 +488,12 @@ fn a_run_too_short_to_judge_says_so() {
     assert!(v["recovery"].is_null(), "{v}");
     assert!(v["storm_offered_rps"].is_null(), "{v}");
     assert!(v["recovery_undetermined"].as_str().is_some(), "{v}");
+    // The page says it too, with the reason, not a dash as for no analysis.
+    let page = read(&out.join("index.html"));
+    assert!(
+        page.contains("<td>undetermined</td>") && page.contains("lengthen horizon_s"),
+        "{page}"
+    );
 }
 
 /// A sweep's tables are the same bytes whatever the thread count, and replicas

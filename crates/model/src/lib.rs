@@ -301,18 +301,20 @@ fn with_names(doc: &Value, path: &str) -> String {
 }
 
 /// Loads a model from its text: the base with `cli_sets` applied, then each
-/// variant, its own `set` applied and then `cli_sets` again, so that `--set`
-/// wins in every variant (as a sweep's axes do). A problem in `cli_sets` is
-/// reported once, at the base. `seed` overrides the file's seed.
-///
-/// A `cli_sets` path ending in `[+]` (a new list element) is applied once, to
-/// the base: again after a variant's `set`, it would add a second element.
+/// variant: the file's base, the variant's own `set`, then `cli_sets`, so
+/// that `--set` wins in every variant (as a sweep's axes do) and each
+/// document gets every `--set` exactly once (one ending in `[+]` adds one
+/// element; one selecting by name selects in the document it finds). A
+/// `--set` of `variants…` shapes the variants themselves and applies to the
+/// base only. A problem in `cli_sets` is reported once, at the base. `seed`
+/// overrides the file's seed.
 pub fn load_model(
     text: &str,
     cli_sets: &[(String, Value)],
     seed: Option<u64>,
 ) -> Result<LoadedModel, ModelError> {
-    let mut base = parse_json(text)?;
+    let written_base = parse_json(text)?;
+    let mut base = written_base.clone();
     let cli = |context: &str| {
         let context = context.to_string();
         cli_sets.iter().map(move |(p, v)| {
@@ -373,9 +375,10 @@ pub fn load_model(
     if variant_specs.is_empty() {
         variants.extend(base_variant);
     }
-    // Each variant starts from the base without the variants: copying them
-    // all into each would make loading quadratic in their number.
-    let mut template = base.clone();
+    // Each variant starts from the file's base (not yet `--set`) without the
+    // variants: copying them all into each would make loading quadratic in
+    // their number.
+    let mut template = written_base;
     if let Some(o) = template.as_object_mut() {
         o.remove("variants");
     }
@@ -386,8 +389,9 @@ pub fn load_model(
             .set
             .iter()
             .map(|(p, x)| (format!("variants[{i}].set[{p:?}]"), p.as_str(), x, true));
-        let again = cli(&here).filter(|(_, p, _, _)| !p.ends_with("[+]"));
-        let (set_problems, applied) = apply_sets(&mut doc, own.chain(again));
+        let shapes_variants = |p: &str| p == "variants" || p.starts_with("variants[");
+        let cli_after = cli(&here).filter(|(_, p, _, _)| !shapes_variants(p));
+        let (set_problems, applied) = apply_sets(&mut doc, own.chain(cli_after));
         problems.extend(set_problems);
         match parse_spec(&doc).and_then(|s| build_variant(&doc, &s, &v.name, &v.description)) {
             Ok(variant) => variants.push(variant),

@@ -732,6 +732,22 @@ fn a_cli_set_wins_over_a_variant_setting_the_same_path() {
     for v in &loaded.variants {
         assert_eq!(v.model.services.len(), 3, "{}", v.name);
     }
+    // Each document gets each --set once: a rename applies in every variant
+    // (a second application found no "B" to rename and failed every variant).
+    let rename = [("services[B].name".to_string(), json!("Bee"))];
+    let renamed = with(doc.clone(), "services[gateway].steps[0].call", json!("Bee"));
+    let loaded = load_model(&renamed.to_string(), &rename, None).unwrap();
+    for v in &loaded.variants {
+        assert_eq!(v.model.services[1].name, "Bee", "{}", v.name);
+    }
+    // A --set of the variants themselves shapes them (it applies to the base
+    // only: a variant's document has no `variants`).
+    let shape = [(
+        "variants[plain].set".to_string(),
+        json!({"services[B].workers": 6}),
+    )];
+    let loaded = load_model(&doc.to_string(), &shape, None).unwrap();
+    assert_eq!(loaded.variants[0].model.services[1].workers, 6);
 }
 
 /// Every timeline change is checked, also after one with a problem, and a

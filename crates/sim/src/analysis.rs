@@ -137,7 +137,9 @@ pub fn classify(
     // A recovery may start up to `max_recovery` after the trigger's end and
     // must hold for `hold`: a run that ends before that window does, with no
     // intervention inside it, cannot tell "metastable" from "not yet".
-    let window_end = first_bucket_from(trigger_end + policy.max_recovery + policy.hold);
+    // In buckets, as the search below counts: a stretch may start up to
+    // `max_recovery` after `end_bucket` and needs `hold` buckets.
+    let window_end = end_bucket + (policy.max_recovery.as_nanos() / width) as usize + hold;
     let observed_until = first_intervention_bucket.min(samples.len());
     let window_cut_by_the_end =
         samples.len() < window_end && samples.len() <= first_intervention_bucket;
@@ -157,7 +159,7 @@ pub fn classify(
     }
     if window_cut_by_the_end {
         return Classification::Undetermined(format!(
-            "the run ends at {} s, before the recovery window after the trigger's end ({} s) closes at {} s (metastability.max_recovery_s + hold_s): lengthen horizon_s",
+            "the run ended at {} s, before the recovery window after the trigger's end ({} s) closed at {} s (metastability.max_recovery_s + hold_s): run longer (lengthen horizon_s, or raise the limit that stopped the run)",
             seconds(observed_until),
             trigger_end.as_secs(),
             seconds(window_end)
@@ -314,6 +316,36 @@ mod tests {
         let s = series(210, |b| b >= 60);
         let c = classify(&s, SimDuration::from_secs(1), &t, &POLICY);
         assert!(c.recovery().unwrap().metastable);
+    }
+
+    /// The window's end in buckets is where the search for a recovery stops
+    /// looking: a trigger ending between buckets and a hold that is not a
+    /// whole number of buckets. Trigger end 120.5 s, max_recovery 10 s, hold
+    /// 1.5 s (2 buckets), 1 s buckets: a stretch may start up to bucket
+    /// 121 + 10 = 131 and needs buckets 131 and 132, so a run of 132 buckets
+    /// cannot tell; one of 133 can (and here it recovered, at 10 s).
+    #[test]
+    fn the_window_ends_where_the_search_for_a_recovery_stops() {
+        let policy = Metastability {
+            max_recovery: SimDuration::from_secs(10),
+            hold: SimDuration::from_ms(1500.0),
+            ..POLICY
+        };
+        let m = model();
+        let t = vec![
+            change(60, "deploy", TimelineRole::TriggerStart, &m),
+            Change {
+                at: SimTime::ZERO + SimDuration::from_ms(120_500.0),
+                ..change(120, "rollback", TimelineRole::TriggerEnd, &m)
+            },
+        ];
+        let bad = |b: usize| (60..131).contains(&b);
+        let c = classify(&series(132, bad), SimDuration::from_secs(1), &t, &policy);
+        assert!(matches!(c, Classification::Undetermined(_)), "{c:?}");
+        let c = classify(&series(133, bad), SimDuration::from_secs(1), &t, &policy);
+        let r = c.recovery().unwrap();
+        assert!(!r.metastable);
+        assert_eq!(r.recovery_s, Some(10.0));
     }
 
     #[test]

@@ -67,7 +67,9 @@ impl Sweep {
                         let problems: Vec<String> = ps.iter().map(|p| p.to_string()).collect();
                         Problem::new(format!("search at {value}"), problems.join("; "))
                     })?;
-                let (header, row) = summary_of(seed, run_variant(&variant));
+                let report = run_variant(&variant);
+                let undetermined = report.recovery_undetermined.clone();
+                let (header, row) = summary_of(seed, report);
                 let column = header
                     .iter()
                     .position(|h| *h == search.metric)
@@ -81,6 +83,16 @@ impl Sweep {
                 match (search.metric.as_str(), cell.as_str()) {
                     ("metastable", "true") => Ok(1.0),
                     ("metastable", "false") => Ok(0.0),
+                    ("metastable", _) => Err(Problem::new(
+                        "search.metric",
+                        format!(
+                            "\"metastable\" has no verdict at {} = {value}: {}",
+                            search.path,
+                            undetermined.as_deref().unwrap_or(
+                                "the model asks for no recovery analysis (no `metastability`, or no trigger in its timeline)"
+                            )
+                        ),
+                    )),
                     (m, c) => c.parse::<f64>().map_err(|_| {
                         Problem::new(
                             "search.metric",

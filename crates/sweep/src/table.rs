@@ -71,8 +71,9 @@ fn fmt(x: f64) -> String {
 /// `aggregate.csv`: per point, the axes, `replications`, `metastable_share`
 /// and its 95% Wilson score interval, `metastable_share.ci95_low` and
 /// `.ci95_high` (a share of a few replications: Student's t would give a
-/// point at 0 or n of n and leave [0, 1] between; all three empty without a
-/// recovery analysis), and for every numeric summary column
+/// point at 0 or n of n and leave [0, 1] between), over the replications that
+/// got a verdict (all three empty when none did: no recovery analysis, or
+/// runs too short to judge), and for every numeric summary column
 /// `C`: `C.mean`, `C.sd`, `C.ci95_low`, `C.ci95_high` (all but the mean empty
 /// with one replication).
 pub fn aggregate_csv(sweep: &Sweep, results: &[RunResult]) -> Result<String, csv::Error> {
@@ -115,15 +116,11 @@ pub fn aggregate_csv(sweep: &Sweep, results: &[RunResult]) -> Result<String, csv
         let mut line = vec![point.index.to_string()];
         line.extend(point.values.iter().map(|(_, _, v)| cell(v)));
         line.push(rows.len().to_string());
-        match metastable {
-            Some(m) if !rows.is_empty() && rows.iter().all(|r| !r[m].is_empty()) => {
-                let metastable = rows.iter().filter(|r| r[m] == "true").count();
-                let (low, high) = wilson_interval(metastable, rows.len());
-                line.push(fmt(metastable as f64 / rows.len() as f64));
-                line.push(fmt(low));
-                line.push(fmt(high));
-            }
-            _ => line.extend([String::new(), String::new(), String::new()]),
+        let verdicts: Vec<&str> =
+            metastable.map_or(Vec::new(), |m| rows.iter().map(|r| r[m].as_str()).collect());
+        match metastable_share(&verdicts) {
+            Some((share, low, high)) => line.extend([fmt(share), fmt(low), fmt(high)]),
+            None => line.extend([String::new(), String::new(), String::new()]),
         }
         for &c in &numeric {
             let xs: Vec<f64> = rows
@@ -150,6 +147,20 @@ pub fn aggregate_csv(sweep: &Sweep, results: &[RunResult]) -> Result<String, csv
     finish(out)
 }
 
+/// The share of `verdicts` (`summary.csv`'s `metastable` cells of one
+/// point's replications) that are `true`, with its 95% Wilson interval, over
+/// the replications that got a verdict: an empty cell (a run too short to
+/// judge, or no recovery analysis) is neither. `None` when none did.
+fn metastable_share(verdicts: &[&str]) -> Option<(f64, f64, f64)> {
+    let judged = verdicts.iter().filter(|v| !v.is_empty()).count();
+    if judged == 0 {
+        return None;
+    }
+    let metastable = verdicts.iter().filter(|v| **v == "true").count();
+    let (low, high) = wilson_interval(metastable, judged);
+    Some((metastable as f64 / judged as f64, low, high))
+}
+
 fn finish(out: csv::Writer<Vec<u8>>) -> Result<String, csv::Error> {
     let bytes = out.into_inner().map_err(|e| e.into_error())?;
     Ok(String::from_utf8(bytes).expect("CSV of UTF-8 strings is UTF-8"))
@@ -169,5 +180,20 @@ mod tests {
         assert!((sd - 1.2910).abs() < 1e-4, "{sd}");
         assert!((half - 2.0542).abs() < 1e-3, "{half}");
         assert_eq!(mean_ci(&[7.0]), (7.0, None));
+    }
+
+    /// A replication without a verdict counts neither way: 1 of 2 judged is
+    /// a half, with the interval of 1 of 2 (not 1 of 3), and none judged is
+    /// no share at all (it used to blank the point whenever one was missing).
+    #[test]
+    fn the_metastable_share_counts_the_judged_replications() {
+        let (share, low, high) = metastable_share(&["true", "", "false"]).unwrap();
+        assert_eq!(share, 0.5);
+        assert_eq!((low, high), wilson_interval(1, 2));
+        assert_eq!(metastable_share(&["", ""]), None);
+        assert_eq!(metastable_share(&[]), None);
+        let (share, low, _) = metastable_share(&["true", "true", "true"]).unwrap();
+        assert_eq!(share, 1.0);
+        assert!(low > 0.4 && low < 0.45, "{low}");
     }
 }
