@@ -231,15 +231,16 @@ fn locate(
     problems
         .into_iter()
         .filter_map(|p| {
-            // The override that set the longest part of the path, the later one
-            // of equals (it won).
+            // The override that wrote the value: the last one applied that set
+            // the path or a part of it (a later one replaced what an earlier one
+            // wrote inside it, however long the earlier one's path).
             let mut best: Option<(&Applied, usize)> = None;
             for a in applied {
                 for set in &a.paths {
                     let inside = p.path.strip_prefix(set.as_str()).is_some_and(|rest| {
                         rest.is_empty() || rest.starts_with('.') || rest.starts_with('[')
                     });
-                    if inside && best.is_none_or(|(_, len)| set.len() >= len) {
+                    if inside {
                         best = Some((a, set.len()));
                     }
                 }

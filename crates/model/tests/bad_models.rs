@@ -805,3 +805,34 @@ fn every_timeline_change_is_checked_once() {
         ["timeline[0] (\"scale-in\"): services[B].shards: expected a divisor of `instances` (3), got 2"]
     );
 }
+
+/// A problem in a value is blamed on the override that wrote it last: a
+/// variant's own `services[B].workers` (4, fine), then a `--set` of the whole
+/// `services[B]` with 0 workers. The 0 is the `--set`'s, reported once at the
+/// base, not the variant's (the longest path used to win the blame).
+#[test]
+fn a_problem_is_blamed_on_the_override_that_wrote_the_value() {
+    let doc = with(
+        base(),
+        "variants",
+        json!([{"name": "v", "set": {"services[B].workers": 4}}]),
+    );
+    let sets = [(
+        "services[B]".to_string(),
+        json!({"name": "B", "workers": 0, "steps": [{"work": {"kind": "constant", "ms": 5}}]}),
+    )];
+    let problems: Vec<String> = match load_model(&doc.to_string(), &sets, None) {
+        Ok(_) => panic!("0 workers is refused"),
+        Err(ModelError { problems }) => problems.iter().map(|p| p.to_string()).collect(),
+    };
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.contains("expected at least 1 worker, got 0")),
+        "{problems:?}"
+    );
+    assert!(
+        problems.iter().all(|p| !p.starts_with("variants[0]")),
+        "{problems:?}"
+    );
+}
