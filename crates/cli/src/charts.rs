@@ -142,7 +142,7 @@ fn verdict(v: &VariantView) -> Option<String> {
         return v
             .recovery_undetermined
             .as_ref()
-            .map(|_| "no verdict: the run ended too early to judge".to_string());
+            .map(|_| "no verdict: the run does not show enough to judge".to_string());
     };
     Some(match (r.metastable, &r.recovered_by, r.recovered_after_s) {
         (false, _, _) => format!(

@@ -136,9 +136,8 @@ pub fn classify(
         .map_or(samples.len(), |c| last_bucket_before(c.at));
     // A recovery may start up to `max_recovery` after the trigger's end and
     // must hold for `hold`: a run that ends before that window does, with no
-    // intervention inside it, cannot tell "metastable" from "not yet".
-    // In buckets, as the search below counts: a stretch may start up to
-    // `max_recovery` after `end_bucket` and needs `hold` buckets.
+    // intervention inside it, cannot tell "metastable" from "not yet". In
+    // buckets, as the search below counts them.
     let window_end = end_bucket + (policy.max_recovery.as_nanos() / width) as usize + hold;
     let observed_until = first_intervention_bucket.min(samples.len());
     let window_cut_by_the_end =
