@@ -15,6 +15,7 @@
 
 use crate::view::{RunView, TimelineEntry, VariantView};
 use stormsim_model::TimelineRole;
+use stormsim_sim::analysis::Outcome;
 use stormsim_plot::style::format_count;
 use stormsim_plot::{
     ComparisonChart, LineSeries, ServiceWaste, TimelineChart, TimelineMark, TimelinePanel,
@@ -25,25 +26,22 @@ use stormsim_plot::{
 pub fn comparison(run: &RunView) -> ComparisonChart {
     ComparisonChart {
         title: format!("{}: variants compared", run.model),
-        subtitle: format!(
-            "{} logical requests per variant, seed {}, common random numbers",
-            format_count(run.variants.first().map_or(0, |v| v.requests)),
-            run.seed
-        ),
+        subtitle: requests_subtitle(run),
         variants: run
             .variants
             .iter()
             .map(|v| VariantSeries {
-                name: v.name.clone(),
+                name: v.label(),
                 latency_cdf: v.latency_cdf.clone(),
                 requests: v.requests,
-                success_rate: v.success_rate,
-                latency_p50_ms: v.p50_ms,
-                latency_p99_ms: v.p99_ms,
+                // A quantity that does not exist is drawn as "n/a", not 0.
+                success_rate: v.success_rate.unwrap_or(f64::NAN),
+                latency_p50_ms: v.p50_ms.unwrap_or(f64::NAN),
+                latency_p99_ms: v.p99_ms.unwrap_or(f64::NAN),
                 calls_per_request: v
                     .services
                     .iter()
-                    .map(|s| (s.name.clone(), s.calls_per_request))
+                    .map(|s| (s.name.clone(), s.calls_per_request.unwrap_or(f64::NAN)))
                     .collect(),
                 wasted: v
                     .services
@@ -58,6 +56,31 @@ pub fn comparison(run: &RunView) -> ComparisonChart {
             })
             .collect(),
     }
+}
+
+/// "3.60 M logical requests per variant, seed 1, …", or, when a limit cut a
+/// variant short, how many each ran: the count of the complete ones must not
+/// be read as the partial one's.
+fn requests_subtitle(run: &RunView) -> String {
+    let complete: Vec<&VariantView> = run.variants.iter().filter(|v| v.complete).collect();
+    let partial = run.variants.len() - complete.len();
+    let counts = match complete.first() {
+        Some(first) if complete.iter().all(|v| v.requests == first.requests) => {
+            format!("{} logical requests per variant", format_count(first.requests))
+        }
+        Some(_) => "logical requests per variant as each ran".to_string(),
+        None if partial > 0 => "every variant PARTIAL (stopped by a limit)".to_string(),
+        None => "no variants".to_string(),
+    };
+    let partial = match partial {
+        0 => String::new(),
+        1 => "; 1 variant PARTIAL: stopped by a limit, its counts are of part of a run".into(),
+        n => format!("; {n} variants PARTIAL: stopped by a limit, their counts are of part of a run"),
+    };
+    format!(
+        "{counts}{partial}, seed {}, common random numbers",
+        run.seed
+    )
 }
 
 /// A per-bucket count at the focus service as a rate per second.
@@ -78,7 +101,7 @@ pub fn load_lines(run: &RunView) -> Vec<LineSeries> {
                 .zip(&ts.offered_retry)
                 .map(|(f, r)| f + r)
                 .collect();
-            (v.name.clone(), ts.t_s.clone(), per_second(v, &offered))
+            (v.label(), ts.t_s.clone(), per_second(v, &offered))
         })
         .collect()
 }
@@ -96,7 +119,7 @@ pub fn zombie_lines(run: &RunView) -> Option<Vec<LineSeries>> {
             .iter()
             .map(|v| {
                 let counts = v.series.zombies.iter().map(|&n| n as f64).collect();
-                (v.name.clone(), v.series.t_s.clone(), counts)
+                (v.label(), v.series.t_s.clone(), counts)
             })
             .collect()
     })
@@ -121,7 +144,7 @@ pub fn wasted(run: &RunView) -> Option<WastedChart> {
             .variants
             .iter()
             .map(|v| WastedVariant {
-                name: v.name.clone(),
+                name: v.label(),
                 services: v
                     .services
                     .iter()
@@ -138,21 +161,22 @@ pub fn wasted(run: &RunView) -> Option<WastedChart> {
 }
 
 fn verdict(v: &VariantView) -> Option<String> {
-    let Some(r) = v.recovery.as_ref() else {
-        return v
-            .recovery_undetermined
-            .as_ref()
-            .map(|_| "no verdict: the run does not show enough to judge".to_string());
-    };
-    Some(match (r.metastable, &r.recovered_by, r.recovered_after_s) {
-        (false, _, _) => format!(
+    let r = v.verdict.as_ref()?;
+    Some(match (r.outcome, &r.recovered_by, r.recovered_after_s) {
+        (Outcome::Recovered, _, _) => format!(
             "recovered {} s after the trigger ended",
             r.recovery_s.unwrap_or(0.0)
         ),
-        (true, Some(by), Some(after)) => {
+        (Outcome::Metastable, Some(by), Some(after)) => {
             format!("metastable: back only {after} s after \u{201c}{by}\u{201d}")
         }
-        (true, _, _) => "metastable: still degraded at the horizon".to_string(),
+        (Outcome::Metastable, _, _) => "metastable: still degraded at the horizon".to_string(),
+        (Outcome::UnhealthyBeforeTrigger, _, _) => {
+            "unhealthy before the trigger: no healthy baseline to judge against".to_string()
+        }
+        (Outcome::Undetermined, _, _) => {
+            "no verdict: the run does not show enough to judge".to_string()
+        }
     })
 }
 
@@ -207,7 +231,7 @@ pub fn timeline(run: &RunView) -> Option<TimelineChart> {
             let ts = &v.series;
             let capacity: Option<Vec<f64>> = ts.t_s.iter().map(|&t| v.capacity_at(t)).collect();
             TimelinePanel {
-                name: v.name.clone(),
+                name: v.label(),
                 verdict: verdict(v),
                 offered_first: per_second(v, &ts.offered_first),
                 offered_retry: per_second(v, &ts.offered_retry),

@@ -2,6 +2,7 @@
 //! summary.csv, timeseries.csv, latency.csv, the charts and index.html, each
 //! written atomically.
 
+use stormsim_sim::analysis::Outcome;
 use crate::attempts_file::AttemptRows;
 use crate::charts;
 use crate::report_html;
@@ -137,7 +138,10 @@ pub fn run_and_write(
     // cuts every one of them the same way).
     let undetermined: Vec<(&str, &str)> = results
         .iter()
-        .filter_map(|(r, _, _)| Some((r.variant.as_str(), r.recovery_undetermined.as_deref()?)))
+        .filter_map(|(r, _, _)| {
+            let v = r.verdict.as_ref()?;
+            (v.outcome == Outcome::Undetermined).then_some((r.variant.as_str(), v.reason.as_str()))
+        })
         .collect();
     if let Some((_, why)) = undetermined.first() {
         if undetermined.iter().all(|(_, w)| w == why) && undetermined.len() == results.len() {

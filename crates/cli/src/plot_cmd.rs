@@ -9,7 +9,7 @@
 
 use crate::output::{write_charts, LATENCY_COLUMNS};
 use crate::sweep_cmd::{write_sweep_chart, SweepShape, SPEC_FILE};
-use crate::view::{FocusSeries, RecoveryView, RunView, ServiceView, VariantContext, VariantView};
+use crate::view::{FocusSeries, VerdictView, RunView, ServiceView, VariantContext, VariantView};
 use anyhow::{anyhow, bail, Context, Result};
 use serde::Deserialize;
 use std::path::Path;
@@ -80,12 +80,12 @@ struct VariantFile {
     variant: String,
     requests: u64,
     succeeded: u64,
-    success_rate: f64,
-    latency_ms: Percentiles,
+    success_rate: Option<f64>,
+    latency_ms: Option<Percentiles>,
     peak_offered_rps: f64,
-    recovery: Option<RecoveryView>,
-    #[serde(default)]
-    recovery_undetermined: Option<String>,
+    complete: bool,
+    stopped_by: Option<String>,
+    verdict: Option<VerdictView>,
     services: Vec<ServiceView>,
     focus: String,
     sim_time_s: f64,
@@ -116,11 +116,12 @@ fn read_run(dir: &Path) -> Result<RunView> {
             requests: v.requests,
             succeeded: v.succeeded,
             success_rate: v.success_rate,
-            p50_ms: v.latency_ms.p50,
-            p99_ms: v.latency_ms.p99,
+            p50_ms: v.latency_ms.as_ref().map(|l| l.p50),
+            p99_ms: v.latency_ms.as_ref().map(|l| l.p99),
             peak_offered_rps: v.peak_offered_rps,
-            recovery: v.recovery,
-            recovery_undetermined: v.recovery_undetermined,
+            complete: v.complete,
+            stopped_by: v.stopped_by,
+            verdict: v.verdict,
             services: v.services,
             focus: v.focus,
             sim_time_s: v.sim_time_s,

@@ -61,6 +61,7 @@ pub fn index_html(run: &RunView, written: &[&str]) -> String {
          h1 {{ margin-bottom: 0.2em; }} .meta {{ color: #555; }} p, dl {{ max-width: 62em; }}\n\
          table {{ border-collapse: collapse; margin: 1em 0; font-size: 14px; }}\n\
          th, td {{ border-bottom: 1px solid #ddd; padding: 4px 10px; text-align: right; }}\n\
+         tr.partial td {{ background: #fdecea; }}\n\
          th:first-child, td:first-child, th:last-child, td:last-child {{ text-align: left; }}\n\
          figure {{ margin: 2em 0; }} figure img {{ max-width: 100%; border: 1px solid #eee; }}\n\
          figcaption {{ color: #555; margin-bottom: 0.5em; }}\n\
@@ -86,33 +87,32 @@ pub fn index_html(run: &RunView, written: &[&str]) -> String {
         ));
     }
     page.push_str(
-        "</dl>\n<h2>Summary</h2>\n<table>\n<tr><th>variant</th><th>requests</th>\
+        "</dl>\n<h2>Summary</h2>\n<table>\n<tr><th>variant</th><th>run</th><th>requests</th>\
                    <th>succeeded</th><th>p50 ms</th><th>p99 ms</th><th>peak offered/s</th>\
-                   <th>metastable</th><th>recovered by</th></tr>\n",
+                   <th>outcome</th><th>why</th></tr>\n",
     );
+    let ms = |x: Option<f64>| x.map_or("—".to_string(), |x| format!("{x:.1}"));
     for v in &run.variants {
-        let recovery = v.recovery.as_ref();
+        let verdict = v.verdict.as_ref();
         page.push_str(&format!(
-            "<tr><td>{}</td><td>{}</td><td>{} ({:.1}%)</td><td>{:.1}</td><td>{:.1}</td>\
+            "<tr{}><td>{}</td><td>{}</td><td>{}</td><td>{} ({})</td><td>{}</td><td>{}</td>\
              <td>{}</td><td>{}</td><td>{}</td></tr>\n",
+            if v.complete { "" } else { " class=\"partial\"" },
             esc(&v.name),
+            match &v.stopped_by {
+                None => "complete".to_string(),
+                Some(by) => format!("<strong>PARTIAL</strong>: stopped by limits.{}", esc(by)),
+            },
             // Grouped digits: 22,086,319 reads at a glance, 22086319 does not.
             format_count(v.requests),
             format_count(v.succeeded),
-            v.success_rate * 100.0,
-            v.p50_ms,
-            v.p99_ms,
+            v.success_rate
+                .map_or("—".to_string(), |r| format!("{:.1}%", r * 100.0)),
+            ms(v.p50_ms),
+            ms(v.p99_ms),
             format_count(v.peak_offered_rps.round() as u64),
-            match (recovery, &v.recovery_undetermined) {
-                (Some(r), _) => r.metastable.to_string(),
-                (None, Some(_)) => "undetermined".to_string(),
-                (None, None) => "—".to_string(),
-            },
-            // Where there is no verdict, why.
-            esc(&recovery
-                .and_then(|r| r.recovered_by.clone())
-                .or_else(|| v.recovery_undetermined.clone())
-                .unwrap_or_else(|| "—".into())),
+            verdict.map_or("—".to_string(), |r| r.outcome.as_str().replace('_', " ")),
+            esc(&verdict.map_or_else(|| "—".into(), |r| r.reason.clone())),
         ));
     }
     page.push_str("</table>\n<h2>Charts</h2>\n");

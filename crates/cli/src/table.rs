@@ -1,5 +1,6 @@
 //! The comparison table printed after a run.
 
+use stormsim_sim::metrics::Quantiles;
 use stormsim_sim::RunReport;
 
 /// One row per variant: what a person compares first.
@@ -23,17 +24,29 @@ pub fn comparison(run: &RunReport) -> String {
     }
     let mut rows = vec![header];
     for v in &run.variants {
+        let ms = |q: fn(&Quantiles) -> f64| {
+            v.latency_ms
+                .as_ref()
+                .map_or("-".to_string(), |l| format!("{:.1}", q(l)))
+        };
+        let name = match v.stopped_by {
+            None => v.variant.clone(),
+            Some(limit) => format!("{} (PARTIAL: {limit})", v.variant),
+        };
         let mut row = vec![
-            v.variant.clone(),
+            name,
             format!("{}/{}", v.succeeded, v.requests),
-            format!("{:.1}", v.latency_ms.p50),
-            format!("{:.1}", v.latency_ms.p99),
-            format!("{:.1}", v.latency_ms.max),
+            ms(|l| l.p50),
+            ms(|l| l.p99),
+            ms(|l| l.max),
         ];
         for s in &services {
             match v.services.iter().find(|x| x.name == *s) {
                 Some(x) => {
-                    row.push(format!("{:.2}", x.calls_per_request));
+                    row.push(
+                        x.calls_per_request
+                            .map_or("-".to_string(), |c| format!("{c:.2}")),
+                    );
                     row.push(x.wasted.to_string());
                     row.push(x.cancelled.to_string());
                 }
@@ -66,6 +79,18 @@ pub fn comparison(run: &RunReport) -> String {
             out.push_str(&"-".repeat(rule));
             out.push('\n');
         }
+    }
+    let partial: Vec<&str> = run
+        .variants
+        .iter()
+        .filter(|v| !v.complete)
+        .map(|v| v.variant.as_str())
+        .collect();
+    if !partial.is_empty() {
+        out.push_str(&format!(
+            "PARTIAL: {} stopped at a limit: its counts are of part of a run, not comparable with the others\n",
+            partial.join(", ")
+        ));
     }
     out
 }

@@ -11,6 +11,7 @@
 
 use serde::{Deserialize, Serialize};
 use stormsim_model::{LoadedModel, Step, TimelineRole};
+use stormsim_sim::analysis::Outcome;
 use stormsim_sim::timeseries::ServiceBucket;
 use stormsim_sim::{RunReport, VariantReport};
 
@@ -38,19 +39,20 @@ pub struct VariantView {
     pub requests: u64,
     /// Of those, succeeded.
     pub succeeded: u64,
-    /// `succeeded / requests`.
-    pub success_rate: f64,
-    /// Median latency of all requests, ms.
-    pub p50_ms: f64,
+    /// `succeeded / requests` (`None` without requests).
+    pub success_rate: Option<f64>,
+    /// Median latency of all requests, ms (`None`: none answered).
+    pub p50_ms: Option<f64>,
     /// 99th percentile latency of all requests, ms.
-    pub p99_ms: f64,
+    pub p99_ms: Option<f64>,
     /// Most attempts the focus service received in one second.
     pub peak_offered_rps: f64,
-    /// The recovery analysis, when the model asks for one.
-    pub recovery: Option<RecoveryView>,
-    /// Why there is no verdict although the model asks for one (the run was
-    /// too short to judge).
-    pub recovery_undetermined: Option<String>,
+    /// False when a limit stopped the run: every chart marks it.
+    pub complete: bool,
+    /// The limit that stopped it.
+    pub stopped_by: Option<String>,
+    /// The recovery analysis's verdict, when the model asks for one.
+    pub verdict: Option<VerdictView>,
     /// Per service, in model order.
     pub services: Vec<ServiceView>,
     /// The service the load charts follow.
@@ -67,9 +69,11 @@ pub struct VariantView {
 
 /// The part of the recovery analysis the charts show.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
-pub struct RecoveryView {
-    /// Did not recover by itself in time.
-    pub metastable: bool,
+pub struct VerdictView {
+    /// What the analysis concluded.
+    pub outcome: Outcome,
+    /// Why, with the numbers.
+    pub reason: String,
     /// Seconds from the trigger's end to recovery, when it recovered by itself.
     pub recovery_s: Option<f64>,
     /// What ended the degradation.
@@ -83,8 +87,8 @@ pub struct RecoveryView {
 pub struct ServiceView {
     /// Service name.
     pub name: String,
-    /// Calls received per logical request.
-    pub calls_per_request: f64,
+    /// Calls received per logical request (`None` without requests).
+    pub calls_per_request: Option<f64>,
     /// Work completed after its caller gave up.
     pub wasted: u64,
     /// Work stopped early by cancellation.
@@ -162,6 +166,20 @@ impl RunView {
 }
 
 impl VariantView {
+    /// The variant's name as every chart shows it: a partial run says so,
+    /// with the requests it ran, so that it cannot pass for a complete one.
+    pub fn label(&self) -> String {
+        match (&self.complete, &self.stopped_by) {
+            (true, _) => self.name.clone(),
+            (false, by) => format!(
+                "{} (PARTIAL: stopped by limits.{} after {} requests)",
+                self.name,
+                by.as_deref().unwrap_or("?"),
+                stormsim_plot::style::format_count(self.requests)
+            ),
+        }
+    }
+
     fn from_report(v: &VariantReport, variant: &stormsim_model::Variant) -> VariantView {
         let ts = &v.series;
         let s = v
@@ -177,16 +195,18 @@ impl VariantView {
             requests: v.requests,
             succeeded: v.succeeded,
             success_rate: v.success_rate,
-            p50_ms: v.latency_ms.p50,
-            p99_ms: v.latency_ms.p99,
+            p50_ms: v.latency_ms.map(|l| l.p50),
+            p99_ms: v.latency_ms.map(|l| l.p99),
             peak_offered_rps: v.peak_offered_rps,
-            recovery: v.recovery.as_ref().map(|r| RecoveryView {
-                metastable: r.metastable,
+            complete: v.complete,
+            stopped_by: v.stopped_by.map(String::from),
+            verdict: v.verdict.as_ref().map(|r| VerdictView {
+                outcome: r.outcome,
+                reason: r.reason.clone(),
                 recovery_s: r.recovery_s,
                 recovered_by: r.recovered_by.clone(),
                 recovered_after_s: r.recovered_after_s,
             }),
-            recovery_undetermined: v.recovery_undetermined.clone(),
             services: v
                 .services
                 .iter()

@@ -89,8 +89,12 @@ pub struct Metastability {
     pub goodput_band: f64,
     /// Latency factor over the baseline.
     pub latency_factor: f64,
-    /// How long the band must hold.
+    /// How long a good window lasts.
     pub hold: SimDuration,
+    /// Standard errors of goodput that count as noise.
+    pub noise_z: f64,
+    /// Retry share of a baseline already in its storm.
+    pub storm_retry_share: f64,
     /// Longest recovery that still counts as recovered.
     pub max_recovery: SimDuration,
 }

@@ -119,8 +119,9 @@ fn one() -> f64 {
     1.0
 }
 
-/// Recovery analysis after a trigger: compares each bucket after the trigger
-/// ended with the baseline before the trigger started.
+/// Recovery analysis after a trigger: compares windows of `hold_s` after the
+/// trigger ended with the baseline before the trigger started, against the
+/// noise the baseline itself shows (docs/verdicts.md).
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MetastabilitySpec {
@@ -128,16 +129,29 @@ pub struct MetastabilitySpec {
     /// warm-up).
     #[serde(default)]
     pub baseline_from_s: f64,
-    /// Recovered means goodput within this fraction of the baseline goodput...
+    /// Recovered means a window's mean goodput at most this fraction below
+    /// the baseline's, or within the baseline's noise if that is wider (more
+    /// goodput than the baseline always counts)...
     #[serde(default = "default_goodput_band")]
     pub goodput_band: f64,
-    /// ...and mean latency of answered requests at most this multiple of the
-    /// baseline's...
+    /// ...and its mean latency of answered requests at most this multiple of
+    /// the baseline's worst window of the same length (or of its mean, if
+    /// larger)...
     #[serde(default = "default_latency_factor")]
     pub latency_factor: f64,
-    /// ...held for this many seconds.
+    /// ...over a window of this many seconds.
     #[serde(default = "default_hold_s")]
     pub hold_s: f64,
+    /// How many standard errors of a window's mean goodput below the
+    /// baseline's still count as noise (one-sided): 3 misses a healthy
+    /// window about once in 740.
+    #[serde(default = "default_noise_z")]
+    pub noise_z: f64,
+    /// A baseline whose attempts are at least this share retries, while
+    /// markedly fewer requests succeed than arrive, is already in a retry
+    /// storm: `unhealthy_before_trigger`, not the trigger's fault.
+    #[serde(default = "default_storm_retry_share")]
+    pub storm_retry_share: f64,
     /// A system that needs longer than this after the trigger ended (or an
     /// intervention) to recover is metastable.
     #[serde(default = "default_max_recovery_s")]
@@ -152,6 +166,12 @@ fn default_latency_factor() -> f64 {
 }
 fn default_hold_s() -> f64 {
     30.0
+}
+fn default_noise_z() -> f64 {
+    3.0
+}
+fn default_storm_retry_share() -> f64 {
+    0.3
 }
 fn default_max_recovery_s() -> f64 {
     120.0

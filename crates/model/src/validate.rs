@@ -587,6 +587,8 @@ pub fn validate(spec: &ModelSpec) -> Result<Model, Vec<Problem>> {
         goodput_band: ck.probability("metastability.goodput_band", m.goodput_band),
         latency_factor: ck.positive("metastability.latency_factor", m.latency_factor),
         hold: ck.seconds("metastability.hold_s", m.hold_s),
+        noise_z: ck.positive("metastability.noise_z", m.noise_z),
+        storm_retry_share: ck.probability("metastability.storm_retry_share", m.storm_retry_share),
         max_recovery: ck.seconds("metastability.max_recovery_s", m.max_recovery_s),
     });
     if metastability.is_some() {

@@ -1,85 +1,312 @@
 //! After the run: did the system come back after its trigger was removed?
 //!
-//! A variant *recovered* if, within `max_recovery` after the trigger ended and
-//! before any intervention, goodput came back within `goodput_band` of its
-//! pre-trigger baseline and the mean latency of answered requests within
-//! `latency_factor` of the baseline's, and both held for `hold`. Otherwise it is
-//! *metastable*: still degraded at the horizon, or until an intervention fixed
-//! it (then the intervention and the recovery after it are reported).
+//! The question is asked thousands of times in a sweep, on systems from 1 to
+//! 10⁵ requests per second and buckets from 0.1 s to 10 s, so no threshold is a
+//! fixed fraction of one bucket: every test is of a *window* of `hold`, against
+//! the noise the baseline itself shows.
+//!
+//! - **Baseline**: the buckets wholly inside `[baseline_from, trigger_start)`.
+//!   It fixes the mean goodput per bucket `μ`, the latency of answered
+//!   requests `L` (count-weighted), the backlog (requests held by services)
+//!   and the retries' share of attempts.
+//! - **Healthy before the trigger?** Over the baseline's second half, a
+//!   system that answers markedly fewer requests than arrive is diverging
+//!   (its backlog grows), and one whose attempts are mostly retries while
+//!   markedly fewer requests succeed than arrive is already in its storm.
+//!   Either is `unhealthy_before_trigger`: the trigger is not blamed.
+//! - **Recovered** if a window of `hold` starts within `max_recovery` after
+//!   the trigger's end (and before the first intervention) in which
+//!   - mean goodput is at least `μ − max(goodput_band·μ, z·σ)`, where `σ` is
+//!     the standard error of a window mean against the baseline's mean
+//!     (per-bucket variance, floored at the Poisson variance `μ`, and the
+//!     variance of the baseline's own window means where it has four or
+//!     more); more goodput than the baseline (a backlog draining) is never
+//!     degradation;
+//!   - latency is at most `latency_factor` times the baseline's worst window
+//!     of the same length (or its mean, whichever is larger): a queue near
+//!     saturation swings its latency for minutes, and the baseline shows how
+//!     far; less latency is never degradation.
+//! - Otherwise **metastable**: still degraded at the horizon, or until an
+//!   intervention fixed it (then the intervention and the recovery after it
+//!   are reported). A run too short to tell is **undetermined**, with why.
+//!
+//! Every verdict carries its evidence: the goodput and latency ratios, the
+//! backlog against the baseline's and the retry share, at the decisive window
+//! and at the end, with the thresholds they were held to.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use stormsim_engine::{SimDuration, SimTime};
 use stormsim_model::{Change, Metastability, TimelineRole};
 
-/// The verdict on one run.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct Recovery {
-    /// True if the system did not recover by itself in time.
-    pub metastable: bool,
-    /// Seconds from the trigger's end to the start of the first good stretch,
-    /// when it recovered by itself; `None` otherwise.
-    pub recovery_s: Option<f64>,
-    /// What ended the degradation: `"trigger end"`, an intervention's name, or
-    /// `None` if it lasted to the horizon.
-    pub recovered_by: Option<String>,
-    /// Seconds from that event to recovery (also for interventions).
-    pub recovered_after_s: Option<f64>,
-    /// Baseline goodput, requests per second.
-    pub baseline_goodput_rps: f64,
-    /// Baseline mean latency of answered requests, ms.
-    pub baseline_latency_ms: f64,
+/// What the analysis concluded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// Back to the baseline within `max_recovery` after the trigger's end.
+    Recovered,
+    /// Not back by itself in time: stuck after the trigger was removed.
+    Metastable,
+    /// The baseline itself was degraded or diverging: there was no healthy
+    /// state for the trigger to knock the system out of.
+    UnhealthyBeforeTrigger,
+    /// The run does not show enough to judge (see the reason).
+    Undetermined,
 }
 
-/// One bucket as the analysis needs it.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Sample {
-    /// Succeeded requests in the bucket.
-    pub goodput: f64,
-    /// Mean latency of answered requests, ms (`None` if none were answered).
-    pub latency_ms: Option<f64>,
-}
-
-/// What the analysis made of a run.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Classification {
-    /// The timeline has no trigger (`trigger_start` and `trigger_end`): there
-    /// is nothing to recover from.
-    NoTrigger,
-    /// There is a trigger, but the run does not show enough to judge: why.
-    /// A verdict here would be a guess (a run cut before the trigger ends
-    /// would read as "still degraded at the horizon").
-    Undetermined(String),
-    /// The verdict.
-    Judged(Recovery),
-}
-
-impl Classification {
-    /// The verdict, if one was reached.
-    pub fn recovery(self) -> Option<Recovery> {
+impl Outcome {
+    /// The spelling in summary.csv and results.csv.
+    pub fn as_str(self) -> &'static str {
         match self {
-            Classification::Judged(r) => Some(r),
-            _ => None,
+            Outcome::Recovered => "recovered",
+            Outcome::Metastable => "metastable",
+            Outcome::UnhealthyBeforeTrigger => "unhealthy_before_trigger",
+            Outcome::Undetermined => "undetermined",
         }
     }
 }
 
+/// The baseline's measured level and noise.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Baseline {
+    /// Where it starts and ends, s.
+    pub from_s: f64,
+    /// Its end (the trigger's start, to a whole bucket), s.
+    pub to_s: f64,
+    /// Mean goodput, requests per second.
+    pub goodput_rps: f64,
+    /// Mean latency of answered requests, ms (`None`: none answered).
+    pub latency_ms: Option<f64>,
+    /// Mean requests held by services (queued or in service).
+    pub backlog: f64,
+    /// Retries' share of the attempts services received.
+    pub retry_share: Option<f64>,
+}
+
+/// The bars a window must clear to count as recovered, as ratios to the
+/// baseline.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Thresholds {
+    /// A window's goodput must be at least this share of the baseline's.
+    pub goodput_min_ratio: f64,
+    /// A window's latency must be at most this multiple of the baseline's.
+    pub latency_max_ratio: Option<f64>,
+}
+
+/// What one window showed.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Evidence {
+    /// The window's start, s.
+    pub from_s: f64,
+    /// Its end, s.
+    pub to_s: f64,
+    /// Its goodput over the baseline's (`None`: the baseline had none).
+    pub goodput_ratio: Option<f64>,
+    /// Its latency over the baseline's (`None`: nothing answered in one).
+    pub latency_ratio: Option<f64>,
+    /// Its mean backlog over the baseline's (`None`: the baseline held none).
+    pub backlog_ratio: Option<f64>,
+    /// Retries' share of its attempts (`None`: no attempts).
+    pub retry_share: Option<f64>,
+    /// Whether goodput cleared its bar.
+    pub goodput_ok: bool,
+    /// Whether latency cleared its bar.
+    pub latency_ok: bool,
+}
+
+/// The verdict on one run, with its reasons.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Verdict {
+    /// What the analysis concluded.
+    pub outcome: Outcome,
+    /// Why, in a sentence with the numbers.
+    pub reason: String,
+    /// Seconds from the trigger's end to the start of the first good window,
+    /// when it recovered by itself.
+    pub recovery_s: Option<f64>,
+    /// What ended the degradation: `"trigger end"`, an intervention's name,
+    /// or `None` if it lasted to the horizon.
+    pub recovered_by: Option<String>,
+    /// Seconds from that event to recovery (also for interventions).
+    pub recovered_after_s: Option<f64>,
+    /// The baseline (`None`: there was none).
+    pub baseline: Option<Baseline>,
+    /// The bars (`None` without a baseline).
+    pub thresholds: Option<Thresholds>,
+    /// The window that decided: the recovery, the last one the recovery
+    /// window allowed (metastable), or the baseline's second half (unhealthy).
+    pub decisive: Option<Evidence>,
+    /// The run's last window (before nothing: interventions included).
+    pub at_end: Option<Evidence>,
+}
+
+impl Verdict {
+    /// `Some(true)` if metastable, `Some(false)` if recovered, `None` for the
+    /// outcomes that are not a judgement of the trigger.
+    pub fn metastable(&self) -> Option<bool> {
+        match self.outcome {
+            Outcome::Recovered => Some(false),
+            Outcome::Metastable => Some(true),
+            Outcome::UnhealthyBeforeTrigger | Outcome::Undetermined => None,
+        }
+    }
+
+    fn undetermined(reason: String) -> Verdict {
+        Verdict {
+            outcome: Outcome::Undetermined,
+            reason,
+            recovery_s: None,
+            recovered_by: None,
+            recovered_after_s: None,
+            baseline: None,
+            thresholds: None,
+            decisive: None,
+            at_end: None,
+        }
+    }
+}
+
+/// One bucket as the analysis needs it: counts over the bucket, and the
+/// backlog sampled at its start.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Sample {
+    /// Logical requests that arrived (the first-try load).
+    pub arrivals: f64,
+    /// Logical requests answered with success.
+    pub succeeded: f64,
+    /// Logical requests answered, success or error.
+    pub answered: f64,
+    /// Sum of the latencies of the answered ones, ms.
+    pub latency_sum_ms: f64,
+    /// Requests held by services (queued or in service), summed over services.
+    pub backlog: f64,
+    /// Attempts services received.
+    pub attempts: f64,
+    /// Of those, retries.
+    pub retries: f64,
+}
+
+/// Sums of samples over any range in O(1).
+struct Prefix(Vec<Sample>);
+
+impl Prefix {
+    fn new(samples: &[Sample]) -> Prefix {
+        let mut acc = Sample::default();
+        let mut sums = Vec::with_capacity(samples.len() + 1);
+        sums.push(acc);
+        for s in samples {
+            acc.arrivals += s.arrivals;
+            acc.succeeded += s.succeeded;
+            acc.answered += s.answered;
+            acc.latency_sum_ms += s.latency_sum_ms;
+            acc.backlog += s.backlog;
+            acc.attempts += s.attempts;
+            acc.retries += s.retries;
+            sums.push(acc);
+        }
+        Prefix(sums)
+    }
+
+    /// The sum over buckets `[from, to)`.
+    fn sum(&self, from: usize, to: usize) -> Sample {
+        let (a, b) = (&self.0[from], &self.0[to]);
+        Sample {
+            arrivals: b.arrivals - a.arrivals,
+            succeeded: b.succeeded - a.succeeded,
+            answered: b.answered - a.answered,
+            latency_sum_ms: b.latency_sum_ms - a.latency_sum_ms,
+            backlog: b.backlog - a.backlog,
+            attempts: b.attempts - a.attempts,
+            retries: b.retries - a.retries,
+        }
+    }
+}
+
+fn ratio(x: f64, of: f64) -> Option<f64> {
+    (of > 0.0).then(|| round(x / of))
+}
+
+/// Ratios carry four decimals in reports: more is noise.
+fn round(x: f64) -> f64 {
+    (x * 1e4).round() / 1e4
+}
+
+fn mean_latency(s: &Sample) -> Option<f64> {
+    (s.answered > 0.0).then(|| s.latency_sum_ms / s.answered)
+}
+
+fn retry_share(s: &Sample) -> Option<f64> {
+    (s.attempts > 0.0).then(|| s.retries / s.attempts)
+}
+
+/// Everything the window tests need, fixed once the baseline is measured.
+struct Judge<'a> {
+    prefix: &'a Prefix,
+    seconds: &'a dyn Fn(usize) -> f64,
+    /// Mean goodput per bucket.
+    goodput: f64,
+    /// Smallest mean goodput per bucket a good window may have.
+    goodput_min: f64,
+    latency: Option<f64>,
+    latency_max: Option<f64>,
+    backlog: f64,
+    hold: usize,
+}
+
+impl Judge<'_> {
+    fn evidence(&self, from: usize, to: usize) -> Evidence {
+        let s = self.prefix.sum(from, to);
+        let n = (to - from).max(1) as f64;
+        let goodput = s.succeeded / n;
+        let latency = mean_latency(&s);
+        Evidence {
+            from_s: (self.seconds)(from),
+            to_s: (self.seconds)(to),
+            goodput_ratio: ratio(goodput, self.goodput),
+            latency_ratio: latency.zip(self.latency).and_then(|(l, b)| ratio(l, b)),
+            backlog_ratio: ratio(s.backlog / n, self.backlog),
+            retry_share: retry_share(&s).map(round),
+            goodput_ok: goodput >= self.goodput_min,
+            // Nothing answered is no evidence of slowness; goodput decides.
+            latency_ok: match (latency, self.latency_max) {
+                (Some(l), Some(max)) => l <= max,
+                _ => true,
+            },
+        }
+    }
+
+    /// The window of `hold` starting at bucket `b`.
+    fn window(&self, b: usize) -> Evidence {
+        self.evidence(b, b + self.hold)
+    }
+
+    /// The first bucket in `[from, last_start]` that starts a good window
+    /// ending by `until`.
+    fn first_good(&self, from: usize, last_start: usize, until: usize) -> Option<usize> {
+        let last_start = last_start.min(until.saturating_sub(self.hold));
+        (from..=last_start).find(|&b| {
+            b + self.hold <= until && {
+                let e = self.window(b);
+                e.goodput_ok && e.latency_ok
+            }
+        })
+    }
+}
+
 /// Classifies a run from its per-bucket samples (as many as the run lasted)
-/// and its timeline.
+/// and its timeline; `None` when the timeline has no trigger (there is
+/// nothing to recover from).
 pub fn classify(
     samples: &[Sample],
     bucket: SimDuration,
     changes: &[Change],
     policy: &Metastability,
-) -> Classification {
+) -> Option<Verdict> {
     let time_of = |role| changes.iter().find(|c| c.role == Some(role)).map(|c| c.at);
-    let (Some(trigger_start), Some(trigger_end)) = (
-        time_of(TimelineRole::TriggerStart),
-        time_of(TimelineRole::TriggerEnd),
-    ) else {
-        return Classification::NoTrigger;
-    };
+    let trigger_start = time_of(TimelineRole::TriggerStart)?;
+    let trigger_end = time_of(TimelineRole::TriggerEnd)?;
     let width = bucket.as_nanos().max(1);
     let seconds = |buckets: usize| buckets as f64 * width as f64 / 1e9;
+    let per_s = 1e9 / width as f64;
     // Buckets wholly inside [from, to).
     let first_bucket_from = |t: SimTime| t.as_nanos().div_ceil(width) as usize;
     let last_bucket_before = |t: SimTime| (t.as_nanos() / width) as usize;
@@ -87,44 +314,108 @@ pub fn classify(
     let b0 = first_bucket_from(SimTime::ZERO + policy.baseline_from);
     let b1 = last_bucket_before(trigger_start).min(samples.len());
     if b1 <= b0 {
-        return Classification::Undetermined(format!(
+        return Some(Verdict::undetermined(format!(
             "no baseline: the trigger starts at {} s, not after metastability.baseline_from_s ({} s) and a whole bucket, or the run ended before it ({} s)",
             trigger_start.as_secs(),
             policy.baseline_from.as_ms() / 1000.0,
             seconds(samples.len())
-        ));
+        )));
     }
-    let baseline = &samples[b0..b1];
-    let per_s = 1e9 / width as f64;
-    let baseline_goodput = baseline.iter().map(|s| s.goodput).sum::<f64>() / baseline.len() as f64;
-    let latencies: Vec<f64> = baseline.iter().filter_map(|s| s.latency_ms).collect();
-    let baseline_latency = if latencies.is_empty() {
-        0.0
-    } else {
-        latencies.iter().sum::<f64>() / latencies.len() as f64
-    };
-    let good = |s: &Sample| {
-        (s.goodput - baseline_goodput).abs() <= policy.goodput_band * baseline_goodput
-            && s.latency_ms
-                .is_none_or(|l| l <= policy.latency_factor * baseline_latency)
-    };
+    let prefix = Prefix::new(samples);
+    let base = prefix.sum(b0, b1);
+    let n_base = (b1 - b0) as f64;
+    if base.arrivals == 0.0 && base.answered == 0.0 {
+        return Some(Verdict::undetermined(format!(
+            "no load in the baseline ({} s to {} s): no request arrived or was answered",
+            seconds(b0),
+            seconds(b1)
+        )));
+    }
     let hold = (policy.hold.as_nanos().div_ceil(width) as usize).max(1);
-    // The first bucket from `from` that starts `hold` good buckets in a row.
-    let first_good_stretch = |from: usize, until: usize| -> Option<usize> {
-        let until = until.min(samples.len());
-        let mut run = 0;
-        for (b, sample) in samples.iter().enumerate().take(until).skip(from) {
-            if good(sample) {
-                run += 1;
-                if run == hold {
-                    return Some(b + 1 - hold);
-                }
-            } else {
-                run = 0;
-            }
-        }
-        None
+    let goodput = base.succeeded / n_base;
+    let latency = mean_latency(&base);
+    let baseline = Baseline {
+        from_s: seconds(b0),
+        to_s: seconds(b1),
+        goodput_rps: round(goodput * per_s),
+        latency_ms: latency.map(round),
+        backlog: round(base.backlog / n_base),
+        retry_share: retry_share(&base).map(round),
     };
+
+    // The noise of a window mean of goodput, against the baseline's mean.
+    let per_bucket_var = {
+        let ss: f64 = samples[b0..b1]
+            .iter()
+            .map(|s| (s.succeeded - goodput).powi(2))
+            .sum();
+        let sample_var = if b1 - b0 > 1 { ss / (n_base - 1.0) } else { 0.0 };
+        // Counts are at least as noisy as Poisson counts: a short or quiet
+        // baseline must not make the bar tighter than arrivals allow.
+        sample_var.max(goodput)
+    };
+    let batch_var = {
+        let batches: Vec<f64> = (0..(b1 - b0) / hold)
+            .map(|i| prefix.sum(b0 + i * hold, b0 + (i + 1) * hold).succeeded / hold as f64)
+            .collect();
+        if batches.len() >= 4 {
+            let m = batches.iter().sum::<f64>() / batches.len() as f64;
+            batches.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (batches.len() - 1) as f64
+        } else {
+            0.0
+        }
+    };
+    let window_var = (per_bucket_var / hold as f64).max(batch_var) + per_bucket_var / n_base;
+    let tolerance = (policy.goodput_band * goodput).max(policy.noise_z * window_var.sqrt());
+    let goodput_min = goodput - tolerance;
+
+    // The baseline's worst window of latency: how far a healthy system swings.
+    let worst_window_latency = (b1 - b0 >= hold)
+        .then(|| {
+            (b0..=b1 - hold)
+                .filter_map(|b| mean_latency(&prefix.sum(b, b + hold)))
+                .fold(f64::NAN, f64::max)
+        })
+        .filter(|l| !l.is_nan());
+    let latency_reference = match (latency, worst_window_latency) {
+        (Some(l), Some(w)) => Some(l.max(w)),
+        (l, _) => l,
+    };
+    let latency_max = latency_reference.map(|l| policy.latency_factor * l);
+    let thresholds = Thresholds {
+        goodput_min_ratio: ratio(goodput_min, goodput).unwrap_or(0.0),
+        latency_max_ratio: latency_max.zip(latency).and_then(|(m, l)| ratio(m, l)),
+    };
+    let judge = Judge {
+        prefix: &prefix,
+        seconds: &seconds,
+        goodput,
+        goodput_min,
+        latency,
+        latency_max,
+        backlog: base.backlog / n_base,
+        hold,
+    };
+    let at_end = (samples.len() > b1).then(|| {
+        let from = samples.len().saturating_sub(hold).max(b1);
+        judge.evidence(from, samples.len())
+    });
+    let verdict = |outcome, reason, decisive| Verdict {
+        outcome,
+        reason,
+        recovery_s: None,
+        recovered_by: None,
+        recovered_after_s: None,
+        baseline: Some(baseline),
+        thresholds: Some(thresholds),
+        decisive,
+        at_end,
+    };
+
+    if let Some(why) = unhealthy_baseline(&prefix, b0, b1, policy) {
+        let late = judge.evidence(b0 + (b1 - b0) / 2, b1);
+        return Some(verdict(Outcome::UnhealthyBeforeTrigger, why, Some(late)));
+    }
 
     let interventions: Vec<&Change> = changes
         .iter()
@@ -134,233 +425,127 @@ pub fn classify(
     let first_intervention_bucket = interventions
         .first()
         .map_or(samples.len(), |c| last_bucket_before(c.at));
-    // A recovery may start up to `max_recovery` after the trigger's end and
-    // must hold for `hold`: a run that ends before that window does, with no
-    // intervention inside it, cannot tell "metastable" from "not yet". In
-    // buckets, as the search below counts them.
-    let window_end = end_bucket + (policy.max_recovery.as_nanos() / width) as usize + hold;
-    let observed_until = first_intervention_bucket.min(samples.len());
-    let window_cut_by_the_end =
-        samples.len() < window_end && samples.len() <= first_intervention_bucket;
-    let mut verdict = Recovery {
-        baseline_goodput_rps: baseline_goodput * per_s,
-        baseline_latency_ms: baseline_latency,
-        ..Recovery::default()
-    };
-    if let Some(b) = first_good_stretch(end_bucket, first_intervention_bucket) {
-        let after = seconds(b.saturating_sub(end_bucket));
-        if after <= policy.max_recovery.as_ms() / 1000.0 {
-            verdict.recovery_s = Some(after);
-            verdict.recovered_by = Some("trigger end".into());
-            verdict.recovered_after_s = Some(after);
-            return Classification::Judged(verdict);
-        }
+    let last_start = end_bucket + (policy.max_recovery.as_nanos() / width) as usize;
+    let until = first_intervention_bucket.min(samples.len());
+    if let Some(b) = judge.first_good(end_bucket, last_start, until) {
+        let after = seconds(b - end_bucket);
+        let e = judge.window(b);
+        let mut v = verdict(
+            Outcome::Recovered,
+            format!(
+                "recovered {after} s after the trigger's end: for {} s {}",
+                seconds(hold),
+                describe(&e, &thresholds)
+            ),
+            Some(e),
+        );
+        v.recovery_s = Some(after);
+        v.recovered_by = Some("trigger end".into());
+        v.recovered_after_s = Some(after);
+        return Some(v);
     }
-    if window_cut_by_the_end {
-        return Classification::Undetermined(format!(
+    // A recovery may start up to `max_recovery` after the trigger's end and
+    // must hold for `hold`: a run that ends before that window closes, with
+    // no intervention inside it, cannot tell "metastable" from "not yet".
+    let window_end = last_start + hold;
+    if samples.len() < window_end && samples.len() <= first_intervention_bucket {
+        return Some(Verdict::undetermined(format!(
             "the run ended at {} s, before the recovery window after the trigger's end ({} s) closed at {} s (metastability.max_recovery_s + hold_s): run longer (lengthen horizon_s, or raise the limit that stopped the run)",
-            seconds(observed_until),
+            seconds(until),
             trigger_end.as_secs(),
             seconds(window_end)
-        ));
+        )));
     }
-    verdict.metastable = true;
+    // The last window the recovery window allowed, or the last one before
+    // the first intervention.
+    let decisive_start = last_start
+        .min(until.saturating_sub(hold))
+        .max(end_bucket.min(until));
+    let decisive = judge.evidence(decisive_start, (decisive_start + hold).min(until));
+    let mut v = verdict(
+        Outcome::Metastable,
+        format!(
+            "not recovered within {} s of the trigger's end: at {} s {}",
+            policy.max_recovery.as_ms() / 1000.0,
+            decisive.from_s,
+            describe(&decisive, &thresholds)
+        ),
+        Some(decisive),
+    );
     for (i, c) in interventions.iter().enumerate() {
         let from = first_bucket_from(c.at);
         let until = interventions
             .get(i + 1)
             .map_or(samples.len(), |n| last_bucket_before(n.at));
-        if let Some(b) = first_good_stretch(from, until) {
-            verdict.recovered_by = Some(c.name.clone());
-            verdict.recovered_after_s = Some(seconds(b.saturating_sub(from)));
+        if let Some(b) = judge.first_good(from, until, until) {
+            v.recovered_by = Some(c.name.clone());
+            v.recovered_after_s = Some(seconds(b - from));
+            v.reason
+                .push_str(&format!("; back {} s after \u{201c}{}\u{201d}", seconds(b - from), c.name));
             break;
         }
     }
-    Classification::Judged(verdict)
+    Some(v)
+}
+
+/// Why the baseline was not a healthy state, if it was not. Judged over its
+/// second half, so that a warm-up filling the queues is not held against it.
+fn unhealthy_baseline(
+    prefix: &Prefix,
+    b0: usize,
+    b1: usize,
+    policy: &Metastability,
+) -> Option<String> {
+    let late = prefix.sum(b0 + (b1 - b0) / 2, b1);
+    if late.arrivals <= 0.0 {
+        return None;
+    }
+    // Short of the arrivals by more than the band and the Poisson noise of
+    // the arrivals themselves (a stable queue's backlog swings far less).
+    let short_of_arrivals =
+        |x: f64| x < late.arrivals * (1.0 - policy.goodput_band) - policy.noise_z * late.arrivals.sqrt();
+    let pct = |x: f64| format!("{:.0}%", 100.0 * x);
+    if short_of_arrivals(late.answered) {
+        return Some(format!(
+            "unhealthy before the trigger: in the baseline's second half the services answered {} of the requests that arrived (backlog growing: more arrive than are served)",
+            pct(late.answered / late.arrivals)
+        ));
+    }
+    let share = retry_share(&late).unwrap_or(0.0);
+    if share >= policy.storm_retry_share && short_of_arrivals(late.succeeded) {
+        return Some(format!(
+            "unhealthy before the trigger: in the baseline's second half retries were {} of the attempts (metastability.storm_retry_share: {}) and {} of the requests that arrived succeeded: already in a retry storm",
+            pct(share),
+            policy.storm_retry_share,
+            pct(late.succeeded / late.arrivals)
+        ));
+    }
+    None
+}
+
+/// "goodput 0.03 of the baseline (needs ≥ 0.9), latency 12.1× (needs ≤ 2×),
+/// backlog 40× the baseline's, retries 66% of attempts".
+fn describe(e: &Evidence, t: &Thresholds) -> String {
+    let mut parts = Vec::new();
+    match e.goodput_ratio {
+        Some(g) => parts.push(format!(
+            "goodput {g} of the baseline's (needs at least {})",
+            t.goodput_min_ratio
+        )),
+        None => parts.push("no goodput in the baseline".into()),
+    }
+    if let (Some(l), Some(max)) = (e.latency_ratio, t.latency_max_ratio) {
+        parts.push(format!("latency {l}\u{d7} the baseline's (needs at most {max}\u{d7})"));
+    }
+    if let Some(b) = e.backlog_ratio {
+        parts.push(format!("backlog {b}\u{d7} the baseline's"));
+    }
+    if let Some(r) = e.retry_share {
+        parts.push(format!("retries {:.0}% of attempts", 100.0 * r));
+    }
+    parts.join(", ")
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use stormsim_model::Model;
-
-    fn change(at_s: u64, name: &str, role: TimelineRole, model: &Model) -> Change {
-        Change {
-            at: SimTime::ZERO + SimDuration::from_secs(at_s),
-            name: name.into(),
-            role: Some(role),
-            model: model.clone(),
-        }
-    }
-
-    fn model() -> Model {
-        let text = r#"{"name": "m", "workloads": [{"name": "w", "target": "s",
-            "arrival": {"kind": "poisson", "rate_per_s": 1}, "requests": 1}],
-            "services": [{"name": "s"}]}"#;
-        stormsim_model::load_model(text, &[], None)
-            .unwrap()
-            .variants[0]
-            .model
-            .clone()
-    }
-
-    const POLICY: Metastability = Metastability {
-        baseline_from: SimDuration(10_000_000_000),
-        goodput_band: 0.1,
-        latency_factor: 2.0,
-        hold: SimDuration(30_000_000_000),
-        max_recovery: SimDuration(120_000_000_000),
-    };
-
-    fn series(len: usize, bad: impl Fn(usize) -> bool) -> Vec<Sample> {
-        (0..len)
-            .map(|b| {
-                if bad(b) {
-                    Sample {
-                        goodput: 0.0,
-                        latency_ms: Some(2500.0),
-                    }
-                } else {
-                    Sample {
-                        goodput: 100.0,
-                        latency_ms: Some(5.0),
-                    }
-                }
-            })
-            .collect()
-    }
-
-    fn timeline(with_intervention: bool) -> Vec<Change> {
-        let m = model();
-        let mut t = vec![
-            change(60, "deploy", TimelineRole::TriggerStart, &m),
-            change(120, "rollback", TimelineRole::TriggerEnd, &m),
-        ];
-        if with_intervention {
-            t.push(change(300, "retries off", TimelineRole::Intervention, &m));
-        }
-        t
-    }
-
-    #[test]
-    fn a_system_that_comes_back_after_the_rollback_recovered() {
-        // Degraded from 60 s to 135 s: 15 s after the rollback at 120 s.
-        let s = series(600, |b| (60..135).contains(&b));
-        let v = classify(&s, SimDuration::from_secs(1), &timeline(true), &POLICY)
-            .recovery()
-            .unwrap();
-        assert!(!v.metastable);
-        assert_eq!(v.recovery_s, Some(15.0));
-        assert_eq!(v.recovered_by.as_deref(), Some("trigger end"));
-        assert!((v.baseline_goodput_rps - 100.0).abs() < 1e-9);
-        assert!((v.baseline_latency_ms - 5.0).abs() < 1e-9);
-    }
-
-    #[test]
-    fn a_system_that_needs_the_intervention_is_metastable() {
-        // Degraded from 60 s until 320 s: 20 s after the intervention at 300 s.
-        let s = series(600, |b| (60..320).contains(&b));
-        let v = classify(&s, SimDuration::from_secs(1), &timeline(true), &POLICY)
-            .recovery()
-            .unwrap();
-        assert!(v.metastable);
-        assert_eq!(v.recovery_s, None);
-        assert_eq!(v.recovered_by.as_deref(), Some("retries off"));
-        assert_eq!(v.recovered_after_s, Some(20.0));
-    }
-
-    #[test]
-    fn a_system_degraded_to_the_horizon_is_metastable_with_no_recovery() {
-        let s = series(600, |b| b >= 60);
-        let v = classify(&s, SimDuration::from_secs(1), &timeline(false), &POLICY)
-            .recovery()
-            .unwrap();
-        assert!(v.metastable);
-        assert_eq!(v.recovered_by, None);
-    }
-
-    #[test]
-    fn a_recovery_slower_than_the_limit_is_metastable() {
-        // Back 130 s after the rollback: longer than max_recovery (120 s).
-        let s = series(600, |b| (60..250).contains(&b));
-        let v = classify(&s, SimDuration::from_secs(1), &timeline(false), &POLICY)
-            .recovery()
-            .unwrap();
-        assert!(v.metastable);
-    }
-
-    #[test]
-    fn a_run_cut_before_the_recovery_window_closes_is_undetermined() {
-        // Still degraded when the run ends at 200 s, 80 s after the rollback:
-        // it might still come back within max_recovery (120 s).
-        let s = series(200, |b| b >= 60);
-        let c = classify(&s, SimDuration::from_secs(1), &timeline(false), &POLICY);
-        let Classification::Undetermined(why) = c else {
-            panic!("{c:?}")
-        };
-        assert!(why.contains("lengthen horizon_s"), "{why}");
-        // And one cut before the rollback itself.
-        let s = series(100, |b| b >= 60);
-        let c = classify(&s, SimDuration::from_secs(1), &timeline(false), &POLICY);
-        assert!(matches!(c, Classification::Undetermined(_)), "{c:?}");
-        // A recovery seen before the cut is a verdict all the same.
-        let s = series(200, |b| (60..135).contains(&b));
-        let v = classify(&s, SimDuration::from_secs(1), &timeline(false), &POLICY);
-        assert_eq!(v.recovery().unwrap().recovery_s, Some(15.0));
-        // An intervention inside the window (at 200 s, before it closes at
-        // 270 s) ends what needs observing: a run cut at 210 s is judged.
-        let m = model();
-        let mut t = timeline(false);
-        t.push(change(200, "retries off", TimelineRole::Intervention, &m));
-        let s = series(210, |b| b >= 60);
-        let c = classify(&s, SimDuration::from_secs(1), &t, &POLICY);
-        assert!(c.recovery().unwrap().metastable);
-    }
-
-    /// The window's end in buckets is where the search for a recovery stops
-    /// looking: a trigger ending between buckets and a hold that is not a
-    /// whole number of buckets. Trigger end 120.5 s, max_recovery 10 s, hold
-    /// 1.5 s (2 buckets), 1 s buckets: a stretch may start up to bucket
-    /// 121 + 10 = 131 and needs buckets 131 and 132, so a run of 132 buckets
-    /// cannot tell; one of 133 can (and here it recovered, at 10 s).
-    #[test]
-    fn the_window_ends_where_the_search_for_a_recovery_stops() {
-        let policy = Metastability {
-            max_recovery: SimDuration::from_secs(10),
-            hold: SimDuration::from_ms(1500.0),
-            ..POLICY
-        };
-        let m = model();
-        let t = vec![
-            change(60, "deploy", TimelineRole::TriggerStart, &m),
-            Change {
-                at: SimTime::ZERO + SimDuration::from_ms(120_500.0),
-                ..change(120, "rollback", TimelineRole::TriggerEnd, &m)
-            },
-        ];
-        let bad = |b: usize| (60..131).contains(&b);
-        let c = classify(&series(132, bad), SimDuration::from_secs(1), &t, &policy);
-        assert!(matches!(c, Classification::Undetermined(_)), "{c:?}");
-        let c = classify(&series(133, bad), SimDuration::from_secs(1), &t, &policy);
-        let r = c.recovery().unwrap();
-        assert!(!r.metastable);
-        assert_eq!(r.recovery_s, Some(10.0));
-    }
-
-    #[test]
-    fn a_timeline_without_a_trigger_is_not_classified() {
-        let s = series(600, |_| false);
-        let c = classify(&s, SimDuration::from_secs(1), &[], &POLICY);
-        assert_eq!(c, Classification::NoTrigger);
-    }
-
-    #[test]
-    fn a_short_good_blip_is_not_a_recovery() {
-        // Good for 10 s (less than hold = 30 s) inside the storm.
-        let s = series(600, |b| (60..200).contains(&b) && !(150..160).contains(&b));
-        let v = classify(&s, SimDuration::from_secs(1), &timeline(false), &POLICY)
-            .recovery()
-            .unwrap();
-        assert_eq!(v.recovery_s, Some(80.0));
-    }
-}
+#[path = "analysis_tests.rs"]
+mod tests;

@@ -329,22 +329,24 @@ impl LatencyRecorder {
 
     /// Quantiles, each the midpoint of its histogram bucket (within 0.1%), except
     /// the exact maximum. All zero when nothing was recorded.
-    pub fn quantiles(&self) -> Quantiles {
+    /// `None` when nothing was recorded: a latency that does not exist is
+    /// not zero.
+    pub fn quantiles(&self) -> Option<Quantiles> {
         if self.histogram.is_empty() {
-            return Quantiles::default();
+            return None;
         }
         let q = |p: f64| {
             let v = self.histogram.value_at_quantile(p);
             round_ms(self.histogram.median_equivalent(v).min(self.max.as_nanos()) as f64 / 1e6)
         };
-        Quantiles {
+        Some(Quantiles {
             p50: q(0.50),
             p90: q(0.90),
             p99: q(0.99),
             p999: q(0.999),
             max: round_ms(self.max.as_ms()),
             mean: round_ms(self.histogram.mean() / 1e6),
-        }
+        })
     }
 
     /// The empirical CDF as `(latency ms, fraction ≤ it)` points, one per bucket.

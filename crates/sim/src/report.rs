@@ -4,7 +4,7 @@
 //! rely on: their columns are documented in the README and none is renamed
 //! without a note there.
 
-use crate::analysis::{classify, Classification, Recovery, Sample};
+use crate::analysis::{classify, Sample, Verdict};
 use crate::metrics::{
     round_ms, EdgeCounters, FailureCounts, LatencyRecorder, Quantiles, ServiceCounters,
 };
@@ -29,12 +29,13 @@ pub struct VariantReport {
     pub failed_by_reason: FailureCounts,
     /// Still unanswered when the run stopped at its horizon.
     pub unanswered: u64,
-    /// `succeeded / requests`.
-    pub success_rate: f64,
-    /// Time until the caller got its answer, success or error, ms.
-    pub latency_ms: Quantiles,
-    /// The same over succeeded requests only.
-    pub ok_latency_ms: Quantiles,
+    /// `succeeded / requests` (`None` without requests).
+    pub success_rate: Option<f64>,
+    /// Time until the caller got its answer, success or error, ms (`None`:
+    /// nothing was answered).
+    pub latency_ms: Option<Quantiles>,
+    /// The same over succeeded requests only (`None`: none succeeded).
+    pub ok_latency_ms: Option<Quantiles>,
     /// Per service, in model order.
     pub services: Vec<ServiceReport>,
     /// Per workload, in model order.
@@ -52,13 +53,9 @@ pub struct VariantReport {
     /// Most attempts per second at the focus service after the trigger ended:
     /// the herd of retries that meets the recovering service.
     pub peak_after_trigger_rps: Option<f64>,
-    /// Recovery analysis, when the model asks for one.
-    pub recovery: Option<Recovery>,
-    /// Why there is no recovery verdict although the model asks for one and
-    /// has a trigger (the run ended too early to tell, say). In summary.json
-    /// only when set.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub recovery_undetermined: Option<String>,
+    /// The recovery analysis's verdict, with its evidence, when the model
+    /// asks for one and its timeline has a trigger.
+    pub verdict: Option<Verdict>,
     /// When the last logical request got its answer, s.
     pub completion_s: f64,
     /// Events simulated.
@@ -68,7 +65,13 @@ pub struct VariantReport {
     /// Most logical requests unanswered at once (memory follows this, not the
     /// number of requests simulated).
     pub peak_requests_in_flight: u64,
-    /// Set when a limit stopped the run: the report is partial.
+    /// False when a limit stopped the run: every count in the report is of
+    /// a partial run, and `requests` is what it generated before it stopped.
+    pub complete: bool,
+    /// The limit that stopped it: `max_events`, `max_in_flight` or
+    /// `series_rows` (`None` for a complete run).
+    pub stopped_by: Option<&'static str>,
+    /// The same, as a sentence with the numbers.
     pub stopped_by_limit: Option<String>,
     /// Work left running for senders who gave up ([`crate::zombie`]).
     pub zombies: ZombieReport,
@@ -242,8 +245,9 @@ pub struct ServiceReport {
     pub name: String,
     /// Attempts received.
     pub calls: u64,
-    /// `calls / requests`: the amplification of this service's load.
-    pub calls_per_request: f64,
+    /// `calls / requests`: the amplification of this service's load (`None`
+    /// without requests).
+    pub calls_per_request: Option<f64>,
     /// Handlers run to their end (success or error).
     pub completed: u64,
     /// Of those, ended with an error.
@@ -317,10 +321,10 @@ pub struct WorkloadReport {
     pub requests: u64,
     /// Of those, succeeded.
     pub succeeded: u64,
-    /// `succeeded / requests`.
-    pub success_rate: f64,
-    /// Latency of all its requests, ms.
-    pub latency_ms: Quantiles,
+    /// `succeeded / requests` (`None` without requests).
+    pub success_rate: Option<f64>,
+    /// Latency of all its requests, ms (`None`: none was answered).
+    pub latency_ms: Option<Quantiles>,
 }
 
 /// All variants of one model run.
@@ -356,13 +360,7 @@ pub(crate) fn variant_report(
             .flat_map(|w| [&w.ok_latency, &w.failed_latency]),
     );
     let ok_latency = LatencyRecorder::merged(sim.per_workload.iter().map(|w| &w.ok_latency));
-    let per_request = |x: u64| {
-        if requests == 0 {
-            0.0
-        } else {
-            round_ratio(x as f64 / requests as f64)
-        }
-    };
+    let per_request = |x: u64| (requests > 0).then(|| round_ratio(x as f64 / requests as f64));
     let series = &sim.series;
     let services = sim
         .model
@@ -473,22 +471,27 @@ pub(crate) fn variant_report(
             .fold(0.0, f64::max);
         round_ratio(peak)
     });
-    let classification = sim.model.metastability.as_ref().map(|policy| {
-        let samples: Vec<Sample> = series
-            .global
-            .iter()
-            .map(|g| Sample {
-                goodput: g.succeeded as f64,
-                latency_ms: g.mean_latency_ms(),
+    let verdict = sim.model.metastability.as_ref().and_then(|policy| {
+        let samples: Vec<Sample> = (0..series.len())
+            .map(|b| {
+                let g = &series.global[b];
+                let mut s = Sample {
+                    arrivals: g.requests as f64,
+                    succeeded: g.succeeded as f64,
+                    answered: g.answered() as f64,
+                    latency_sum_ms: g.latency_sum_ns as f64 / 1e6,
+                    ..Sample::default()
+                };
+                for x in (0..series.services).map(|i| series.service(b, i)) {
+                    s.backlog += x.in_flight as f64;
+                    s.attempts += x.offered() as f64;
+                    s.retries += x.offered_retry as f64;
+                }
+                s
             })
             .collect();
         classify(&samples, series.bucket, changes, policy)
     });
-    let recovery_undetermined = match &classification {
-        Some(Classification::Undetermined(why)) => Some(why.clone()),
-        _ => None,
-    };
-    let recovery = classification.and_then(Classification::recovery);
     let failed = sim.failures.total();
     let workloads = sim
         .model
@@ -499,11 +502,8 @@ pub(crate) fn variant_report(
             name: w.name.clone(),
             requests: c.requests,
             succeeded: c.succeeded,
-            success_rate: if c.requests == 0 {
-                0.0
-            } else {
-                round_ratio(c.succeeded as f64 / c.requests as f64)
-            },
+            success_rate: (c.requests > 0)
+                .then(|| round_ratio(c.succeeded as f64 / c.requests as f64)),
             latency_ms: c.latency().quantiles(),
         })
         .collect();
@@ -539,12 +539,13 @@ pub(crate) fn variant_report(
         peak_offered_rps: round_ratio(peak_rps(series, |b| series.service(b, focus).offered())),
         storm_offered_rps,
         peak_after_trigger_rps,
-        recovery,
-        recovery_undetermined,
+        verdict,
         completion_s: seconds(sim.last_answer),
         events: sim.queue.delivered(),
         sim_time_s: seconds(sim.ended),
         peak_requests_in_flight: sim.peak_in_flight,
+        complete: stopped.is_none(),
+        stopped_by: stopped.as_ref().map(limit_name),
         stopped_by_limit: stopped.map(|s| s.to_string()),
         zombies: zombie_report(&sim.zombies),
         latency_cdf: latency.cdf(),
@@ -554,6 +555,15 @@ pub(crate) fn variant_report(
             .map(|c| (seconds(c.at), c.name.clone(), c.role))
             .collect(),
         attempts: Vec::new(),
+    }
+}
+
+/// The name of a limit in `stopped_by`: the model field that set it.
+fn limit_name(hit: &LimitHit) -> &'static str {
+    match hit {
+        LimitHit::Events(_) => "max_events",
+        LimitHit::InFlight(_) => "max_in_flight",
+        LimitHit::Buckets { .. } => "series_rows",
     }
 }
 
@@ -616,9 +626,11 @@ fn failure_cells(f: &FailureCounts) -> [String; 9] {
 }
 
 /// The fixed leading columns of `summary.csv`; [`FAILURE_COLUMNS`] come after
-/// the first five.
+/// the first seven (through `success_rate`).
 pub const SUMMARY_COLUMNS: &[&str] = &[
     "variant",
+    "complete",
+    "stopped_by",
     "requests",
     "succeeded",
     "failed",
@@ -635,9 +647,25 @@ pub const SUMMARY_COLUMNS: &[&str] = &[
     "peak_offered_rps",
     "storm_offered_rps",
     "peak_after_trigger_rps",
+    "outcome",
     "metastable",
     "recovery_s",
     "recovered_by",
+    "recovered_after_s",
+    "baseline_goodput_rps",
+    "baseline_latency_ms",
+    "goodput_min_ratio",
+    "latency_max_ratio",
+    "decisive_t_s",
+    "decisive_goodput_ratio",
+    "decisive_latency_ratio",
+    "decisive_backlog_ratio",
+    "decisive_retry_share",
+    "end_goodput_ratio",
+    "end_latency_ratio",
+    "end_backlog_ratio",
+    "end_retry_share",
+    "verdict_reason",
     "completion_s",
     "events",
     "sim_time_s",
@@ -727,10 +755,10 @@ impl RunReport {
         let service_names = self.service_names();
         let workload_names = self.names_in_order(|v| &v.workloads, |w| &w.name);
         let mut rows = Vec::new();
-        let mut header: Vec<String> = SUMMARY_COLUMNS[..5]
+        let mut header: Vec<String> = SUMMARY_COLUMNS[..7]
             .iter()
             .chain(FAILURE_COLUMNS)
-            .chain(&SUMMARY_COLUMNS[5..])
+            .chain(&SUMMARY_COLUMNS[7..])
             .map(|c| c.to_string())
             .collect();
         for s in &service_names {
@@ -740,32 +768,55 @@ impl RunReport {
             header.extend(WORKLOAD_COLUMNS.iter().map(|c| format!("{w}.{c}")));
         }
         for v in &self.variants {
-            let l = &v.latency_ms;
-            let r = v.recovery.as_ref();
+            let l = v.latency_ms.as_ref();
+            let ok = v.ok_latency_ms.as_ref();
+            let r = v.verdict.as_ref();
+            let decisive = r.and_then(|r| r.decisive.as_ref());
+            let end = r.and_then(|r| r.at_end.as_ref());
+            let thresholds = r.and_then(|r| r.thresholds.as_ref());
+            let baseline = r.and_then(|r| r.baseline.as_ref());
             let mut row: Vec<String> = vec![
                 v.variant.clone(),
+                v.complete.to_string(),
+                opt(&v.stopped_by),
                 v.requests.to_string(),
                 v.succeeded.to_string(),
                 v.failed.to_string(),
-                v.success_rate.to_string(),
+                opt(&v.success_rate),
             ];
             row.extend(failure_cells(&v.failed_by_reason));
             row.extend([
                 v.unanswered.to_string(),
-                l.p50.to_string(),
-                l.p90.to_string(),
-                l.p99.to_string(),
-                l.p999.to_string(),
-                l.max.to_string(),
-                l.mean.to_string(),
-                v.ok_latency_ms.p50.to_string(),
-                v.ok_latency_ms.p99.to_string(),
+                opt(&l.map(|l| l.p50)),
+                opt(&l.map(|l| l.p90)),
+                opt(&l.map(|l| l.p99)),
+                opt(&l.map(|l| l.p999)),
+                opt(&l.map(|l| l.max)),
+                opt(&l.map(|l| l.mean)),
+                opt(&ok.map(|l| l.p50)),
+                opt(&ok.map(|l| l.p99)),
                 v.peak_offered_rps.to_string(),
                 opt(&v.storm_offered_rps),
                 opt(&v.peak_after_trigger_rps),
-                opt(&r.map(|r| r.metastable)),
+                opt(&r.map(|r| r.outcome.as_str())),
+                opt(&r.and_then(|r| r.metastable())),
                 opt(&r.and_then(|r| r.recovery_s)),
                 opt(&r.and_then(|r| r.recovered_by.clone())),
+                opt(&r.and_then(|r| r.recovered_after_s)),
+                opt(&baseline.map(|b| b.goodput_rps)),
+                opt(&baseline.and_then(|b| b.latency_ms)),
+                opt(&thresholds.map(|t| t.goodput_min_ratio)),
+                opt(&thresholds.and_then(|t| t.latency_max_ratio)),
+                opt(&decisive.map(|e| e.from_s)),
+                opt(&decisive.and_then(|e| e.goodput_ratio)),
+                opt(&decisive.and_then(|e| e.latency_ratio)),
+                opt(&decisive.and_then(|e| e.backlog_ratio)),
+                opt(&decisive.and_then(|e| e.retry_share)),
+                opt(&end.and_then(|e| e.goodput_ratio)),
+                opt(&end.and_then(|e| e.latency_ratio)),
+                opt(&end.and_then(|e| e.backlog_ratio)),
+                opt(&end.and_then(|e| e.retry_share)),
+                opt(&r.map(|r| r.reason.clone())),
                 v.completion_s.to_string(),
                 v.events.to_string(),
                 v.sim_time_s.to_string(),
@@ -780,7 +831,7 @@ impl RunReport {
                 match v.services.iter().find(|s| s.name == *name) {
                     Some(s) => row.extend([
                         s.calls.to_string(),
-                        s.calls_per_request.to_string(),
+                        opt(&s.calls_per_request),
                         s.completed.to_string(),
                         s.failed.to_string(),
                         s.wasted.to_string(),
@@ -811,8 +862,8 @@ impl RunReport {
                     Some(w) => row.extend([
                         w.requests.to_string(),
                         w.succeeded.to_string(),
-                        w.success_rate.to_string(),
-                        w.latency_ms.p99.to_string(),
+                        opt(&w.success_rate),
+                        opt(&w.latency_ms.map(|l| l.p99)),
                     ]),
                     None => row.extend(WORKLOAD_COLUMNS.iter().map(|_| String::new())),
                 }

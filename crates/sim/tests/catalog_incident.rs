@@ -93,12 +93,13 @@ fn the_incident_and_its_counterfactuals() {
     let verdict = |name: &str| {
         let r = by_name(&reports, name);
         let rec = r
-            .recovery
+            .verdict
             .as_ref()
             .expect("the model asks for a recovery analysis");
         (
             r,
-            rec.metastable,
+            rec.metastable()
+                .unwrap_or_else(|| panic!("{name}: {:?}: {}", rec.outcome, rec.reason)),
             rec.recovered_by.clone().unwrap_or_default(),
         )
     };
@@ -137,7 +138,7 @@ fn the_incident_and_its_counterfactuals() {
     let (budget, metastable, by) = verdict("retry-budget");
     assert!(!metastable && by == "trigger end");
     assert!(budget.storm_offered_rps.unwrap() < 1.15 * LAMBDA);
-    assert!(budget.recovery.as_ref().unwrap().recovery_s.unwrap() <= 60.0);
+    assert!(budget.verdict.as_ref().unwrap().recovery_s.unwrap() <= 60.0);
 
     // Dropping what cannot be answered in time recovers by itself; dropping only
     // what is already late does not.

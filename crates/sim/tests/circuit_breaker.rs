@@ -207,14 +207,13 @@ fn after_recovery_success_returns_within_the_wait_plus_a_probe() {
 }
 
 /// The recovery verdict the summary reports, for the default seed. It is
-/// noisier than the checks above (a bucket's goodput must stay within 50% of
-/// the baseline's 50/s for 10 s, about 3.5 sd of a Poisson count), so it is
-/// checked on the published run only.
+/// noisier than the checks above (a window's goodput must clear the
+/// baseline's, less its noise), so it is checked on the published run only.
 #[test]
 fn the_default_run_recovers_by_itself() {
     let (nb, br) = run(None);
-    let (a, b) = (nb.recovery.unwrap(), br.recovery.unwrap());
-    assert!(!a.metastable && !b.metastable);
+    let (a, b) = (nb.verdict.unwrap(), br.verdict.unwrap());
+    assert_eq!((a.metastable(), b.metastable()), (Some(false), Some(false)));
     assert!(a.recovery_s.unwrap() <= 1.0);
     assert!(b.recovery_s.unwrap() <= (WAIT_S + 2) as f64);
     assert!(b.recovery_s.unwrap() > a.recovery_s.unwrap());

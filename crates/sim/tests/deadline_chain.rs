@@ -73,7 +73,7 @@ fn metrics() -> Vec<Metric> {
         Metric {
             variant: 2,
             name: "B calls per request",
-            get: |r| service(r, "B").calls_per_request,
+            get: |r| service(r, "B").calls_per_request.unwrap(),
             expected: a_requests * a_requests,
             article: 2.10,
         },
@@ -101,7 +101,7 @@ fn metrics() -> Vec<Metric> {
         Metric {
             variant: 3,
             name: "B calls per request",
-            get: |r| service(r, "B").calls_per_request,
+            get: |r| service(r, "B").calls_per_request.unwrap(),
             expected: 1.0 + p,
             article: 1.30,
         },
@@ -144,29 +144,29 @@ fn deterministic_figures_follow_the_timeout_arithmetic() {
         // p50: B's 10 ms plus 4 ms of hops and handler overhead, as in the article.
         for v in &r {
             assert!(
-                (v.latency_ms.p50 - 14.0).abs() < 0.02,
+                (v.latency_ms.unwrap().p50 - 14.0).abs() < 0.02,
                 "{} p50 {}",
                 v.variant,
-                v.latency_ms.p50
+                v.latency_ms.unwrap().p50
             );
             assert_eq!(v.requests, 200);
         }
         // 1: everyone succeeds; a slow B is 400 + 4 ms.
         assert_eq!(r[0].succeeded, 200);
-        assert!((r[0].latency_ms.max - 404.0).abs() < 1e-9);
-        assert!((service(&r[0], "B").calls_per_request - 1.0).abs() < 1e-12);
+        assert!((r[0].latency_ms.unwrap().max - 404.0).abs() < 1e-9);
+        assert!((service(&r[0], "B").calls_per_request.unwrap() - 1.0).abs() < 1e-12);
         assert_eq!(service(&r[0], "A").wasted, 0);
         assert_eq!(service(&r[0], "B").cancelled, 0);
         // 2: every slow B is a 504 at 250 ms (+1.5 ms of hops), and wasted work at A.
         assert_eq!(service(&r[1], "A").wasted, r[1].failed);
         assert_eq!(r[1].failed, r[1].failed_by_reason.timeout);
         assert_eq!(service(&r[1], "B").cancelled, 0);
-        assert!((r[1].latency_ms.max - 251.5).abs() < 1e-9);
+        assert!((r[1].latency_ms.unwrap().max - 251.5).abs() < 1e-9);
         // 3: a user never waits past 3 × 250 ms (+1.5 ms).
-        assert!(r[2].latency_ms.max <= 751.5 + 1e-9);
+        assert!(r[2].latency_ms.unwrap().max <= 751.5 + 1e-9);
         // 4: nobody waits past the 250 ms budget; no wasted work anywhere; the
         // gateway's budget is what ends failures.
-        assert!(r[3].latency_ms.max <= 250.5);
+        assert!(r[3].latency_ms.unwrap().max <= 250.5);
         assert!(r[3].services.iter().all(|s| s.wasted == 0));
         assert_eq!(r[3].failed, r[3].failed_by_reason.deadline_exceeded);
 

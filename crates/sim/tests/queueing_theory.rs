@@ -81,7 +81,7 @@ fn mm1_mean_time_in_system() {
     for rho in [0.5, 0.8] {
         let lambda = rho * mu;
         let runs = replicate(&model(lambda, 1, None, exponential(), 20_000));
-        let w: Vec<f64> = runs.iter().map(|r| r.latency_ms.mean).collect();
+        let w: Vec<f64> = runs.iter().map(|r| r.latency_ms.unwrap().mean).collect();
         // W = 1 / (μ − λ).
         assert_in_ci(&format!("M/M/1 ρ={rho} W ms"), &w, 1000.0 / (mu - lambda));
     }
@@ -94,7 +94,7 @@ fn mmc_mean_time_in_system_follows_erlang_c() {
         let lambda = rho * f64::from(c) * mu;
         let a = lambda / mu;
         let runs = replicate(&model(lambda, c, None, exponential(), 40_000));
-        let w: Vec<f64> = runs.iter().map(|r| r.latency_ms.mean).collect();
+        let w: Vec<f64> = runs.iter().map(|r| r.latency_ms.unwrap().mean).collect();
         // W = C(c, a) / (cμ − λ) + 1/μ.
         let analytic = 1000.0 * (erlang_c(c, a) / (f64::from(c) * mu - lambda) + 1.0 / mu);
         assert_in_ci(&format!("M/M/{c} ρ={rho} W ms"), &w, analytic);
@@ -108,7 +108,7 @@ fn md1_mean_time_in_system_follows_pollaczek_khinchine() {
     let lambda = rho * mu;
     let constant = json!({"kind": "constant", "ms": MEAN_SERVICE_MS});
     let runs = replicate(&model(lambda, 1, None, constant, 20_000));
-    let w: Vec<f64> = runs.iter().map(|r| r.latency_ms.mean).collect();
+    let w: Vec<f64> = runs.iter().map(|r| r.latency_ms.unwrap().mean).collect();
     // P-K with deterministic service: Wq = ρ / (2μ(1 − ρ)); W = Wq + 1/μ.
     let analytic = 1000.0 * (rho / (2.0 * mu * (1.0 - rho)) + 1.0 / mu);
     assert_in_ci("M/D/1 ρ=0.8 W ms", &w, analytic);
@@ -176,7 +176,7 @@ fn fan_out_latency_is_the_maximum_of_its_children() {
         });
         let reports = replicate(&doc);
         let harmonic: f64 = (1..=n).map(|k| 1.0 / f64::from(k)).sum();
-        let means: Vec<f64> = reports.iter().map(|r| r.latency_ms.mean).collect();
+        let means: Vec<f64> = reports.iter().map(|r| r.latency_ms.unwrap().mean).collect();
         assert_in_ci(
             &format!("mean of the max of {n}"),
             &means,
@@ -184,7 +184,7 @@ fn fan_out_latency_is_the_maximum_of_its_children() {
         );
         // The median of the max: (1 − e^(−t/m))^N = 1/2.
         let median = -MEAN_SERVICE_MS * (1.0 - 0.5f64.powf(1.0 / f64::from(n))).ln();
-        let medians: Vec<f64> = reports.iter().map(|r| r.latency_ms.p50).collect();
+        let medians: Vec<f64> = reports.iter().map(|r| r.latency_ms.unwrap().p50).collect();
         assert_in_ci(&format!("median of the max of {n}"), &medians, median);
     }
 }
@@ -212,7 +212,7 @@ fn a_tandem_of_two_queues_is_two_mm1_in_series() {
     let reports = replicate(&doc);
     let (mu_a, mu_b) = (1000.0 / mean_a, 1000.0 / mean_b);
     let analytic = 1000.0 / (mu_a - lambda) + 1000.0 / (mu_b - lambda);
-    let means: Vec<f64> = reports.iter().map(|r| r.latency_ms.mean).collect();
+    let means: Vec<f64> = reports.iter().map(|r| r.latency_ms.unwrap().mean).collect();
     assert_in_ci("tandem mean time in system, ms", &means, analytic);
     // Every request passed through both, and A's handlers all completed.
     for r in &reports {

@@ -142,7 +142,7 @@ fn amplification_is_the_retry_arithmetic() {
             denied: [0; 3],
         }
     );
-    assert_eq!(service(every, "D").calls_per_request, 27.0);
+    assert_eq!(service(every, "D").calls_per_request.unwrap(), 27.0);
     assert_eq!(tally_of(every), reference([3, 3, 3], false));
 
     // One tier (the client) retries: 3 attempts at every service.
@@ -154,7 +154,7 @@ fn amplification_is_the_retry_arithmetic() {
             denied: [0; 3],
         }
     );
-    assert_eq!(service(one, "D").calls_per_request, 3.0);
+    assert_eq!(service(one, "D").calls_per_request.unwrap(), 3.0);
 
     // A 10% budget at every tier. Demand (2 retries per call) exceeds supply
     // (0.1 per call), so each bucket is spent whenever it holds a whole token:
@@ -183,7 +183,7 @@ fn amplification_is_the_retry_arithmetic() {
         per_request > lo && per_request <= hi,
         "{per_request} not in ({lo}, {hi}]"
     );
-    assert_eq!(service(budget, "D").calls_per_request, per_request);
+    assert_eq!(service(budget, "D").calls_per_request.unwrap(), per_request);
 }
 
 #[test]
@@ -218,14 +218,14 @@ fn latency_is_the_hop_arithmetic() {
     let r = run_all();
     // One attempt of B on D: 0.5 ms down + 0.5 ms up. A's attempt on B adds a
     // round trip to B's 3 ms; the client's attempt on A adds one to A's 12 ms.
-    assert_eq!(r[0].latency_ms.max, 39.0);
-    assert!((r[0].latency_ms.p50 - 39.0).abs() < 0.04); // HDR bucket midpoint, 0.1%
+    assert_eq!(r[0].latency_ms.unwrap().max, 39.0);
+    assert!((r[0].latency_ms.unwrap().p50 - 39.0).abs() < 0.04); // HDR bucket midpoint, 0.1%
                                                         // One tier: 3 attempts × (3 round trips of 1 ms).
-    assert_eq!(r[1].latency_ms.max, 9.0);
+    assert_eq!(r[1].latency_ms.unwrap().max, 9.0);
     // The budget can only shorten the tree: the longest is the first request,
     // which still has every tier's initial tokens (the full 39 ms tree needs 18
     // retries at D's edge, more than 10 tokens, so less).
-    assert!(r[2].latency_ms.max < 39.0 && r[2].latency_ms.max >= 9.0);
+    assert!(r[2].latency_ms.unwrap().max < 39.0 && r[2].latency_ms.unwrap().max >= 9.0);
     // In steady state most requests get no retry at all: 3 round trips.
-    assert!((r[2].latency_ms.p50 - 3.0).abs() < 0.004);
+    assert!((r[2].latency_ms.unwrap().p50 - 3.0).abs() < 0.004);
 }

@@ -201,7 +201,7 @@ fn summary_columns_tell_the_same_story() {
         s[2].budget_denied
     );
     // Load amplification: grpc < token bucket < envoy < finagle < none.
-    let amp: Vec<f64> = s.iter().map(|s| s.calls_per_request).collect();
+    let amp: Vec<f64> = s.iter().map(|s| s.calls_per_request.unwrap()).collect();
     assert!(
         amp[2] < amp[1] && amp[1] < amp[4] && amp[4] < amp[3] && amp[3] < amp[0],
         "{amp:?}"

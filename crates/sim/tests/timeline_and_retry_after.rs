@@ -68,7 +68,7 @@ fn a_503_retry_after_overrides_the_backoff() {
     };
     let obeyed = run(&doc(json!(300)));
     assert_eq!(obeyed.succeeded, 2);
-    assert_eq!(obeyed.latency_ms.max, 400.0);
+    assert_eq!(obeyed.latency_ms.unwrap().max, 400.0);
     let own_backoff = run(&doc(Value::Null));
     assert_eq!(own_backoff.succeeded, 1);
     assert_eq!(own_backoff.failed_by_reason.rejected, 1);

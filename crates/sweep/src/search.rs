@@ -9,7 +9,8 @@ use crate::{summary_of, Sweep};
 use rayon::prelude::*;
 use statrs::distribution::{ContinuousCDF, Normal};
 use stormsim_model::Problem;
-use stormsim_sim::run_variant;
+use stormsim_sim::analysis::Outcome;
+use stormsim_sim::{run_variant, VariantReport};
 
 /// One probe of the search.
 #[derive(Clone, Debug, PartialEq)]
@@ -23,6 +24,12 @@ pub struct Probe {
     /// 0 or n of n); for any other metric Student's t (`None` with one
     /// replication).
     pub ci: Option<(f64, f64)>,
+    /// Replications the mean is over.
+    pub used: usize,
+    /// Replications left out, and why: a run stopped by a limit (partial), a
+    /// baseline already unhealthy, no verdict, no value (a latency of
+    /// successes with none). Counted by reason, in the order first met.
+    pub left_out: Vec<(String, usize)>,
 }
 
 impl Probe {
@@ -57,7 +64,7 @@ impl Sweep {
         let mut overrides = self.set_overrides();
         overrides.push(over);
         let variant = self.default_variant();
-        let xs: Result<Vec<f64>, Problem> = (0..self.spec.replications)
+        let observations: Result<Vec<Observation>, Problem> = (0..self.spec.replications)
             .into_par_iter()
             .map(|r| {
                 let seed = self.seed_of(0, r);
@@ -67,46 +74,38 @@ impl Sweep {
                         let problems: Vec<String> = ps.iter().map(|p| p.to_string()).collect();
                         Problem::new(format!("search at {value}"), problems.join("; "))
                     })?;
-                let report = run_variant(&variant);
-                let undetermined = report.recovery_undetermined.clone();
-                let (header, row) = summary_of(seed, report);
-                let column = header
-                    .iter()
-                    .position(|h| *h == search.metric)
-                    .ok_or_else(|| {
-                        Problem::new(
-                            "search.metric",
-                            format!("no column {:?} in the summary", search.metric),
-                        )
-                    })?;
-                let cell = &row[column];
-                match (search.metric.as_str(), cell.as_str()) {
-                    ("metastable", "true") => Ok(1.0),
-                    ("metastable", "false") => Ok(0.0),
-                    ("metastable", _) => Err(Problem::new(
-                        "search.metric",
-                        format!(
-                            "\"metastable\" has no verdict at {} = {value}: {}",
-                            search.path,
-                            undetermined.as_deref().unwrap_or(
-                                "the model asks for no recovery analysis (no `metastability`, or no trigger in its timeline)"
-                            )
-                        ),
-                    )),
-                    (m, c) => c.parse::<f64>().map_err(|_| {
-                        Problem::new(
-                            "search.metric",
-                            format!("{m:?} is not a number here: {c:?}"),
-                        )
-                    }),
-                }
+                observe(&search.metric, run_variant(&variant), seed)
             })
             .collect();
-        let (mean, ci) = mean_and_interval(&search.metric, &xs?);
+        let mut xs = Vec::new();
+        let mut left_out: Vec<(String, usize)> = Vec::new();
+        for o in observations? {
+            match o {
+                Observation::Value(x) => xs.push(x),
+                Observation::LeftOut(why) => match left_out.iter_mut().find(|(w, _)| *w == why) {
+                    Some((_, n)) => *n += 1,
+                    None => left_out.push((why, 1)),
+                },
+            }
+        }
+        if xs.is_empty() {
+            return Err(Problem::new(
+                "search.metric",
+                format!(
+                    "{:?} has no value in any replication at {} = {value}: {}",
+                    search.metric,
+                    search.path,
+                    describe_left_out(&left_out)
+                ),
+            ));
+        }
+        let (mean, ci) = mean_and_interval(&search.metric, &xs);
         Ok(Probe {
             value: if search.integer { value.round() } else { value },
             mean,
             ci,
+            used: xs.len(),
+            left_out,
         })
     }
 
@@ -162,6 +161,65 @@ impl Sweep {
     }
 }
 
+/// What one replication of a probe gave.
+enum Observation {
+    /// The metric's value.
+    Value(f64),
+    /// No value the mean may use, and why.
+    LeftOut(String),
+}
+
+/// The metric's value in one replication's report. A run stopped by a
+/// limit is left out whatever its cells say (its counts are of part of a
+/// run); so is a cell that is empty (the quantity does not exist there), and
+/// for `metastable` every outcome that is not a judgement of the trigger.
+fn observe(metric: &str, report: VariantReport, seed: u64) -> Result<Observation, Problem> {
+    if let Some(limit) = report.stopped_by {
+        return Ok(Observation::LeftOut(format!("partial (stopped by limits.{limit})")));
+    }
+    let verdict = report.verdict.clone();
+    let (header, row) = summary_of(seed, report);
+    let column = header.iter().position(|h| *h == metric).ok_or_else(|| {
+        Problem::new(
+            "search.metric",
+            format!("no column {metric:?} in the summary"),
+        )
+    })?;
+    let cell = row[column].as_str();
+    if metric == "metastable" {
+        return Ok(match (cell, verdict) {
+            ("true", _) => Observation::Value(1.0),
+            ("false", _) => Observation::Value(0.0),
+            (_, Some(v)) if v.outcome == Outcome::UnhealthyBeforeTrigger => {
+                Observation::LeftOut("unhealthy before the trigger".into())
+            }
+            (_, Some(v)) => Observation::LeftOut(format!("no verdict: {}", v.reason)),
+            (_, None) => Observation::LeftOut(
+                "no verdict: the model asks for no recovery analysis (no `metastability`, or no trigger in its timeline)".into(),
+            ),
+        });
+    }
+    if cell.is_empty() {
+        return Ok(Observation::LeftOut(format!("no value of {metric:?}")));
+    }
+    cell.parse::<f64>().map(Observation::Value).map_err(|_| {
+        Problem::new(
+            "search.metric",
+            format!("{metric:?} is not a number here: {cell:?}"),
+        )
+    })
+}
+
+/// "2 partial (stopped by limits.max_in_flight), 1 unhealthy before the
+/// trigger".
+pub fn describe_left_out(left_out: &[(String, usize)]) -> String {
+    left_out
+        .iter()
+        .map(|(why, n)| format!("{n} {why}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// A probe's mean over its replications' values `xs`, and its 95% interval:
 /// for `metastable` (each value 1 or 0, so the mean is a share) Wilson's
 /// score interval; for any other metric Student's t (`None` with one value).
@@ -198,15 +256,33 @@ pub fn wilson_interval(successes: usize, n: usize) -> (f64, f64) {
     ((centre - half).max(0.0), (centre + half).min(1.0))
 }
 
-/// `search.csv`: every probe (value, mean, 95% interval), in the order run.
+/// `search.csv`: every probe (value, mean, 95% interval, replications used
+/// and left out with why), in the order run.
 pub fn search_csv(result: &SearchResult, path: &str) -> Result<String, csv::Error> {
     let mut out = csv::Writer::from_writer(Vec::new());
-    out.write_record([path, "mean", "ci95_low", "ci95_high"])?;
+    out.write_record([
+        path,
+        "mean",
+        "ci95_low",
+        "ci95_high",
+        "replications_used",
+        "replications_left_out",
+        "left_out_why",
+    ])?;
     for p in &result.probes {
         let (lo, hi) = p.ci.map_or((String::new(), String::new()), |(l, h)| {
             (l.to_string(), h.to_string())
         });
-        out.write_record([p.value.to_string(), p.mean.to_string(), lo, hi])?;
+        let left_out: usize = p.left_out.iter().map(|(_, n)| n).sum();
+        out.write_record([
+            p.value.to_string(),
+            p.mean.to_string(),
+            lo,
+            hi,
+            p.used.to_string(),
+            left_out.to_string(),
+            describe_left_out(&p.left_out),
+        ])?;
     }
     let bytes = out.into_inner().map_err(|e| e.into_error())?;
     Ok(String::from_utf8(bytes).expect("CSV of UTF-8 strings is UTF-8"))

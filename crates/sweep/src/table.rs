@@ -68,54 +68,77 @@ fn fmt(x: f64) -> String {
     rounded.to_string()
 }
 
-/// `aggregate.csv`: per point, the axes, `replications`, `metastable_share`
-/// and its 95% Wilson score interval, `metastable_share.ci95_low` and
-/// `.ci95_high` (a share of a few replications: Student's t would give a
-/// point at 0 or n of n and leave [0, 1] between), over the replications that
-/// got a verdict (all three empty when none did: no recovery analysis, or
-/// runs too short to judge), and for every numeric summary column
-/// `C`: `C.mean`, `C.sd`, `C.ci95_low`, `C.ci95_high` (all but the mean empty
-/// with one replication).
+/// The outcomes counted per point in `aggregate.csv`, as `outcome.<name>`.
+const OUTCOMES: [&str; 4] = ["recovered", "metastable", "unhealthy_before_trigger", "undetermined"];
+
+/// `aggregate.csv`: per point, the axes; `replications` (all),
+/// `complete_replications` and `partial_replications` (runs stopped by a
+/// limit: left out of everything that follows, whose counts are of part of a
+/// run); over the complete ones, the count of each outcome
+/// (`outcome.recovered`, `.metastable`, `.unhealthy_before_trigger`,
+/// `.undetermined`); `metastable_share` and its 95% Wilson score interval,
+/// `metastable_share.ci95_low` and `.ci95_high`, over the replications judged
+/// recovered or metastable (a share of a few replications: Student's t would
+/// give a point at 0 or n of n and leave [0, 1] between; all three empty
+/// when none was judged); and for every numeric summary column `C`: `C.n`
+/// (the complete replications where it has a value: a latency of successes
+/// with none has none), `C.mean`, `C.sd`, `C.ci95_low`, `C.ci95_high` (all
+/// but the mean empty with one value, all empty with none).
 pub fn aggregate_csv(sweep: &Sweep, results: &[RunResult]) -> Result<String, csv::Error> {
     let mut out = csv::Writer::from_writer(Vec::new());
     let Some(first) = results.first() else {
         return finish(out);
     };
     let header = &first.header;
-    // Numeric columns: those that parse as numbers in the first run.
-    let numeric: Vec<usize> = first
-        .row
-        .iter()
-        .enumerate()
-        .filter(|(_, v)| v.parse::<f64>().is_ok())
-        .map(|(i, _)| i)
+    // Numeric columns: a number in some run and nothing but numbers or empty
+    // cells in every run.
+    let numeric: Vec<usize> = (0..header.len())
+        .filter(|&c| {
+            let cells = || results.iter().filter_map(|r| r.row.get(c));
+            cells().any(|v| v.parse::<f64>().is_ok())
+                && cells().all(|v| v.is_empty() || v.parse::<f64>().is_ok())
+        })
         .collect();
-    let metastable = header.iter().position(|h| h == "metastable");
+    let column = |name: &str| header.iter().position(|h| h == name);
+    let (complete, outcome) = (column("complete"), column("outcome"));
+    let metastable = column("metastable");
     let mut h: Vec<String> = sweep.points[0]
         .values
         .iter()
         .map(|(c, _, _)| c.clone())
         .collect();
     h.insert(0, "point".into());
-    h.push("replications".into());
+    h.extend(["replications", "complete_replications", "partial_replications"].map(String::from));
+    h.extend(OUTCOMES.iter().map(|o| format!("outcome.{o}")));
     h.push("metastable_share".into());
     h.push("metastable_share.ci95_low".into());
     h.push("metastable_share.ci95_high".into());
     for &c in &numeric {
-        for suffix in ["mean", "sd", "ci95_low", "ci95_high"] {
+        for suffix in ["n", "mean", "sd", "ci95_low", "ci95_high"] {
             h.push(format!("{}.{suffix}", header[c]));
         }
     }
     out.write_record(&h)?;
     for point in &sweep.points {
-        let rows: Vec<&Vec<String>> = results
+        let all: Vec<&Vec<String>> = results
             .iter()
             .filter(|r| r.point == point.index)
             .map(|r| &r.row)
             .collect();
+        let rows: Vec<&Vec<String>> = all
+            .iter()
+            .copied()
+            .filter(|r| complete.is_none_or(|c| r[c] != "false"))
+            .collect();
         let mut line = vec![point.index.to_string()];
         line.extend(point.values.iter().map(|(_, _, v)| cell(v)));
+        line.push(all.len().to_string());
         line.push(rows.len().to_string());
+        line.push((all.len() - rows.len()).to_string());
+        for o in OUTCOMES {
+            let n = outcome.map_or(0, |c| rows.iter().filter(|r| r[c] == o).count());
+            line.push(n.to_string());
+        }
         let verdicts: Vec<&str> =
             metastable.map_or(Vec::new(), |m| rows.iter().map(|r| r[m].as_str()).collect());
         match metastable_share(&verdicts) {
@@ -127,7 +150,8 @@ pub fn aggregate_csv(sweep: &Sweep, results: &[RunResult]) -> Result<String, csv
                 .iter()
                 .filter_map(|r| r[c].parse::<f64>().ok())
                 .collect();
-            if xs.len() != rows.len() {
+            line.push(xs.len().to_string());
+            if xs.is_empty() {
                 line.extend([String::new(), String::new(), String::new(), String::new()]);
                 continue;
             }
@@ -149,8 +173,9 @@ pub fn aggregate_csv(sweep: &Sweep, results: &[RunResult]) -> Result<String, csv
 
 /// The share of `verdicts` (`summary.csv`'s `metastable` cells of one
 /// point's replications) that are `true`, with its 95% Wilson interval, over
-/// the replications that got a verdict: an empty cell (a run too short to
-/// judge, or no recovery analysis) is neither. `None` when none did.
+/// the replications judged recovered or metastable: an empty cell (a run too
+/// short to judge, a baseline already unhealthy, or no recovery analysis) is
+/// neither. `None` when none did.
 fn metastable_share(verdicts: &[&str]) -> Option<(f64, f64, f64)> {
     let judged = verdicts.iter().filter(|v| !v.is_empty()).count();
     if judged == 0 {
