@@ -15,12 +15,12 @@
 
 use crate::view::{RunView, TimelineEntry, VariantView};
 use stormsim_model::TimelineRole;
-use stormsim_sim::analysis::Outcome;
 use stormsim_plot::style::format_count;
 use stormsim_plot::{
     ComparisonChart, LineSeries, ServiceWaste, TimelineChart, TimelineMark, TimelinePanel,
     VariantSeries, WastedChart, WastedVariant,
 };
+use stormsim_sim::analysis::Outcome;
 
 /// The comparison chart's data.
 pub fn comparison(run: &RunView) -> ComparisonChart {
@@ -66,7 +66,10 @@ fn requests_subtitle(run: &RunView) -> String {
     let partial = run.variants.len() - complete.len();
     let counts = match complete.first() {
         Some(first) if complete.iter().all(|v| v.requests == first.requests) => {
-            format!("{} logical requests per variant", format_count(first.requests))
+            format!(
+                "{} logical requests per variant",
+                format_count(first.requests)
+            )
         }
         Some(_) => "logical requests per variant as each ran".to_string(),
         None if partial > 0 => "every variant PARTIAL (stopped by a limit)".to_string(),
@@ -75,7 +78,9 @@ fn requests_subtitle(run: &RunView) -> String {
     let partial = match partial {
         0 => String::new(),
         1 => "; 1 variant PARTIAL: stopped by a limit, its counts are of part of a run".into(),
-        n => format!("; {n} variants PARTIAL: stopped by a limit, their counts are of part of a run"),
+        n => {
+            format!("; {n} variants PARTIAL: stopped by a limit, their counts are of part of a run")
+        }
     };
     format!(
         "{counts}{partial}, seed {}, common random numbers",

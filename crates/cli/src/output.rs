@@ -2,7 +2,6 @@
 //! summary.csv, timeseries.csv, latency.csv, the charts and index.html, each
 //! written atomically.
 
-use stormsim_sim::analysis::Outcome;
 use crate::attempts_file::AttemptRows;
 use crate::charts;
 use crate::report_html;
@@ -20,6 +19,7 @@ use stormsim_plot::{
     render_comparison_svg, render_lines_svg, render_load_lines_svg, render_timeline_svg,
     render_wasted_svg, LineUnit,
 };
+use stormsim_sim::analysis::Outcome;
 use stormsim_sim::{run_variant, RunReport, Simulator, VariantReport};
 
 /// The charts a run may have, in no particular order.

@@ -9,7 +9,7 @@
 
 use crate::output::{write_charts, LATENCY_COLUMNS};
 use crate::sweep_cmd::{write_sweep_chart, SweepShape, SPEC_FILE};
-use crate::view::{FocusSeries, VerdictView, RunView, ServiceView, VariantContext, VariantView};
+use crate::view::{FocusSeries, RunView, ServiceView, VariantContext, VariantView, VerdictView};
 use anyhow::{anyhow, bail, Context, Result};
 use serde::Deserialize;
 use std::path::Path;

@@ -1,5 +1,6 @@
 //! The comparison table printed after a run.
 
+use stormsim_sim::analysis::Outcome;
 use stormsim_sim::metrics::Quantiles;
 use stormsim_sim::RunReport;
 
@@ -17,6 +18,10 @@ pub fn comparison(run: &RunReport) -> String {
         "p99 ms".into(),
         "max ms".into(),
     ];
+    let verdicts = run.variants.iter().any(|v| v.verdict.is_some());
+    if verdicts {
+        header.push("after the trigger".into());
+    }
     for s in &services {
         header.push(format!("{s} calls/req"));
         header.push(format!("{s} wasted"));
@@ -40,6 +45,15 @@ pub fn comparison(run: &RunReport) -> String {
             ms(|l| l.p99),
             ms(|l| l.max),
         ];
+        if verdicts {
+            row.push(v.verdict.as_ref().map_or("-".to_string(), |r| {
+                match (r.outcome, r.recovery_s, &r.recovered_by) {
+                    (Outcome::Recovered, Some(s), _) => format!("recovered in {s} s"),
+                    (Outcome::Metastable, _, Some(by)) => format!("metastable (until {by})"),
+                    (o, _, _) => o.as_str().replace('_', " "),
+                }
+            }));
+        }
         for s in &services {
             match v.services.iter().find(|x| x.name == *s) {
                 Some(x) => {

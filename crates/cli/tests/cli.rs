@@ -485,9 +485,10 @@ fn a_run_too_short_to_judge_says_so() {
     );
     let json: Value = serde_json::from_str(&read(&out.join("summary.json"))).unwrap();
     let v = &json["variants"][0];
-    assert!(v["recovery"].is_null(), "{v}");
+    assert_eq!(v["verdict"]["outcome"], "undetermined", "{v}");
+    assert!(v["verdict"]["recovery_s"].is_null(), "{v}");
     assert!(v["storm_offered_rps"].is_null(), "{v}");
-    assert!(v["recovery_undetermined"].as_str().is_some(), "{v}");
+    assert!(v["verdict"]["reason"].as_str().is_some(), "{v}");
     // The page says it too, with the reason, not a dash as for no analysis.
     let page = read(&out.join("index.html"));
     assert!(

@@ -23,9 +23,13 @@
 //!     more); more goodput than the baseline (a backlog draining) is never
 //!     degradation;
 //!   - latency is at most `latency_factor` times the baseline's worst window
-//!     of the same length (or its mean, whichever is larger): a queue near
-//!     saturation swings its latency for minutes, and the baseline shows how
-//!     far; less latency is never degradation.
+//!     of the same length (or its mean, whichever is larger); less latency
+//!     is never degradation. Latency over that bar is excused when nothing
+//!     sustains it: the backlog not growing beyond its Poisson noise, retries
+//!     under `storm_retry_share` of attempts, and failures no more than the
+//!     baseline's share explains. A queue near saturation swings its latency
+//!     for minutes after a spike, longer than a baseline can show; a storm
+//!     holds it there with retries, failures or a growing queue.
 //! - Otherwise **metastable**: still degraded at the horizon, or until an
 //!   intervention fixed it (then the intervention and the recovery after it
 //!   are reported). A run too short to tell is **undetermined**, with why.
@@ -34,6 +38,7 @@
 //! backlog against the baseline's and the retry share, at the decisive window
 //! and at the end, with the thresholds they were held to.
 
+use crate::timeseries::TimeSeries;
 use serde::{Deserialize, Serialize};
 use stormsim_engine::{SimDuration, SimTime};
 use stormsim_model::{Change, Metastability, TimelineRole};
@@ -111,6 +116,29 @@ pub struct Evidence {
     pub goodput_ok: bool,
     /// Whether latency cleared its bar.
     pub latency_ok: bool,
+    /// Whether the requests held grew over the window by more than the
+    /// Poisson noise of its arrivals and answers allows (`noise_z` standard
+    /// deviations): a queue diverging, not swinging.
+    pub backlog_growing: bool,
+    /// Whether retries were at least `storm_retry_share` of its attempts.
+    pub retry_storm: bool,
+    /// Whether more of its answers were failures than the baseline's share
+    /// of failures and its binomial noise (`noise_z` deviations) explain.
+    pub failing: bool,
+}
+
+impl Evidence {
+    /// Whether the window counts as recovered: goodput clears its bar, and
+    /// so does latency, unless nothing sustains the slowness. A queue near
+    /// saturation swings its latency for minutes after a spike, and a
+    /// baseline shorter than those swings cannot show how far; but without
+    /// a growing backlog, a storm of retries or more failures than the
+    /// baseline's, nothing holds the system in a bad state, and goodput
+    /// already says it serves its load.
+    pub fn good(&self) -> bool {
+        self.goodput_ok
+            && (self.latency_ok || !(self.backlog_growing || self.retry_storm || self.failing))
+    }
 }
 
 /// The verdict on one run, with its reasons.
@@ -185,6 +213,44 @@ pub struct Sample {
     pub retries: f64,
 }
 
+/// A run's time series as the analysis reads it: one sample per bucket,
+/// services summed.
+pub fn samples_of(series: &TimeSeries) -> Vec<Sample> {
+    (0..series.len())
+        .map(|b| {
+            let g = &series.global[b];
+            let mut s = Sample {
+                arrivals: g.requests as f64,
+                succeeded: g.succeeded as f64,
+                answered: g.answered() as f64,
+                latency_sum_ms: g.latency_sum_ns as f64 / 1e6,
+                ..Sample::default()
+            };
+            for x in (0..series.services).map(|i| series.service(b, i)) {
+                s.backlog += x.in_flight as f64;
+                s.attempts += x.offered() as f64;
+                s.retries += x.offered_retry as f64;
+            }
+            s
+        })
+        .collect()
+}
+
+/// The same samples in buckets `k` times as wide (a last, partial one
+/// dropped): what a run with `timeseries.bucket_s` `k` times larger records,
+/// counts summed and the backlog sampled at each wide bucket's start.
+pub fn widen(samples: &[Sample], k: usize) -> Vec<Sample> {
+    let k = k.max(1);
+    samples
+        .chunks_exact(k)
+        .map(|c| {
+            let mut s = Prefix::new(c).sum(0, c.len());
+            s.backlog = c[0].backlog;
+            s
+        })
+        .collect()
+}
+
 /// Sums of samples over any range in O(1).
 struct Prefix(Vec<Sample>);
 
@@ -250,6 +316,12 @@ struct Judge<'a> {
     latency_max: Option<f64>,
     backlog: f64,
     hold: usize,
+    /// Backlog gauges, one per bucket (at its start).
+    backlog_at: &'a [Sample],
+    noise_z: f64,
+    /// The baseline's share of answers that were failures.
+    failure_share: f64,
+    storm_retry_share: f64,
 }
 
 impl Judge<'_> {
@@ -258,6 +330,13 @@ impl Judge<'_> {
         let n = (to - from).max(1) as f64;
         let goodput = s.succeeded / n;
         let latency = mean_latency(&s);
+        let gauge = |b: usize| {
+            self.backlog_at
+                .get(b)
+                .or(self.backlog_at.last())
+                .map_or(0.0, |s| s.backlog)
+        };
+        let retries = retry_share(&s);
         Evidence {
             from_s: (self.seconds)(from),
             to_s: (self.seconds)(to),
@@ -271,6 +350,13 @@ impl Judge<'_> {
                 (Some(l), Some(max)) => l <= max,
                 _ => true,
             },
+            backlog_growing: gauge(to) - gauge(from)
+                > self.noise_z * (s.arrivals + s.answered).max(1.0).sqrt(),
+            retry_storm: retries.is_some_and(|r| r >= self.storm_retry_share),
+            failing: {
+                let expected = self.failure_share * s.answered;
+                s.answered - s.succeeded > expected + self.noise_z * (expected + 1.0).sqrt()
+            },
         }
     }
 
@@ -283,12 +369,7 @@ impl Judge<'_> {
     /// ending by `until`.
     fn first_good(&self, from: usize, last_start: usize, until: usize) -> Option<usize> {
         let last_start = last_start.min(until.saturating_sub(self.hold));
-        (from..=last_start).find(|&b| {
-            b + self.hold <= until && {
-                let e = self.window(b);
-                e.goodput_ok && e.latency_ok
-            }
-        })
+        (from..=last_start).find(|&b| b + self.hold <= until && { self.window(b).good() })
     }
 }
 
@@ -349,7 +430,11 @@ pub fn classify(
             .iter()
             .map(|s| (s.succeeded - goodput).powi(2))
             .sum();
-        let sample_var = if b1 - b0 > 1 { ss / (n_base - 1.0) } else { 0.0 };
+        let sample_var = if b1 - b0 > 1 {
+            ss / (n_base - 1.0)
+        } else {
+            0.0
+        };
         // Counts are at least as noisy as Poisson counts: a short or quiet
         // baseline must not make the bar tighter than arrivals allow.
         sample_var.max(goodput)
@@ -395,6 +480,14 @@ pub fn classify(
         latency_max,
         backlog: base.backlog / n_base,
         hold,
+        backlog_at: samples,
+        noise_z: policy.noise_z,
+        failure_share: if base.answered > 0.0 {
+            (base.answered - base.succeeded) / base.answered
+        } else {
+            0.0
+        },
+        storm_retry_share: policy.storm_retry_share,
     };
     let at_end = (samples.len() > b1).then(|| {
         let from = samples.len().saturating_sub(hold).max(b1);
@@ -480,8 +573,11 @@ pub fn classify(
         if let Some(b) = judge.first_good(from, until, until) {
             v.recovered_by = Some(c.name.clone());
             v.recovered_after_s = Some(seconds(b - from));
-            v.reason
-                .push_str(&format!("; back {} s after \u{201c}{}\u{201d}", seconds(b - from), c.name));
+            v.reason.push_str(&format!(
+                "; back {} s after \u{201c}{}\u{201d}",
+                seconds(b - from),
+                c.name
+            ));
             break;
         }
     }
@@ -502,8 +598,9 @@ fn unhealthy_baseline(
     }
     // Short of the arrivals by more than the band and the Poisson noise of
     // the arrivals themselves (a stable queue's backlog swings far less).
-    let short_of_arrivals =
-        |x: f64| x < late.arrivals * (1.0 - policy.goodput_band) - policy.noise_z * late.arrivals.sqrt();
+    let short_of_arrivals = |x: f64| {
+        x < late.arrivals * (1.0 - policy.goodput_band) - policy.noise_z * late.arrivals.sqrt()
+    };
     let pct = |x: f64| format!("{:.0}%", 100.0 * x);
     if short_of_arrivals(late.answered) {
         return Some(format!(
@@ -535,13 +632,19 @@ fn describe(e: &Evidence, t: &Thresholds) -> String {
         None => parts.push("no goodput in the baseline".into()),
     }
     if let (Some(l), Some(max)) = (e.latency_ratio, t.latency_max_ratio) {
-        parts.push(format!("latency {l}\u{d7} the baseline's (needs at most {max}\u{d7})"));
+        parts.push(format!(
+            "latency {l}\u{d7} the baseline's (needs at most {max}\u{d7} while the backlog grows, retries storm or failures rise)"
+        ));
     }
     if let Some(b) = e.backlog_ratio {
-        parts.push(format!("backlog {b}\u{d7} the baseline's"));
+        let trend = if e.backlog_growing { ", growing" } else { "" };
+        parts.push(format!("backlog {b}\u{d7} the baseline's{trend}"));
     }
     if let Some(r) = e.retry_share {
         parts.push(format!("retries {:.0}% of attempts", 100.0 * r));
+    }
+    if e.failing {
+        parts.push("more failures than in the baseline".into());
     }
     parts.join(", ")
 }

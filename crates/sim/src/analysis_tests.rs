@@ -64,7 +64,13 @@ fn storm(rate: f64) -> Sample {
 
 fn series(len: usize, bad: impl Fn(usize) -> bool) -> Vec<Sample> {
     (0..len)
-        .map(|b| if bad(b) { storm(100.0) } else { healthy(100.0, 5.0) })
+        .map(|b| {
+            if bad(b) {
+                storm(100.0)
+            } else {
+                healthy(100.0, 5.0)
+            }
+        })
         .collect()
 }
 
@@ -88,7 +94,9 @@ fn judge(s: &[Sample], t: &[Change]) -> Verdict {
 /// approximation (large ones, where it is within a fraction of a percent).
 fn poisson(rng: &mut stormsim_engine::StreamRng, mean: f64) -> f64 {
     if mean > 200.0 {
-        return (mean + mean.sqrt() * rng.standard_normal()).round().max(0.0);
+        return (mean + mean.sqrt() * rng.standard_normal())
+            .round()
+            .max(0.0);
     }
     let (mut k, mut p, mut cdf) = (0.0, (-mean).exp(), 0.0);
     let u = rng.unit();
@@ -229,7 +237,13 @@ fn sparse_buckets_are_judged_by_their_windows() {
     }
     // And a storm at that rate is still a storm.
     let s: Vec<Sample> = (0..4000)
-        .map(|b| if b >= 600 { storm(0.1) } else { healthy(0.1, 20.0) })
+        .map(|b| {
+            if b >= 600 {
+                storm(0.1)
+            } else {
+                healthy(0.1, 20.0)
+            }
+        })
         .collect();
     let v = classify(&s, SimDuration::from_ms(100.0), &timeline(false), &policy).unwrap();
     assert_eq!(v.outcome, Outcome::Metastable, "{}", v.reason);

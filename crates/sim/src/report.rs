@@ -4,7 +4,7 @@
 //! rely on: their columns are documented in the README and none is renamed
 //! without a note there.
 
-use crate::analysis::{classify, Sample, Verdict};
+use crate::analysis::{classify, samples_of, Verdict};
 use crate::metrics::{
     round_ms, EdgeCounters, FailureCounts, LatencyRecorder, Quantiles, ServiceCounters,
 };
@@ -361,7 +361,10 @@ pub(crate) fn variant_report(
     );
     let ok_latency = LatencyRecorder::merged(sim.per_workload.iter().map(|w| &w.ok_latency));
     let per_request = |x: u64| (requests > 0).then(|| round_ratio(x as f64 / requests as f64));
-    let series = &sim.series;
+    // The last bucket's per-workload quantiles are computed when it closes.
+    let mut closed = sim.series.clone();
+    closed.close();
+    let series = &closed;
     let services = sim
         .model
         .services
@@ -471,27 +474,11 @@ pub(crate) fn variant_report(
             .fold(0.0, f64::max);
         round_ratio(peak)
     });
-    let verdict = sim.model.metastability.as_ref().and_then(|policy| {
-        let samples: Vec<Sample> = (0..series.len())
-            .map(|b| {
-                let g = &series.global[b];
-                let mut s = Sample {
-                    arrivals: g.requests as f64,
-                    succeeded: g.succeeded as f64,
-                    answered: g.answered() as f64,
-                    latency_sum_ms: g.latency_sum_ns as f64 / 1e6,
-                    ..Sample::default()
-                };
-                for x in (0..series.services).map(|i| series.service(b, i)) {
-                    s.backlog += x.in_flight as f64;
-                    s.attempts += x.offered() as f64;
-                    s.retries += x.offered_retry as f64;
-                }
-                s
-            })
-            .collect();
-        classify(&samples, series.bucket, changes, policy)
-    });
+    let verdict = sim
+        .model
+        .metastability
+        .as_ref()
+        .and_then(|policy| classify(&samples_of(series), series.bucket, changes, policy));
     let failed = sim.failures.total();
     let workloads = sim
         .model
@@ -903,6 +890,7 @@ impl RunReport {
     /// bucket, not per second.
     pub fn timeseries_csv(&self) -> Result<String, csv::Error> {
         let service_names = self.service_names();
+        let workload_names = self.names_in_order(|v| &v.workloads, |w| &w.name);
         let mut out = csv::Writer::from_writer(Vec::new());
         let mut header: Vec<String> = TIMESERIES_COLUMNS[..4]
             .iter()
@@ -915,6 +903,13 @@ impl RunReport {
                 TIMESERIES_SERVICE_COLUMNS
                     .iter()
                     .map(|c| format!("{s}.{c}")),
+            );
+        }
+        for w in &workload_names {
+            header.extend(
+                TIMESERIES_WORKLOAD_COLUMNS
+                    .iter()
+                    .map(|c| format!("{w}.{c}")),
             );
         }
         out.write_record(&header)?;
@@ -954,10 +949,24 @@ impl RunReport {
                                 opt(&x.budget_tokens.map(round_ratio)),
                                 round_ratio(busy).to_string(),
                                 opt(&utilisation),
+                                opt(&x.mean_wait_ms().map(round_ms)),
+                                opt(&x.mean_service_ms().map(round_ms)),
                             ]);
                         }
                         None => {
                             row.extend(TIMESERIES_SERVICE_COLUMNS.iter().map(|_| String::new()))
+                        }
+                    }
+                }
+                for name in &workload_names {
+                    match v.workloads.iter().position(|w| w.name == *name) {
+                        Some(w) => {
+                            let x = ts.workload(b, w);
+                            row.push(opt(&x.p50_ms.map(round_ms)));
+                            row.push(opt(&x.p99_ms.map(round_ms)));
+                        }
+                        None => {
+                            row.extend(TIMESERIES_WORKLOAD_COLUMNS.iter().map(|_| String::new()))
                         }
                     }
                 }
@@ -995,7 +1004,13 @@ pub const TIMESERIES_SERVICE_COLUMNS: &[&str] = &[
     "budget_tokens",
     "busy",
     "utilisation",
+    "queue_wait_ms",
+    "service_ms",
 ];
+
+/// The per-workload columns of `timeseries.csv`, each prefixed by
+/// `<workload>.`: latency quantiles of its requests answered in the bucket.
+pub const TIMESERIES_WORKLOAD_COLUMNS: &[&str] = &["latency_p50_ms", "latency_p99_ms"];
 
 fn finish(out: csv::Writer<Vec<u8>>) -> Result<String, csv::Error> {
     let bytes = out.into_inner().map_err(|e| e.into_error())?;

@@ -147,6 +147,7 @@ impl Simulator<'_> {
             holds_worker: true,
             class,
             arrived: now,
+            waited_us: 0,
             in_flight_at_arrival: in_flight + 1,
         });
         if orphaned {
@@ -160,6 +161,7 @@ impl Simulator<'_> {
         if admitted {
             let busy = self.services[service_id].instances[instance].busy + 1;
             self.set_busy(service_id, instance, busy);
+            self.series.service_mut(service_id).started += 1;
             self.run_step(task);
         } else {
             self.series.service_mut(service_id).queued += 1;
@@ -398,6 +400,8 @@ impl Simulator<'_> {
         self.zombies.release(task.root);
         let bucket = self.series.service_mut(task.service);
         bucket.completed += 1;
+        let waited = u64::from(task.waited_us) * 1000;
+        bucket.service_ns += u128::from((now - task.arrived).as_nanos().saturating_sub(waited));
         if nobody_reads {
             // Its caller may still wait (for a user who has left): the answer
             // goes up all the same, and is wasted at every tier on the way.
@@ -516,7 +520,13 @@ impl Simulator<'_> {
             if !expired && !codel_drop {
                 // The next task starts from the run loop, not from here: a chain of
                 // tasks that end at once would otherwise recurse as deep as the
-                // queue is long.
+                // queue is long. Its worker is taken now: its wait ends.
+                let wait = now - arrived;
+                self.tasks[next].waited_us =
+                    u32::try_from(wait.as_nanos() / 1000).unwrap_or(u32::MAX);
+                let bucket = self.series.service_mut(service_id);
+                bucket.started += 1;
+                bucket.wait_ns += u128::from(wait.as_nanos());
                 self.ready.push_back(next);
                 return;
             }

@@ -372,7 +372,7 @@ impl<'m> Simulator<'m> {
                 .iter()
                 .map(|_| WorkloadCounters::default())
                 .collect(),
-            series: TimeSeries::new(model.bucket, model.services.len()),
+            series: TimeSeries::new(model.bucket, model.services.len(), model.workloads.len()),
             next_bucket_at: SimTime::ZERO,
             last_answer: SimTime::ZERO,
             peak_in_flight: 0,
@@ -1039,12 +1039,13 @@ impl<'m> Simulator<'m> {
                 per_workload.succeeded += 1;
                 per_workload.ok_latency.record(latency);
                 self.succeeded += 1;
-                self.series.answered(latency, None);
+                self.series.answered(usize::from(workload), latency, None);
             }
             Outcome::Failed(reason) => {
                 per_workload.failed_latency.record(latency);
                 self.failures.add(reason);
-                self.series.answered(latency, Some(reason));
+                self.series
+                    .answered(usize::from(workload), latency, Some(reason));
             }
         }
     }

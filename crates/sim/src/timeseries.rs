@@ -59,6 +59,14 @@ pub struct ServiceBucket {
     /// Admitted arrivals that found every worker busy and waited in the queue
     /// (P(wait) counted per request; in memory, not in timeseries.csv).
     pub queued: u64,
+    /// Handlers that got a worker, at once or from the queue.
+    pub started: u64,
+    /// Their waits for it, summed, ns.
+    pub wait_ns: u128,
+    /// The handlers completed in the bucket: their times from getting a
+    /// worker to completing, summed, ns (a handler that calls others
+    /// includes its waits for them).
+    pub service_ns: u128,
     /// Waiting requests at the bucket's start.
     pub queue: u64,
     /// Requests holding a worker or waiting for one, at the bucket's start.
@@ -89,6 +97,26 @@ impl ServiceBucket {
     pub fn offered(&self) -> u64 {
         self.offered_first + self.offered_retry
     }
+
+    /// Mean wait for a worker of the handlers that got one in the bucket, ms.
+    pub fn mean_wait_ms(&self) -> Option<f64> {
+        (self.started > 0).then(|| self.wait_ns as f64 / self.started as f64 / 1e6)
+    }
+
+    /// Mean service time of the handlers completed in the bucket, ms.
+    pub fn mean_service_ms(&self) -> Option<f64> {
+        (self.completed > 0).then(|| self.service_ns as f64 / self.completed as f64 / 1e6)
+    }
+}
+
+/// One workload's latency quantiles in one bucket.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct WorkloadBucket {
+    /// Median latency of its requests answered in the bucket, ms (`None`:
+    /// none answered).
+    pub p50_ms: Option<f64>,
+    /// Their 99th percentile, ms.
+    pub p99_ms: Option<f64>,
 }
 
 /// The time series of one run.
@@ -102,15 +130,51 @@ pub struct TimeSeries {
     pub global: Vec<GlobalBucket>,
     /// Per-service rows: `per_service[b * services + s]`.
     pub per_service: Vec<ServiceBucket>,
+    /// Workloads per bucket.
+    pub workloads: usize,
+    /// Per-workload rows of the closed buckets: `per_workload[b * workloads
+    /// + w]` (the open bucket's are filled when it closes).
+    pub per_workload: Vec<WorkloadBucket>,
+    /// The latencies answered in the open bucket, per workload, ns: the
+    /// quantiles are exact, and memory follows one bucket's answers.
+    open_latencies: Vec<Vec<u64>>,
 }
 
 impl TimeSeries {
-    pub(crate) fn new(bucket: SimDuration, services: usize) -> TimeSeries {
+    pub(crate) fn new(bucket: SimDuration, services: usize, workloads: usize) -> TimeSeries {
         TimeSeries {
             bucket,
             services,
             global: Vec::new(),
             per_service: Vec::new(),
+            workloads,
+            per_workload: Vec::new(),
+            open_latencies: vec![Vec::new(); workloads],
+        }
+    }
+
+    /// Workload `w` in bucket `b` (closed buckets only; see
+    /// [`TimeSeries::close`]).
+    pub fn workload(&self, b: usize, w: usize) -> WorkloadBucket {
+        self.per_workload
+            .get(b * self.workloads + w)
+            .copied()
+            .unwrap_or_default()
+    }
+
+    /// Closes the open bucket: its per-workload quantiles are computed and
+    /// its latencies let go. Opening the next bucket does this; the run's end
+    /// does it for the last.
+    pub(crate) fn close(&mut self) {
+        if self.per_workload.len() >= self.global.len() * self.workloads {
+            return;
+        }
+        for latencies in &mut self.open_latencies {
+            self.per_workload.push(WorkloadBucket {
+                p50_ms: nearest_rank(latencies, 0.50),
+                p99_ms: nearest_rank(latencies, 0.99),
+            });
+            latencies.clear();
         }
     }
 
@@ -163,6 +227,7 @@ impl TimeSeries {
 
     /// Opens bucket `b`, with its gauges sampled now (its start).
     pub(crate) fn open(&mut self, zombies: u64, gauges: impl Iterator<Item = Gauges>) {
+        self.close();
         self.global.push(GlobalBucket {
             zombies,
             ..GlobalBucket::default()
@@ -193,12 +258,71 @@ impl TimeSeries {
         self.per_service[b * self.services + s].busy_ns = busy_ns;
     }
 
-    pub(crate) fn answered(&mut self, latency: SimDuration, failure: Option<FailReason>) {
+    pub(crate) fn answered(
+        &mut self,
+        workload: usize,
+        latency: SimDuration,
+        failure: Option<FailReason>,
+    ) {
+        if let Some(latencies) = self.open_latencies.get_mut(workload) {
+            latencies.push(latency.as_nanos());
+        }
         let g = self.global_mut();
         g.latency_sum_ns += u128::from(latency.as_nanos());
         match failure {
             None => g.succeeded += 1,
             Some(reason) => g.failures.add(reason),
         }
+    }
+}
+
+/// The nearest-rank `p`-quantile of `values` (the smallest value with at
+/// least a share `p` of them at or below it), in ms; `None` for no values.
+/// Reorders `values`.
+fn nearest_rank(values: &mut [u64], p: f64) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    let rank = ((p * values.len() as f64).ceil() as usize).clamp(1, values.len());
+    let (_, v, _) = values.select_nth_unstable(rank - 1);
+    Some(*v as f64 / 1e6)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantiles_are_nearest_rank() {
+        let mut v: Vec<u64> = (1..=100).map(|ms| ms * 1_000_000).collect();
+        assert_eq!(nearest_rank(&mut v, 0.5), Some(50.0));
+        assert_eq!(nearest_rank(&mut v, 0.99), Some(99.0));
+        let mut one = vec![7_000_000];
+        assert_eq!(nearest_rank(&mut one, 0.5), Some(7.0));
+        assert_eq!(nearest_rank(&mut one, 0.99), Some(7.0));
+        // 1, 2, 3: the median is 2; p99 is the largest.
+        let mut three = vec![3_000_000, 1_000_000, 2_000_000];
+        assert_eq!(nearest_rank(&mut three, 0.5), Some(2.0));
+        assert_eq!(nearest_rank(&mut three, 0.99), Some(3.0));
+        assert_eq!(nearest_rank(&mut [], 0.5), None);
+    }
+
+    /// A bucket's quantiles are of the answers in that bucket only.
+    #[test]
+    fn each_bucket_has_its_own_quantiles() {
+        let mut ts = TimeSeries::new(SimDuration::from_secs(1), 0, 2);
+        ts.open(0, std::iter::empty());
+        for ms in [10.0, 20.0, 30.0] {
+            ts.answered(0, SimDuration::from_ms(ms), None);
+        }
+        ts.open(0, std::iter::empty());
+        ts.answered(1, SimDuration::from_ms(5.0), None);
+        ts.close();
+        ts.close(); // closing twice changes nothing
+        assert_eq!(ts.workload(0, 0).p50_ms, Some(20.0));
+        assert_eq!(ts.workload(0, 1).p50_ms, None);
+        assert_eq!(ts.workload(1, 0), WorkloadBucket::default());
+        assert_eq!(ts.workload(1, 1).p99_ms, Some(5.0));
+        assert_eq!(ts.per_workload.len(), 4);
     }
 }

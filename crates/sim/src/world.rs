@@ -296,6 +296,11 @@ pub struct Task {
     pub class: Option<u8>,
     /// When it arrived (queueing delay, latency samples).
     pub arrived: SimTime,
+    /// How long it waited for a worker, µs, saturating at `u32::MAX` (71
+    /// minutes): with `arrived`, when its service began, for timeseries.csv's
+    /// service times, in four bytes the entity had spare (a `SimTime` made
+    /// it 96 bytes).
+    pub waited_us: u32,
     /// Requests in flight at the service when it was admitted, itself included
     /// (for the adaptive concurrency limit's samples).
     pub in_flight_at_arrival: u32,

@@ -48,7 +48,11 @@ fn a_hot_key_expiring_under_a_crowd() {
     assert_eq!(db(&plain).calls, 5000);
     assert_eq!(cache(&plain).misses, 5000);
     // 5,000 queries of 20 ms on 20 workers: 5 s of backlog.
-    assert!(plain.latency_ms.unwrap().p99 > 4000.0, "{}", plain.latency_ms.unwrap().p99);
+    assert!(
+        plain.latency_ms.unwrap().p99 > 4000.0,
+        "{}",
+        plain.latency_ms.unwrap().p99
+    );
 
     let coalesced = run("coalescing", None);
     assert_eq!(db(&coalesced).calls, 4, "one load per instance");

@@ -217,7 +217,10 @@ fn checkout_incident_claims() {
             incident.zombies.user_peak_mean.unwrap() >= 3.0,
             "seed {seed}"
         );
-        assert_eq!(incident.verdict.as_ref().and_then(|r| r.metastable()), Some(true));
+        assert_eq!(
+            incident.verdict.as_ref().and_then(|r| r.metastable()),
+            Some(true)
+        );
         let db = service(incident, "db");
         assert!(
             db.wasted * 2 > db.completed,
@@ -227,7 +230,10 @@ fn checkout_incident_claims() {
         let fixed = variant(&r, "budget-and-cancellation");
         assert_eq!(fixed.zombies.zombies, 0, "seed {seed}");
         assert_eq!(service(fixed, "db").wasted, 0, "seed {seed}");
-        assert_eq!(fixed.verdict.as_ref().and_then(|r| r.metastable()), Some(false));
+        assert_eq!(
+            fixed.verdict.as_ref().and_then(|r| r.metastable()),
+            Some(false)
+        );
         assert!(fixed.success_rate.unwrap() > 0.99, "seed {seed}");
         assert!(
             fixed.succeeded > 2 * incident.succeeded,

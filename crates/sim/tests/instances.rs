@@ -80,7 +80,11 @@ fn a_connect_timeout_bounds_attempts_to_a_blackholed_instance() {
     let r = run(&model(edge, server(json!({"down_mode": "blackhole"}))));
     assert_eq!(r.failed, 1000);
     assert_eq!(r.failed_by_reason.timeout, 1000);
-    assert!(r.latency_ms.unwrap().max < 101.0, "max latency {}", r.latency_ms.unwrap().max);
+    assert!(
+        r.latency_ms.unwrap().max < 101.0,
+        "max latency {}",
+        r.latency_ms.unwrap().max
+    );
     let edge = json!({"call": "server", "timeout_ms": 1000});
     let r = run(&model(edge, server(json!({"down_mode": "blackhole"}))));
     assert!(

@@ -210,8 +210,14 @@ fn check_claims(r: &[VariantReport], seed: &str) {
     // Nothing waits, and the work is constant: the accepted latency is exactly
     // 20 ms (p99 is an HDR bucket midpoint, within 0.1%; the max is exact).
     assert!(shed.ok_latency_ms.unwrap().p99 <= 1.1 * 20.0, "{seed}");
-    assert!((shed.ok_latency_ms.unwrap().max - 20.0).abs() < 1e-9, "{seed}");
-    assert!((shed.ok_latency_ms.unwrap().p50 - 20.0).abs() < 0.02, "{seed}");
+    assert!(
+        (shed.ok_latency_ms.unwrap().max - 20.0).abs() < 1e-9,
+        "{seed}"
+    );
+    assert!(
+        (shed.ok_latency_ms.unwrap().p50 - 20.0).abs() < 0.02,
+        "{seed}"
+    );
     // The semaphore turns away work while workers sit idle (Erlang loss):
     // carried load λs(1 − B) = 8.85 of 10 workers, utilisation 0.885; over the
     // first 2.5 s its sd is about 0.007 (seeds 1-30: 0.870-0.897), so 0.93 is

@@ -220,7 +220,7 @@ fn latency_is_the_hop_arithmetic() {
     // round trip to B's 3 ms; the client's attempt on A adds one to A's 12 ms.
     assert_eq!(r[0].latency_ms.unwrap().max, 39.0);
     assert!((r[0].latency_ms.unwrap().p50 - 39.0).abs() < 0.04); // HDR bucket midpoint, 0.1%
-                                                        // One tier: 3 attempts × (3 round trips of 1 ms).
+                                                                 // One tier: 3 attempts × (3 round trips of 1 ms).
     assert_eq!(r[1].latency_ms.unwrap().max, 9.0);
     // The budget can only shorten the tree: the longest is the first request,
     // which still has every tier's initial tokens (the full 39 ms tree needs 18

@@ -133,9 +133,21 @@ fn hedging_to_the_same_host_helps_much_less_than_to_another_zone() {
     let none = run("host-slow");
     let same = run("host-slow-hedged-same-host");
     let other = run("host-slow-hedged-other-zone");
-    assert!(none.latency_ms.unwrap().p99 > 500.0, "{}", none.latency_ms.unwrap().p99);
-    assert!(same.latency_ms.unwrap().p99 > 500.0, "{}", same.latency_ms.unwrap().p99);
-    assert!(other.latency_ms.unwrap().p99 < 200.0, "{}", other.latency_ms.unwrap().p99);
+    assert!(
+        none.latency_ms.unwrap().p99 > 500.0,
+        "{}",
+        none.latency_ms.unwrap().p99
+    );
+    assert!(
+        same.latency_ms.unwrap().p99 > 500.0,
+        "{}",
+        same.latency_ms.unwrap().p99
+    );
+    assert!(
+        other.latency_ms.unwrap().p99 < 200.0,
+        "{}",
+        other.latency_ms.unwrap().p99
+    );
     assert!(fan_out_edge(&same).counters.hedges > 0);
 }
 
@@ -165,7 +177,9 @@ fn the_brake_bounds_hedges_under_load_while_unbraked_hedging_amplifies_it() {
         hedges_per_try(&braked)
     );
     assert!(fan_out_edge(&braked).counters.hedges_braked > 0);
-    assert!(leaf(&unbraked).calls_per_request.unwrap() > 1.5 * leaf(&braked).calls_per_request.unwrap());
+    assert!(
+        leaf(&unbraked).calls_per_request.unwrap() > 1.5 * leaf(&braked).calls_per_request.unwrap()
+    );
     assert!(unbraked.latency_ms.unwrap().p50 > 2.0 * none.latency_ms.unwrap().p50);
     assert!(braked.latency_ms.unwrap().p50 < 1.5 * none.latency_ms.unwrap().p50);
 }

@@ -175,7 +175,9 @@ enum Observation {
 /// for `metastable` every outcome that is not a judgement of the trigger.
 fn observe(metric: &str, report: VariantReport, seed: u64) -> Result<Observation, Problem> {
     if let Some(limit) = report.stopped_by {
-        return Ok(Observation::LeftOut(format!("partial (stopped by limits.{limit})")));
+        return Ok(Observation::LeftOut(format!(
+            "partial (stopped by limits.{limit})"
+        )));
     }
     let verdict = report.verdict.clone();
     let (header, row) = summary_of(seed, report);

@@ -69,7 +69,12 @@ fn fmt(x: f64) -> String {
 }
 
 /// The outcomes counted per point in `aggregate.csv`, as `outcome.<name>`.
-const OUTCOMES: [&str; 4] = ["recovered", "metastable", "unhealthy_before_trigger", "undetermined"];
+const OUTCOMES: [&str; 4] = [
+    "recovered",
+    "metastable",
+    "unhealthy_before_trigger",
+    "undetermined",
+];
 
 /// `aggregate.csv`: per point, the axes; `replications` (all),
 /// `complete_replications` and `partial_replications` (runs stopped by a
@@ -108,7 +113,14 @@ pub fn aggregate_csv(sweep: &Sweep, results: &[RunResult]) -> Result<String, csv
         .map(|(c, _, _)| c.clone())
         .collect();
     h.insert(0, "point".into());
-    h.extend(["replications", "complete_replications", "partial_replications"].map(String::from));
+    h.extend(
+        [
+            "replications",
+            "complete_replications",
+            "partial_replications",
+        ]
+        .map(String::from),
+    );
     h.extend(OUTCOMES.iter().map(|o| format!("outcome.{o}")));
     h.push("metastable_share".into());
     h.push("metastable_share.ci95_low".into());

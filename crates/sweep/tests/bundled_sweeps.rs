@@ -53,7 +53,9 @@ fn a_search_whose_runs_cannot_be_judged_says_why() {
     let problem = sweep.search(&|_| {}).expect_err("40 s cannot be judged");
     let text = problem.to_string();
     assert!(
-        text.contains("no verdict at horizon_s = 40") && text.contains("lengthen horizon_s"),
+        text.contains("no value in any replication at horizon_s = 40")
+            && text.contains("no verdict")
+            && text.contains("lengthen horizon_s"),
         "{text}"
     );
 }
