@@ -1,0 +1,408 @@
+//! The output folder: who may write into it, what in it is stormsim's, and
+//! how a run's outputs replace the last ones all at once.
+//!
+//! - One writer at a time: every command that writes into a folder holds an
+//!   exclusive lock on the folder itself ([`OutputLock`]) and a second one is
+//!   refused, naming the folder.
+//! - What stormsim wrote is listed in the folder's [`MANIFEST_FILE`]; only
+//!   those files are ever replaced or removed, and a file of the user's at a
+//!   name stormsim would write is never overwritten, even with `--force`.
+//! - A run writes everything into a new folder beside the output folder
+//!   (`.stormsim-tmp-<name>-XXXXXX`), then swaps the two in one step: a run
+//!   killed at any moment leaves the folder holding one run or the other,
+//!   never a mix, and the next write into the folder removes what it left.
+
+use anyhow::{bail, Context, Result};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use stormsim_sweep::files::{remove_leftovers, write_new, TEMP_PREFIX};
+
+/// The list of the files stormsim wrote in an output folder.
+pub const MANIFEST_FILE: &str = ".stormsim-manifest.json";
+
+/// What a folder holds, as its manifest says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    /// A model's run (`stormsim run`).
+    Run,
+    /// A sweep's tables (`sweep`, `merge`, `search`).
+    Sweep,
+}
+
+/// The contents of [`MANIFEST_FILE`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    /// Always `stormsim`.
+    pub tool: String,
+    /// A run's folder or a sweep's.
+    pub kind: Kind,
+    /// The model's or the sweep's name.
+    pub name: String,
+    /// The files stormsim wrote here, by name, sorted.
+    pub files: BTreeSet<String>,
+}
+
+impl Manifest {
+    /// An empty manifest of `kind` for `name`.
+    pub fn new(kind: Kind, name: &str) -> Manifest {
+        Manifest {
+            tool: "stormsim".into(),
+            kind,
+            name: name.into(),
+            files: BTreeSet::new(),
+        }
+    }
+
+    /// Writes the manifest into `dir` (a new file renamed into place).
+    pub fn write(&self, dir: &Path) -> Result<()> {
+        let mut text = serde_json::to_string_pretty(self)?;
+        text.push('\n');
+        let path = dir.join(MANIFEST_FILE);
+        write_new(&path, text.as_bytes())
+            .with_context(|| format!("cannot write {}", path.display()))
+    }
+}
+
+/// The tables a run may write; its charts are [`crate::output::CHARTS`],
+/// its page [`RUN_PAGE`].
+const RUN_TABLES: [&str; 5] = [
+    "summary.json",
+    "summary.csv",
+    "timeseries.csv",
+    "latency.csv",
+    "attempts.csv",
+];
+
+/// The run's page, written with the charts.
+pub const RUN_PAGE: &str = "index.html";
+
+/// Every file a run may write (besides the manifest).
+pub fn run_files() -> Vec<&'static str> {
+    let mut files = RUN_TABLES.to_vec();
+    files.extend(crate::output::CHARTS);
+    files.push(RUN_PAGE);
+    files
+}
+
+/// The files `sweep`, `merge` and `search` may write (besides the manifest).
+pub const SWEEP_FILES: [&str; 7] = [
+    stormsim_sweep::resume::PARTIAL_FILE,
+    stormsim_sweep::resume::RESULTS_FILE,
+    "aggregate.csv",
+    "sweep.json",
+    "sweep.svg",
+    "search.csv",
+    stormsim_sweep::inputs::INPUTS_FILE,
+];
+
+/// A folder's manifest, or for a folder an older stormsim wrote (no
+/// manifest, but its summary.json or sweep.json is stormsim's) one listing
+/// the files of its kind that are there. `None` for anything else.
+pub fn read_manifest(dir: &Path) -> Option<Manifest> {
+    let json = |name: &str| -> Option<serde_json::Value> {
+        serde_json::from_str(&std::fs::read_to_string(dir.join(name)).ok()?).ok()
+    };
+    if let Some(manifest) = json(MANIFEST_FILE).and_then(|v| serde_json::from_value(v).ok()) {
+        return Some(manifest);
+    }
+    let present = |names: &[&str]| -> BTreeSet<String> {
+        names
+            .iter()
+            .filter(|n| dir.join(n).symlink_metadata().is_ok_and(|m| m.is_file()))
+            .map(|n| n.to_string())
+            .collect()
+    };
+    if let Some(summary) = json("summary.json") {
+        if summary.get("tool").and_then(|t| t.as_str()) == Some("stormsim") {
+            let name = summary.get("model")?.as_str()?.to_string();
+            return Some(Manifest {
+                files: present(&run_files()),
+                ..Manifest::new(Kind::Run, &name)
+            });
+        }
+    }
+    let spec = json("sweep.json")?;
+    spec.get("model")?;
+    let name = spec.get("name")?.as_str()?.to_string();
+    Some(Manifest {
+        files: present(&SWEEP_FILES),
+        ..Manifest::new(Kind::Sweep, &name)
+    })
+}
+
+/// Whether `dir` is missing, empty, or holds stormsim's outputs of `kind`
+/// for `name` (its earlier ones, which a new write may replace); else why not.
+pub fn check_owner(dir: &Path, kind: Kind, name: &str) -> std::result::Result<(), String> {
+    if std::fs::read_dir(dir).map_or(true, |mut entries| entries.next().is_none()) {
+        return Ok(());
+    }
+    let what = |kind: Kind| match kind {
+        Kind::Run => "the outputs of the model",
+        Kind::Sweep => "the results of the sweep",
+    };
+    match read_manifest(dir) {
+        Some(m) if m.kind == kind && m.name == name => Ok(()),
+        Some(m) => Err(format!(
+            "{} holds {} {:?}, not {} {name:?}: choose another --out, or pass --force to write into it",
+            dir.display(),
+            what(m.kind),
+            m.name,
+            what(kind)
+        )),
+        None => Err(format!(
+            "{} is not empty and holds no stormsim outputs: choose another --out, or pass --force to write into it (your files stay)",
+            dir.display()
+        )),
+    }
+}
+
+/// The names among `names` that hold something in `dir` that stormsim did
+/// not write (not in its manifest): writing them would destroy the user's.
+pub fn foreign_at(dir: &Path, names: &[&str]) -> Vec<String> {
+    let owned = read_manifest(dir).map(|m| m.files).unwrap_or_default();
+    names
+        .iter()
+        .filter(|n| !owned.contains(**n) && dir.join(n).symlink_metadata().is_ok())
+        .map(|n| n.to_string())
+        .collect()
+}
+
+/// Refuses when `dir` holds something not stormsim's at a name in `names`.
+pub fn refuse_foreign(dir: &Path, names: &[&str]) -> std::result::Result<(), String> {
+    let foreign = foreign_at(dir, names);
+    if foreign.is_empty() {
+        return Ok(());
+    }
+    Err(format!(
+        "{} holds {} that stormsim did not write (not in its {MANIFEST_FILE}), where it would write: it never replaces a file of yours, even with --force; move {} away or choose another --out",
+        dir.display(),
+        foreign.join(", "),
+        if foreign.len() == 1 { "it" } else { "them" }
+    ))
+}
+
+/// An exclusive lock on an output folder, held while a command writes into
+/// it: a second writer is refused instead of mixing its rows with the
+/// first's. The lock is on the folder itself (released when dropped, or when
+/// the process dies), so it leaves no file behind.
+pub struct OutputLock {
+    _folder: File,
+}
+
+impl OutputLock {
+    /// Creates `dir` if need be and locks it, or says that another stormsim
+    /// holds it.
+    pub fn acquire(dir: &Path) -> Result<std::result::Result<OutputLock, String>> {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("cannot create the output folder {}", dir.display()))?;
+        let folder = File::open(dir).with_context(|| format!("cannot open {}", dir.display()))?;
+        match folder.try_lock() {
+            Ok(()) => Ok(Ok(OutputLock { _folder: folder })),
+            Err(std::fs::TryLockError::WouldBlock) => Ok(Err(format!(
+                "another stormsim is writing into {} (it holds the folder's lock): wait for it to finish, or choose another --out",
+                dir.display()
+            ))),
+            Err(std::fs::TryLockError::Error(e)) => {
+                Err(e).with_context(|| format!("cannot lock {}", dir.display()))
+            }
+        }
+    }
+}
+
+/// Removes the temporary files an interrupted write left in `dir`.
+pub fn clean_leftovers(dir: &Path) -> Result<()> {
+    remove_leftovers(dir).with_context(|| {
+        format!(
+            "cannot remove the leftovers of an interrupted write in {}",
+            dir.display()
+        )
+    })
+}
+
+/// `dir` as an absolute path whose last part is a name (`.` and `..`
+/// resolved), so that its parent can hold the folder a run is written into.
+fn resolved(dir: &Path) -> Result<(PathBuf, String)> {
+    let abs =
+        std::path::absolute(dir).with_context(|| format!("cannot resolve {}", dir.display()))?;
+    let abs = match abs.file_name() {
+        Some(_) => abs,
+        None => abs
+            .canonicalize()
+            .with_context(|| format!("cannot resolve {}", dir.display()))?,
+    };
+    let Some(name) = abs.file_name().and_then(|n| n.to_str()).map(str::to_string) else {
+        bail!(
+            "{} cannot be an output folder: it has no name of its own (a run is written beside it, then swapped in)",
+            dir.display()
+        );
+    };
+    Ok((abs, name))
+}
+
+/// The prefix of the folders a run of `dir` is written into, in its parent.
+fn staging_prefix(name: &str) -> String {
+    format!("{TEMP_PREFIX}{name}-")
+}
+
+/// Whether `entry` (a name in the output folder's parent) is a folder a
+/// write of the output folder named `name` left: the prefix, then six
+/// letters or digits, and nothing else (`a`'s are not `a-b`'s).
+fn is_staging_of(entry: &str, name: &str) -> bool {
+    entry
+        .strip_prefix(&staging_prefix(name))
+        .is_some_and(|rest| rest.len() == 6 && rest.bytes().all(|b| b.is_ascii_alphanumeric()))
+}
+
+/// A run's outputs being written: a new folder beside the output folder,
+/// swapped into its place by [`Staging::publish`]. Dropped unpublished (a
+/// failed run), it is removed and the output folder is as it was.
+pub struct Staging {
+    dir: Option<tempfile::TempDir>,
+    out: PathBuf,
+}
+
+impl Staging {
+    /// Removes what interrupted writes of `out` left beside it, then makes
+    /// the folder a new run of `out` is written into. Call with `out` locked.
+    pub fn begin(out: &Path) -> Result<Staging> {
+        let (out, name) = resolved(out)?;
+        let parent = out
+            .parent()
+            .expect("an absolute path with a name has a parent");
+        for entry in std::fs::read_dir(parent)
+            .with_context(|| format!("cannot read {}", parent.display()))?
+        {
+            let entry = entry?;
+            let ours = entry
+                .file_name()
+                .to_str()
+                .is_some_and(|n| is_staging_of(n, &name));
+            if ours && entry.file_type()?.is_dir() {
+                match std::fs::remove_dir_all(entry.path()) {
+                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                        return Err(e).with_context(|| {
+                            format!(
+                                "cannot remove {}, left by an interrupted run",
+                                entry.path().display()
+                            )
+                        })
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let dir = tempfile::Builder::new()
+            .prefix(&staging_prefix(&name))
+            .rand_bytes(6)
+            .tempdir_in(parent)
+            .with_context(|| {
+                format!(
+                    "cannot create a folder for the outputs in {}",
+                    parent.display()
+                )
+            })?;
+        Ok(Staging {
+            dir: Some(dir),
+            out,
+        })
+    }
+
+    /// Where the outputs are written.
+    pub fn path(&self) -> &Path {
+        self.dir.as_ref().expect("unpublished").path()
+    }
+
+    /// Puts the outputs in place of the output folder's, in one step: the
+    /// files of the output folder that stormsim did not write are carried
+    /// over first (hard links, so nothing is copied and nothing of the
+    /// user's is ever only in a temporary folder), the manifest `manifest`
+    /// written, then the two folders are exchanged and the old one removed.
+    pub fn publish(mut self, manifest: &Manifest) -> Result<()> {
+        let staging = self.dir.take().expect("published once").keep();
+        let owned = read_manifest(&self.out)
+            .map(|m| m.files)
+            .unwrap_or_default();
+        if let Ok(entries) = std::fs::read_dir(&self.out) {
+            for entry in entries {
+                let entry = entry?;
+                let name = entry.file_name();
+                let keep = name
+                    .to_str()
+                    .is_none_or(|n| !owned.contains(n) && n != MANIFEST_FILE);
+                if keep && !manifest.files.iter().any(|f| f.as_str() == name) {
+                    carry(&entry.path(), &staging.join(&name))?;
+                }
+            }
+        }
+        manifest.write(&staging)?;
+        if std::env::var_os("STORMSIM_TEST_DIE_BEFORE_SWAP").is_some() {
+            // For the tests of an interrupted write: as a kill -9 here would.
+            std::process::abort();
+        }
+        exchange(&staging, &self.out).with_context(|| {
+            format!("cannot put the outputs in place at {}", self.out.display())
+        })?;
+        // The old outputs are now at the staging path; a failure to remove
+        // them leaves a folder the next run removes.
+        let _ = std::fs::remove_dir_all(&staging);
+        Ok(())
+    }
+}
+
+/// Puts `from` (the user's file, link or folder) at `to` too, without
+/// copying a regular file's bytes where a hard link can be made.
+fn carry(from: &Path, to: &Path) -> Result<()> {
+    let meta = from.symlink_metadata()?;
+    let failed = || format!("cannot carry {} over into the new outputs", from.display());
+    if meta.file_type().is_symlink() {
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(std::fs::read_link(from)?, to).with_context(failed)?;
+    } else if meta.is_dir() {
+        std::fs::create_dir(to).with_context(failed)?;
+        for entry in std::fs::read_dir(from).with_context(failed)? {
+            let entry = entry?;
+            carry(&entry.path(), &to.join(entry.file_name()))?;
+        }
+    } else if std::fs::hard_link(from, to).is_err() {
+        std::fs::copy(from, to).with_context(failed)?;
+    }
+    Ok(())
+}
+
+/// Exchanges two folders atomically (`renameat2` with `RENAME_EXCHANGE`);
+/// where the file system cannot, renames the old one aside and the new one
+/// in (a moment without the folder, never a mix of two runs).
+fn exchange(new: &Path, out: &Path) -> std::io::Result<()> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::ffi::CString;
+        use std::os::unix::ffi::OsStrExt;
+        let c = |p: &Path| CString::new(p.as_os_str().as_bytes()).map_err(std::io::Error::other);
+        let (a, b) = (c(new)?, c(out)?);
+        // SAFETY: both are valid NUL-terminated paths that outlive the call.
+        let rc = unsafe {
+            libc::renameat2(
+                libc::AT_FDCWD,
+                a.as_ptr(),
+                libc::AT_FDCWD,
+                b.as_ptr(),
+                libc::RENAME_EXCHANGE,
+            )
+        };
+        if rc == 0 {
+            return Ok(());
+        }
+        let err = std::io::Error::last_os_error();
+        if !matches!(err.raw_os_error(), Some(libc::EINVAL | libc::ENOSYS)) {
+            return Err(err);
+        }
+    }
+    // Aside under the staging folder's own name, which the next run removes.
+    let aside = new.with_extension("old");
+    std::fs::rename(out, &aside)?;
+    std::fs::rename(new, out)?;
+    std::fs::rename(&aside, new)
+}
