@@ -222,17 +222,13 @@ pub fn clean_leftovers(dir: &Path) -> Result<()> {
     })
 }
 
-/// `dir` as an absolute path whose last part is a name (`.` and `..`
-/// resolved), so that its parent can hold the folder a run is written into.
+/// `dir` (which exists: it is locked) as a canonical path: `.` and `..`
+/// resolved, and a link to a folder followed, so that the run is written
+/// beside the folder the link names, and swapped in there.
 fn resolved(dir: &Path) -> Result<(PathBuf, String)> {
-    let abs =
-        std::path::absolute(dir).with_context(|| format!("cannot resolve {}", dir.display()))?;
-    let abs = match abs.file_name() {
-        Some(_) => abs,
-        None => abs
-            .canonicalize()
-            .with_context(|| format!("cannot resolve {}", dir.display()))?,
-    };
+    let abs = dir
+        .canonicalize()
+        .with_context(|| format!("cannot resolve {}", dir.display()))?;
     let Some(name) = abs.file_name().and_then(|n| n.to_str()).map(str::to_string) else {
         bail!(
             "{} cannot be an output folder: it has no name of its own (a run is written beside it, then swapped in)",
@@ -338,6 +334,11 @@ impl Staging {
             }
         }
         manifest.write(&staging)?;
+        // The new folder has the old one's permissions, as if written there.
+        if let Ok(meta) = std::fs::metadata(&self.out) {
+            std::fs::set_permissions(&staging, meta.permissions())
+                .with_context(|| format!("cannot set the permissions of {}", staging.display()))?;
+        }
         if std::env::var_os("STORMSIM_TEST_DIE_BEFORE_SWAP").is_some() {
             // For the tests of an interrupted write: as a kill -9 here would.
             std::process::abort();

@@ -170,6 +170,11 @@ pub fn run_sweep(
         .install(|| run_resumable(sweep, out, slice.clone(), resume, max_runs, &progress))
     {
         Ok(done) => done,
+        Err(e @ ResultsError::Malformed { .. }) if resume => {
+            return Ok(Err(format!(
+                "{e}: it cannot be continued; pass --force instead of --resume to start afresh (it discards it)"
+            )))
+        }
         Err(e) => return bad_input(e),
     };
     if let Some(bar) = bar {

@@ -444,7 +444,9 @@ impl Sweep {
             .expect("every point was checked when the sweep was loaded");
         let report = run_variant(&variant);
         let stopped_by_limit = report.stopped_by_limit.is_some();
-        let (header, row) = summary_of(seed, report);
+        let (header, mut row) = summary_of(seed, report);
+        // Kept until the tables are written: no spare capacity.
+        row.shrink_to_fit();
         RunResult {
             point,
             replication,
