@@ -407,3 +407,39 @@ fn exchange(new: &Path, out: &Path) -> std::io::Result<()> {
     std::fs::rename(new, out)?;
     std::fs::rename(&aside, new)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Only the folders a write of this very name left are its leftovers:
+    /// those of an output folder whose name extends it are not.
+    #[test]
+    fn leftovers_are_told_apart_by_name() {
+        assert!(is_staging_of(".stormsim-tmp-a-x1Y2z3", "a"));
+        assert!(!is_staging_of(".stormsim-tmp-a-b-x1Y2z3", "a"));
+        assert!(is_staging_of(".stormsim-tmp-a-b-x1Y2z3", "a-b"));
+        assert!(!is_staging_of(".stormsim-tmp-a-x1Y2z3.old", "a"));
+        assert!(!is_staging_of("a-x1Y2z3", "a"));
+    }
+
+    /// A folder an older stormsim wrote (no manifest) is recognised by its
+    /// summary.json, and only its own kind of files are claimed.
+    #[test]
+    fn an_older_run_folder_is_adopted() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("summary.json"),
+            r#"{"tool": "stormsim", "model": "m"}"#,
+        )
+        .unwrap();
+        std::fs::write(dir.path().join("notes.txt"), "mine").unwrap();
+        let m = read_manifest(dir.path()).unwrap();
+        assert_eq!((m.kind, m.name.as_str()), (Kind::Run, "m"));
+        assert_eq!(m.files.iter().collect::<Vec<_>>(), ["summary.json"]);
+        assert_eq!(
+            foreign_at(dir.path(), &["summary.json", "notes.txt"]),
+            ["notes.txt"]
+        );
+    }
+}

@@ -107,7 +107,7 @@ fn sweep_name_traversal() {
             json!({"name": name, "model": "model.json",
                    "axes": [{"path": "services[api].workers", "values": [1, 2]}],
                    "search": {"path": "services[api].workers", "from": 1, "to": 8,
-                              "metric": "success_rate", "threshold": 0.5, "tolerance": 1}}),
+                              "metric": "success_rate", "threshold": 0.5, "tolerance": 1, "integer": true}}),
         );
         for command in [
             &["check"][..],
@@ -117,7 +117,13 @@ fn sweep_name_traversal() {
             let mut a = command.to_vec();
             a.insert(1, s(&file));
             let out = stormsim(&a, &[]);
-            assert_refused(&out, &["name: expected a name usable as a folder"]);
+            assert_refused(
+                &out,
+                &[
+                    "1 problem found",
+                    "name: expected a name usable as a folder",
+                ],
+            );
         }
         let out = stormsim(&["merge", s(&file), s(&f.path("nothing"))], &[]);
         assert_refused(&out, &["name: expected a name usable as a folder"]);
@@ -219,15 +225,21 @@ fn stale_attempts() {
     );
 }
 
-/// The files of a folder (names and bytes), sorted.
-fn folder_files(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
+/// The files of a folder, sorted: each name with its length and a hash of
+/// its bytes (a failure then shows which file differs, not every byte).
+fn folder_files(dir: &Path) -> Vec<(String, usize, u64)> {
+    use std::hash::{Hash, Hasher};
+    let mut files: Vec<(String, usize, u64)> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap())
         .map(|e| {
+            let bytes = std::fs::read(e.path()).unwrap();
+            let mut hasher = std::collections::hash_map::DefaultHasher::new();
+            bytes.hash(&mut hasher);
             (
                 e.file_name().to_string_lossy().into_owned(),
-                std::fs::read(e.path()).unwrap(),
+                bytes.len(),
+                hasher.finish(),
             )
         })
         .collect();
