@@ -243,13 +243,23 @@ fn staging_prefix(name: &str) -> String {
     format!("{TEMP_PREFIX}{name}-")
 }
 
-/// Whether `entry` (a name in the output folder's parent) is a folder a
-/// write of the output folder named `name` left: the prefix, then six
-/// letters or digits, and nothing else (`a`'s are not `a-b`'s).
-fn is_staging_of(entry: &str, name: &str) -> bool {
+/// The prefix of the folder the last outputs are moved aside to where the
+/// file system cannot exchange two folders (see [`exchange`]).
+fn aside_prefix(name: &str) -> String {
+    format!(".stormsim-old-{name}-")
+}
+
+/// Whether `entry` (a name in the output folder's parent) is `prefix` then
+/// six letters or digits, and nothing else (`a`'s are not `a-b`'s).
+fn is_named(entry: &str, prefix: &str) -> bool {
     entry
-        .strip_prefix(&staging_prefix(name))
+        .strip_prefix(prefix)
         .is_some_and(|rest| rest.len() == 6 && rest.bytes().all(|b| b.is_ascii_alphanumeric()))
+}
+
+/// Whether `entry` is a folder a write of the output folder named `name` left.
+fn is_staging_of(entry: &str, name: &str) -> bool {
+    is_named(entry, &staging_prefix(name))
 }
 
 /// A run's outputs being written: a new folder beside the output folder,
@@ -258,6 +268,8 @@ fn is_staging_of(entry: &str, name: &str) -> bool {
 pub struct Staging {
     dir: Option<tempfile::TempDir>,
     out: PathBuf,
+    /// The output folder's name.
+    name: String,
 }
 
 impl Staging {
@@ -272,11 +284,29 @@ impl Staging {
             .with_context(|| format!("cannot read {}", parent.display()))?
         {
             let entry = entry?;
-            let ours = entry
-                .file_name()
-                .to_str()
-                .is_some_and(|n| is_staging_of(n, &name));
-            if ours && entry.file_type()?.is_dir() {
+            let file_name = entry.file_name();
+            let Some(entry_name) = file_name.to_str() else {
+                continue;
+            };
+            if is_named(entry_name, &aside_prefix(&name)) && entry.file_type()?.is_dir() {
+                // The last outputs, moved aside by a swap cut short before
+                // the new ones came in: put back (over the empty folder the
+                // lock made), or, the new ones being in place, removed.
+                let empty = std::fs::read_dir(&out).is_ok_and(|mut e| e.next().is_none());
+                let done = if empty {
+                    std::fs::rename(entry.path(), &out)
+                } else {
+                    std::fs::remove_dir_all(entry.path())
+                };
+                done.with_context(|| {
+                    format!(
+                        "cannot restore {}, left by an interrupted run",
+                        entry.path().display()
+                    )
+                })?;
+                continue;
+            }
+            if is_staging_of(entry_name, &name) && entry.file_type()?.is_dir() {
                 match std::fs::remove_dir_all(entry.path()) {
                     Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
                         return Err(e).with_context(|| {
@@ -303,6 +333,7 @@ impl Staging {
         Ok(Staging {
             dir: Some(dir),
             out,
+            name,
         })
     }
 
@@ -343,12 +374,12 @@ impl Staging {
             // For the tests of an interrupted write: as a kill -9 here would.
             std::process::abort();
         }
-        exchange(&staging, &self.out).with_context(|| {
+        let old = exchange(&staging, &self.out, &self.name).with_context(|| {
             format!("cannot put the outputs in place at {}", self.out.display())
         })?;
-        // The old outputs are now at the staging path; a failure to remove
-        // them leaves a folder the next run removes.
-        let _ = std::fs::remove_dir_all(&staging);
+        // A failure to remove the old outputs leaves a folder the next run
+        // removes.
+        let _ = std::fs::remove_dir_all(old);
         Ok(())
     }
 }
@@ -373,10 +404,12 @@ fn carry(from: &Path, to: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Exchanges two folders atomically (`renameat2` with `RENAME_EXCHANGE`);
-/// where the file system cannot, renames the old one aside and the new one
-/// in (a moment without the folder, never a mix of two runs).
-fn exchange(new: &Path, out: &Path) -> std::io::Result<()> {
+/// Exchanges the folders `new` and `out` atomically (`renameat2` with
+/// `RENAME_EXCHANGE`) and returns where the old outputs now are (`new`).
+/// Where the file system cannot, renames the old folder aside
+/// (`.stormsim-old-<name>-XXXXXX`, which the next run puts back if the new
+/// one never came in) and the new one in, and returns the aside folder.
+fn exchange(new: &Path, out: &Path, name: &str) -> std::io::Result<PathBuf> {
     #[cfg(target_os = "linux")]
     {
         use std::ffi::CString;
@@ -394,18 +427,29 @@ fn exchange(new: &Path, out: &Path) -> std::io::Result<()> {
             )
         };
         if rc == 0 {
-            return Ok(());
+            return Ok(new.to_path_buf());
         }
         let err = std::io::Error::last_os_error();
         if !matches!(err.raw_os_error(), Some(libc::EINVAL | libc::ENOSYS)) {
             return Err(err);
         }
     }
-    // Aside under the staging folder's own name, which the next run removes.
-    let aside = new.with_extension("old");
+    swap_by_renames(new, out, name)
+}
+
+/// [`exchange`] by two renames: the old folder aside, the new one in.
+fn swap_by_renames(new: &Path, out: &Path, name: &str) -> std::io::Result<PathBuf> {
+    let parent = out.parent().unwrap_or(Path::new("."));
+    // A name of our own, made and removed so that the rename can take it.
+    let aside = tempfile::Builder::new()
+        .prefix(&aside_prefix(name))
+        .rand_bytes(6)
+        .tempdir_in(parent)?
+        .keep();
+    std::fs::remove_dir(&aside)?;
     std::fs::rename(out, &aside)?;
     std::fs::rename(new, out)?;
-    std::fs::rename(&aside, new)
+    Ok(aside)
 }
 
 #[cfg(test)]
@@ -420,7 +464,31 @@ mod tests {
         assert!(!is_staging_of(".stormsim-tmp-a-b-x1Y2z3", "a"));
         assert!(is_staging_of(".stormsim-tmp-a-b-x1Y2z3", "a-b"));
         assert!(!is_staging_of(".stormsim-tmp-a-x1Y2z3.old", "a"));
+        assert!(is_named(".stormsim-old-a-x1Y2z3", &aside_prefix("a")));
         assert!(!is_staging_of("a-x1Y2z3", "a"));
+    }
+
+    /// Where folders cannot be exchanged, the old one goes aside and the
+    /// new one in; a run cut short between the two renames has its last
+    /// outputs put back by the next.
+    #[test]
+    fn a_swap_by_renames_cut_short_is_undone() {
+        let parent = tempfile::tempdir().unwrap();
+        let (out, new) = (parent.path().join("out"), parent.path().join("new"));
+        for (dir, file) in [(&out, "old.txt"), (&new, "new.txt")] {
+            std::fs::create_dir(dir).unwrap();
+            std::fs::write(dir.join(file), file).unwrap();
+        }
+        let aside = swap_by_renames(&new, &out, "out").unwrap();
+        assert!(out.join("new.txt").exists() && aside.join("old.txt").exists());
+        // Cut short: the aside folder is there, the output folder empty.
+        std::fs::remove_dir_all(&out).unwrap();
+        std::fs::create_dir(&out).unwrap();
+        let staging = Staging::begin(&out).unwrap();
+        assert!(out.join("old.txt").exists(), "the last outputs are back");
+        assert!(!aside.exists());
+        drop(staging);
+        assert_eq!(std::fs::read_dir(parent.path()).unwrap().count(), 1);
     }
 
     /// A folder an older stormsim wrote (no manifest) is recognised by its
