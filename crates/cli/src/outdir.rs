@@ -118,8 +118,20 @@ pub fn read_manifest(dir: &Path) -> Option<Manifest> {
     if let Some(summary) = json("summary.json") {
         if summary.get("tool").and_then(|t| t.as_str()) == Some("stormsim") {
             let name = summary.get("model")?.as_str()?.to_string();
+            let mut files = present(&run_files());
+            // What an older stormsim's interrupted write left (its temporary
+            // files were `.tmp` and six letters or digits): its, not carried on.
+            files.extend(
+                std::fs::read_dir(dir)
+                    .into_iter()
+                    .flatten()
+                    .flatten()
+                    .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+                    .filter_map(|e| e.file_name().into_string().ok())
+                    .filter(|n| is_named(n, ".tmp")),
+            );
             return Some(Manifest {
-                files: present(&run_files()),
+                files,
                 ..Manifest::new(Kind::Run, &name)
             });
         }
@@ -502,9 +514,13 @@ mod tests {
         )
         .unwrap();
         std::fs::write(dir.path().join("notes.txt"), "mine").unwrap();
+        std::fs::write(dir.path().join(".tmpAb12Cd"), "an older run's leftover").unwrap();
         let m = read_manifest(dir.path()).unwrap();
         assert_eq!((m.kind, m.name.as_str()), (Kind::Run, "m"));
-        assert_eq!(m.files.iter().collect::<Vec<_>>(), ["summary.json"]);
+        assert_eq!(
+            m.files.iter().collect::<Vec<_>>(),
+            [".tmpAb12Cd", "summary.json"]
+        );
         assert_eq!(
             foreign_at(dir.path(), &["summary.json", "notes.txt"]),
             ["notes.txt"]

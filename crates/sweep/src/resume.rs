@@ -389,7 +389,9 @@ pub fn run_resumable(
 /// The runs of shard `index` of `count`: a contiguous slice, the shards
 /// together covering every run exactly once.
 pub fn shard_slice(runs: usize, index: usize, count: usize) -> std::ops::Range<usize> {
-    (index * runs / count)..((index + 1) * runs / count)
+    // In 128 bits: index × runs must not overflow, whatever N is given.
+    let at = |i: usize| (i as u128 * runs as u128 / count.max(1) as u128) as usize;
+    at(index)..at(index + 1)
 }
 
 /// One shard's results: its folder must be a finished shard of `sweep`
@@ -471,4 +473,18 @@ pub fn merge(sweep: &Sweep, shards: &[PathBuf]) -> Result<Vec<RunResult>, Result
         )));
     }
     Ok(all)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shard_slice;
+
+    #[test]
+    fn shards_cover_every_run_once_even_when_there_are_more_shards_than_runs() {
+        let slices: Vec<_> = (0..5).map(|i| shard_slice(3, i, 5)).collect();
+        assert_eq!(slices.iter().map(|s| s.len()).sum::<usize>(), 3);
+        assert!(slices.windows(2).all(|w| w[0].end == w[1].start));
+        let huge = usize::MAX / 2;
+        assert_eq!(shard_slice(10, huge - 1, huge), 9..10);
+    }
 }
