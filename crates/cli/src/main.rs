@@ -120,7 +120,7 @@ enum Command {
         out: Option<PathBuf>,
         /// Worker threads, 1 to 256 (default: all cores). Results do not
         /// depend on it.
-        #[arg(long, value_parser = clap::value_parser!(u16).range(1..=i64::from(MAX_JOBS)))]
+        #[arg(long, value_parser = parse_jobs)]
         jobs: Option<u16>,
         /// Continue an interrupted sweep from its results.csv.partial instead of
         /// starting afresh; the result is the same bytes.
@@ -168,7 +168,7 @@ enum Command {
         out: Option<PathBuf>,
         /// Worker threads for a probe's replications, 1 to 256 (default: all
         /// cores).
-        #[arg(long, value_parser = clap::value_parser!(u16).range(1..=i64::from(MAX_JOBS)))]
+        #[arg(long, value_parser = parse_jobs)]
         jobs: Option<u16>,
         /// Print nothing but errors and the result.
         #[arg(long, short)]
@@ -492,6 +492,17 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             drop(locks);
             Ok(partial_exit(partial, "variants", accept_partial))
         }
+    }
+}
+
+/// `--jobs N`: a whole number from 1 to [`MAX_JOBS`].
+fn parse_jobs(text: &str) -> std::result::Result<u16, String> {
+    match text.trim().parse::<u64>() {
+        Ok(n) if (1..=u64::from(MAX_JOBS)).contains(&n) => Ok(n as u16),
+        Ok(n) => Err(format!(
+            "{n} worker threads: --jobs takes 1 to {MAX_JOBS} (more only add threads that wait for the cores)"
+        )),
+        Err(_) => Err(format!("expected a whole number from 1 to {MAX_JOBS}")),
     }
 }
 
