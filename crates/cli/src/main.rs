@@ -278,10 +278,6 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 return Ok(ExitCode::from(EXIT_BAD_INPUT));
             };
             let out = out.unwrap_or_else(|| Path::new("outputs").join(&loaded.spec.name));
-            let _lock = match sweep_cmd::claim_folder(&out, &loaded.spec.name, true, false)? {
-                Ok(lock) => lock,
-                Err(message) => return Ok(refuse(&message)),
-            };
             sweep_cmd::merge_shards(&loaded, &out, &shards)
         }
         Command::Sweep {

@@ -99,13 +99,11 @@ pub fn run_sweep(
     };
     let has_results = partial_path(out).exists() || out.join(RESULTS_FILE).exists();
     if resume && has_results {
-        if let Err(e) = check_inputs(
-            sweep,
-            out,
-            slice.clone(),
-            "pass --force instead of --resume to start afresh (it discards them)",
-        ) {
-            return bad_input(e);
+        let advice = "pass --force instead of --resume to start afresh (it discards them)";
+        match check_inputs(sweep, out, slice.clone(), advice) {
+            Ok(()) => {}
+            Err(e @ ResultsError::Malformed { .. }) => return Ok(Err(format!("{e}; {advice}"))),
+            Err(e) => return bad_input(e),
         }
     }
     write_atomically(
@@ -269,7 +267,8 @@ pub fn write_sweep_chart(shape: &SweepShape, aggregate: &str, out: &Path) -> Res
 }
 
 /// `stormsim merge`: the shards' results into the whole sweep's tables, the
-/// same bytes as an unsharded run.
+/// same bytes as an unsharded run. The shards are read first: a merge that
+/// cannot be made leaves `out` as it was (or absent).
 pub fn merge_shards(
     sweep: &Sweep,
     out: &Path,
@@ -282,6 +281,13 @@ pub fn merge_shards(
             return Ok(std::process::ExitCode::from(crate::EXIT_BAD_INPUT));
         }
         Err(e) => return Err(e).context("cannot merge the shards"),
+    };
+    let _lock = match claim_folder(out, &sweep.spec.name, true, false)? {
+        Ok(lock) => lock,
+        Err(message) => {
+            eprintln!("error: {message}");
+            return Ok(std::process::ExitCode::from(crate::EXIT_BAD_INPUT));
+        }
     };
     write_atomically(
         &out.join(INPUTS_FILE),
