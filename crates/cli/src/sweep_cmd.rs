@@ -458,11 +458,34 @@ pub fn sweep_chart(
     aggregate: &str,
 ) -> Option<Result<String, stormsim_plot::PlotError>> {
     let mut reader = csv::Reader::from_reader(aggregate.as_bytes());
-    let header: Vec<String> = reader.headers().ok()?.iter().map(str::to_string).collect();
+    // Only the columns the chart reads are kept: a table of a million points
+    // has a hundred-odd columns, most of them not drawn.
+    let drawn = [
+        "metastable_share",
+        "metastable_share.ci95_low",
+        "metastable_share.ci95_high",
+        "success_rate.mean",
+        "success_rate.ci95_low",
+        "success_rate.ci95_high",
+    ];
+    let kept: Vec<usize> = reader
+        .headers()
+        .ok()?
+        .iter()
+        .enumerate()
+        .filter(|(_, h)| drawn.contains(h) || sweep.axes.iter().any(|a| a == h))
+        .map(|(i, _)| i)
+        .collect();
+    let keep = |r: &csv::StringRecord| -> Vec<String> {
+        kept.iter()
+            .map(|&i| r.get(i).unwrap_or("").to_string())
+            .collect()
+    };
+    let header: Vec<String> = keep(reader.headers().ok()?);
     let rows: Vec<Vec<String>> = reader
         .records()
         .filter_map(Result::ok)
-        .map(|r| r.iter().map(str::to_string).collect())
+        .map(|r| keep(&r))
         .collect();
     let col = |name: &str| header.iter().position(|h| h == name);
     let num = |row: &Vec<String>, c: Option<usize>| c.and_then(|c| row[c].parse::<f64>().ok());
