@@ -277,17 +277,60 @@ fn is_staging_of(entry: &str, name: &str) -> bool {
 /// A run's outputs being written: a new folder beside the output folder,
 /// swapped into its place by [`Staging::publish`]. Dropped unpublished (a
 /// failed run), it is removed and the output folder is as it was.
+///
+/// Where the output folder is a mount point (a container's volume), or its
+/// parent cannot be written, nothing can be swapped in its place: the new
+/// folder is made inside it instead, and each output renamed into place on
+/// its own (each file whole, the set not in one step).
 pub struct Staging {
     dir: Option<tempfile::TempDir>,
     out: PathBuf,
     /// The output folder's name.
     name: String,
+    /// Whether the outputs are written inside the output folder.
+    in_place: bool,
+}
+
+/// Whether `dir` is on another file system than `parent` (a mount point).
+fn is_mount_point(dir: &Path, parent: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        match (std::fs::metadata(dir), std::fs::metadata(parent)) {
+            (Ok(a), Ok(b)) => a.dev() != b.dev(),
+            _ => false,
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (dir, parent);
+        false
+    }
+}
+
+/// Removes the folder `path`, left by an interrupted run, if it is still there.
+fn remove_leftover_folder(path: &Path) -> Result<()> {
+    match std::fs::remove_dir_all(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e).with_context(|| {
+            format!(
+                "cannot remove {}, left by an interrupted run",
+                path.display()
+            )
+        }),
+        _ => Ok(()),
+    }
 }
 
 impl Staging {
     /// Removes what interrupted writes of `out` left beside it, then makes
     /// the folder a new run of `out` is written into. Call with `out` locked.
     pub fn begin(out: &Path) -> Result<Staging> {
+        Staging::begin_with(out, false)
+    }
+
+    /// [`Staging::begin`], writing inside the output folder with `in_place`
+    /// (else only where it must).
+    fn begin_with(out: &Path, in_place: bool) -> Result<Staging> {
         let (out, name) = resolved(out)?;
         let parent = out
             .parent()
@@ -319,33 +362,50 @@ impl Staging {
                 continue;
             }
             if is_staging_of(entry_name, &name) && entry.file_type()?.is_dir() {
-                match std::fs::remove_dir_all(entry.path()) {
-                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                        return Err(e).with_context(|| {
-                            format!(
-                                "cannot remove {}, left by an interrupted run",
-                                entry.path().display()
-                            )
-                        })
-                    }
-                    _ => {}
-                }
+                remove_leftover_folder(&entry.path())?;
             }
         }
-        let dir = tempfile::Builder::new()
-            .prefix(&staging_prefix(&name))
-            .rand_bytes(6)
-            .tempdir_in(parent)
-            .with_context(|| {
-                format!(
-                    "cannot create a folder for the outputs in {}",
-                    parent.display()
-                )
-            })?;
+        // And what an interrupted write in place left inside it.
+        for entry in
+            std::fs::read_dir(&out).with_context(|| format!("cannot read {}", out.display()))?
+        {
+            let entry = entry?;
+            let ours = entry
+                .file_name()
+                .to_str()
+                .is_some_and(|n| is_staging_of(n, &name));
+            if ours && entry.file_type()?.is_dir() {
+                remove_leftover_folder(&entry.path())?;
+            }
+        }
+        let new_folder = |at: &Path| {
+            tempfile::Builder::new()
+                .prefix(&staging_prefix(&name))
+                .rand_bytes(6)
+                .tempdir_in(at)
+        };
+        let beside = if in_place || is_mount_point(&out, parent) {
+            None
+        } else {
+            new_folder(parent).ok()
+        };
+        let (dir, in_place) = match beside {
+            Some(dir) => (dir, false),
+            None => (
+                new_folder(&out).with_context(|| {
+                    format!(
+                        "cannot create a folder for the outputs in {}",
+                        out.display()
+                    )
+                })?,
+                true,
+            ),
+        };
         Ok(Staging {
             dir: Some(dir),
             out,
             name,
+            in_place,
         })
     }
 
@@ -364,6 +424,9 @@ impl Staging {
         let owned = read_manifest(&self.out)
             .map(|m| m.files)
             .unwrap_or_default();
+        if self.in_place {
+            return publish_in_place(&staging, &self.out, &owned, manifest);
+        }
         if let Ok(entries) = std::fs::read_dir(&self.out) {
             for entry in entries {
                 let entry = entry?;
@@ -394,6 +457,38 @@ impl Staging {
         let _ = std::fs::remove_dir_all(old);
         Ok(())
     }
+}
+
+/// [`Staging::publish`] inside the output folder: the manifest first claims
+/// every name about to change, then each output is renamed into place, the
+/// last run's files this one did not write are removed, and the manifest
+/// says what is there.
+fn publish_in_place(
+    staging: &Path,
+    out: &Path,
+    owned: &BTreeSet<String>,
+    manifest: &Manifest,
+) -> Result<()> {
+    let mut claimed = manifest.clone();
+    claimed.files.extend(owned.iter().cloned());
+    claimed.write(out)?;
+    for file in &manifest.files {
+        std::fs::rename(staging.join(file), out.join(file))
+            .with_context(|| format!("cannot put {} in place in {}", file, out.display()))?;
+    }
+    for stale in owned.difference(&manifest.files) {
+        let path = out.join(stale);
+        match std::fs::remove_file(&path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(e)
+                    .with_context(|| format!("cannot remove the stale {}", path.display()))
+            }
+            _ => {}
+        }
+    }
+    manifest.write(out)?;
+    let _ = std::fs::remove_dir_all(staging);
+    Ok(())
 }
 
 /// Puts `from` (the user's file, link or folder) at `to` too, without
@@ -501,6 +596,36 @@ mod tests {
         assert!(!aside.exists());
         drop(staging);
         assert_eq!(std::fs::read_dir(parent.path()).unwrap().count(), 1);
+    }
+
+    /// Written in place (a mount point): the last run's files this one did
+    /// not write go, the user's stay, and nothing is left behind.
+    #[test]
+    fn a_run_written_in_place_replaces_only_its_own_files() {
+        let parent = tempfile::tempdir().unwrap();
+        let out = parent.path().join("out");
+        std::fs::create_dir(&out).unwrap();
+        let mut last = Manifest::new(Kind::Run, "m");
+        last.files
+            .extend(["a.csv".to_string(), "stale.svg".to_string()]);
+        for f in ["a.csv", "stale.svg", "notes.txt"] {
+            std::fs::write(out.join(f), "old").unwrap();
+        }
+        last.write(&out).unwrap();
+        let staging = Staging::begin_with(&out, true).unwrap();
+        assert!(staging.path().starts_with(&out));
+        std::fs::write(staging.path().join("a.csv"), "new").unwrap();
+        let mut now = Manifest::new(Kind::Run, "m");
+        now.files.insert("a.csv".into());
+        staging.publish(&now).unwrap();
+        let mut names: Vec<String> = std::fs::read_dir(&out)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        assert_eq!(names, [MANIFEST_FILE, "a.csv", "notes.txt"]);
+        assert_eq!(std::fs::read_to_string(out.join("a.csv")).unwrap(), "new");
+        assert_eq!(read_manifest(&out).unwrap(), now);
     }
 
     /// A folder an older stormsim wrote (no manifest) is recognised by its
