@@ -3,6 +3,7 @@
 mod attempts_file;
 mod bench;
 mod charts;
+mod outdir;
 mod output;
 mod plot_cmd;
 mod report_html;
@@ -17,8 +18,25 @@ use std::process::ExitCode;
 use stormsim_model::{load_model, parse_cli_value, LoadedModel, ModelError, Problem};
 
 /// Exit code for input the user must fix: a model or sweep file (bad JSON, an
-/// unknown field, a file that is not there), a flag's value, a folder.
+/// unknown field, a file that is not there), a flag's value, a folder (one
+/// that holds someone else's files, or that another stormsim is writing).
 const EXIT_BAD_INPUT: u8 = 2;
+
+/// Exit code of a `run` or `sweep` that wrote its outputs but where a run
+/// stopped at one of the model's `limits`: its numbers describe a cut-short
+/// run (`--accept-partial` makes it 0).
+const EXIT_PARTIAL: u8 = 3;
+
+/// The most worker threads `--jobs` takes: more than this only adds threads
+/// that wait (and at tens of thousands, the system refuses them).
+const MAX_JOBS: u16 = 256;
+
+/// What the exit codes mean, for every command's help.
+const EXIT_CODES: &str = "Exit codes: 0 done; 1 a failure to read or write files; \
+    2 input to fix (a model, a sweep file, a flag, an output folder holding \
+    someone else's files or locked by another stormsim); 3 (run, sweep) the \
+    outputs are written but a run stopped at one of the model's `limits`, so \
+    its numbers describe a cut-short run (pass --accept-partial for 0).";
 
 #[derive(Parser)]
 #[command(
@@ -27,7 +45,8 @@ const EXIT_BAD_INPUT: u8 = 2;
     about = "A deterministic discrete-event simulator for resilience engineering",
     long_about = "Models clients, services, queues and call edges with their timeouts, \
                   retries and deadlines on a virtual clock, so that what happens to a \
-                  system under a policy can be seen in seconds, and compared."
+                  system under a policy can be seen in seconds, and compared.",
+    after_help = EXIT_CODES
 )]
 struct Cli {
     #[command(subcommand)]
@@ -38,9 +57,18 @@ struct Cli {
 enum Command {
     /// Run every variant of a model; print a comparison; write summary.json,
     /// summary.csv and charts.
+    ///
+    /// The outputs are written into a new folder beside the output folder
+    /// (.stormsim-tmp-<name>-XXXXXX) and swapped into its place at the end:
+    /// an interrupted run leaves the last run's outputs whole, and the next
+    /// run removes what it left. The folder's .stormsim-manifest.json lists
+    /// the files stormsim wrote: only those are ever replaced or removed.
+    #[command(after_help = EXIT_CODES)]
     Run {
         /// The model file(s) (JSON). Several run one after another, each into
         /// outputs/<its name>/ (sweep files among them are skipped, named).
+        /// Two models with the same `name` are refused (exit 2): they would
+        /// share a folder; run them one at a time with --out.
         #[arg(required = true)]
         models: Vec<PathBuf>,
         /// Output folder (with one model). Default: outputs/<model name>/
@@ -66,21 +94,34 @@ enum Command {
         #[arg(long)]
         attempts: bool,
         /// Write into an output folder that holds something else than this
-        /// model's earlier outputs (they are replaced; anything else stays).
+        /// model's earlier outputs: stormsim's files there (another model's
+        /// outputs) are replaced; anything else stays. A file of yours at a
+        /// name the run writes is never replaced: that is refused.
         #[arg(long)]
         force: bool,
+        /// Exit 0, not 3, when a variant stopped at one of the model's limits.
+        #[arg(long)]
+        accept_partial: bool,
     },
     /// Run a sweep file: a model at many points of its parameter space, each
     /// replicated; write results.csv and aggregate.csv.
+    ///
+    /// The folder also gets sweep-inputs.json (hashes of the model and of the
+    /// sweep's parts): --resume and merge refuse results computed from other
+    /// inputs, saying what changed. One sweep at a time writes into a folder
+    /// (a lock on it). A sweep has at most 1,000,000 points and 10,000,000
+    /// runs.
+    #[command(after_help = EXIT_CODES)]
     Sweep {
         /// The sweep file (JSON).
         sweep: PathBuf,
         /// Output folder. Default: outputs/<sweep name>/
         #[arg(long)]
         out: Option<PathBuf>,
-        /// Worker threads (default: all cores). Results do not depend on it.
-        #[arg(long)]
-        jobs: Option<usize>,
+        /// Worker threads, 1 to 256 (default: all cores). Results do not
+        /// depend on it.
+        #[arg(long, value_parser = parse_jobs)]
+        jobs: Option<u16>,
         /// Continue an interrupted sweep from its results.csv.partial instead of
         /// starting afresh; the result is the same bytes.
         #[arg(long)]
@@ -94,12 +135,16 @@ enum Command {
         #[arg(long, value_name = "I/N")]
         shard: Option<String>,
         /// Start over in a folder that holds an interrupted run of a sweep
-        /// (instead of --resume), or another sweep's results.
+        /// (instead of --resume), or another sweep's results. A file of yours
+        /// at a name the sweep writes is never replaced: that is refused.
         #[arg(long)]
         force: bool,
         /// Print nothing but errors.
         #[arg(long, short)]
         quiet: bool,
+        /// Exit 0, not 3, when a run stopped at one of the model's limits.
+        #[arg(long)]
+        accept_partial: bool,
     },
     /// Merge the results of a sweep's shards into its tables: the same bytes as
     /// an unsharded run.
@@ -121,9 +166,10 @@ enum Command {
         /// Output folder. Default: outputs/<sweep name>/
         #[arg(long)]
         out: Option<PathBuf>,
-        /// Worker threads for a probe's replications (default: all cores).
-        #[arg(long)]
-        jobs: Option<usize>,
+        /// Worker threads for a probe's replications, 1 to 256 (default: all
+        /// cores).
+        #[arg(long, value_parser = parse_jobs)]
+        jobs: Option<u16>,
         /// Print nothing but errors and the result.
         #[arg(long, short)]
         quiet: bool,
@@ -232,8 +278,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 return Ok(ExitCode::from(EXIT_BAD_INPUT));
             };
             let out = out.unwrap_or_else(|| Path::new("outputs").join(&loaded.spec.name));
-            sweep_cmd::merge_shards(&loaded, &out, &shards)?;
-            Ok(ExitCode::SUCCESS)
+            sweep_cmd::merge_shards(&loaded, &out, &shards)
         }
         Command::Sweep {
             sweep,
@@ -244,26 +289,33 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             shard,
             force,
             quiet,
+            accept_partial,
         } => {
             let shard = match shard.as_deref().map(sweep_cmd::parse_shard).transpose() {
                 Ok(s) => s,
-                Err(message) => {
-                    eprintln!("error: {message}");
-                    return Ok(ExitCode::from(EXIT_BAD_INPUT));
-                }
+                Err(message) => return Ok(refuse(&message)),
             };
             let Some(loaded) = load_sweep_or_report(&sweep) else {
                 return Ok(ExitCode::from(EXIT_BAD_INPUT));
             };
             let out = out.unwrap_or_else(|| Path::new("outputs").join(&loaded.spec.name));
-            if !resume && !force {
-                if let Err(message) = output::check_sweep_folder(&out, &loaded.spec.name) {
-                    eprintln!("error: {message}");
-                    return Ok(ExitCode::from(EXIT_BAD_INPUT));
-                }
-            }
-            sweep_cmd::run_sweep(&loaded, &out, jobs, resume, max_runs, shard, quiet)?;
-            Ok(ExitCode::SUCCESS)
+            let _lock =
+                match sweep_cmd::claim_folder(&out, &loaded.spec.name, resume || force, resume)? {
+                    Ok(lock) => lock,
+                    Err(message) => return Ok(refuse(&message)),
+                };
+            let options = sweep_cmd::SweepOptions {
+                jobs: jobs.map(usize::from),
+                resume,
+                max_runs,
+                shard,
+                quiet,
+            };
+            let partial = match sweep_cmd::run_sweep(&loaded, &out, &options)? {
+                Ok(partial) => partial,
+                Err(message) => return Ok(refuse(&message)),
+            };
+            Ok(partial_exit(partial, "runs", accept_partial))
         }
         Command::Search {
             sweep,
@@ -275,7 +327,11 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 return Ok(ExitCode::from(EXIT_BAD_INPUT));
             };
             let out = out.unwrap_or_else(|| Path::new("outputs").join(&loaded.spec.name));
-            sweep_cmd::run_search(&loaded, &out, jobs, quiet)
+            let _lock = match sweep_cmd::claim_folder(&out, &loaded.spec.name, true, false)? {
+                Ok(lock) => lock,
+                Err(message) => return Ok(refuse(&message)),
+            };
+            sweep_cmd::run_search(&loaded, &out, jobs.map(usize::from), quiet)
         }
         Command::Bench {
             model,
@@ -312,6 +368,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             quiet,
             attempts,
             force,
+            accept_partial,
         } => {
             if out.is_some() && models.len() > 1 {
                 eprintln!(
@@ -372,13 +429,37 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                         .unwrap_or_else(|| Path::new("outputs").join(&m.name))
                 })
                 .collect();
-            // Refuse before running anything: a clobbered folder cannot be undone.
-            if !force {
-                for (model, dir) in loaded.iter().zip(&dirs) {
-                    if let Err(message) = output::check_run_folder(dir, &model.name) {
-                        eprintln!("error: {message}");
-                        return Ok(ExitCode::from(EXIT_BAD_INPUT));
-                    }
+            // Two models of one name would share a folder, the second
+            // silently replacing the first's outputs.
+            for (i, dir) in dirs.iter().enumerate() {
+                if let Some(j) = (0..i).find(|&j| dirs[j] == *dir) {
+                    return Ok(refuse(&format!(
+                        "{} and {} are both the model {:?}: their outputs would share {}; run them one at a time with --out",
+                        models[j].display(),
+                        models[i].display(),
+                        loaded[i].name,
+                        dir.display()
+                    )));
+                }
+            }
+            // Refuse before running anything: a clobbered folder cannot be
+            // undone. Each folder stays locked until its outputs are in place.
+            let mut locks = Vec::new();
+            for (model, dir) in loaded.iter().zip(&dirs) {
+                match outdir::OutputLock::acquire(dir)? {
+                    Ok(lock) => locks.push(lock),
+                    Err(message) => return Ok(refuse(&message)),
+                }
+                outdir::clean_leftovers(dir)?;
+                let checked = if force {
+                    Ok(())
+                } else {
+                    output::check_run_folder(dir, &model.name)
+                };
+                if let Err(message) =
+                    checked.and_then(|()| outdir::refuse_foreign(dir, &outdir::run_files()))
+                {
+                    return Ok(refuse(&message));
                 }
             }
             // A run with overrides into the model's own folder replaces its
@@ -400,11 +481,58 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                     dirs[0].display()
                 );
             }
+            let mut partial = 0;
             for (model, dir) in loaded.iter().zip(&dirs) {
-                output::run_and_write(model, &overrides, dir, quiet, attempts)?;
+                partial += output::run_and_write(model, &overrides, dir, quiet, attempts)?;
             }
-            Ok(ExitCode::SUCCESS)
+            drop(locks);
+            Ok(partial_exit(partial, "variants", accept_partial))
         }
+    }
+}
+
+/// `--jobs N`: a whole number from 1 to [`MAX_JOBS`].
+fn parse_jobs(text: &str) -> std::result::Result<u16, String> {
+    match text.trim().parse::<u64>() {
+        Ok(n) if (1..=u64::from(MAX_JOBS)).contains(&n) => Ok(n as u16),
+        Ok(n) => Err(format!(
+            "{n} worker threads: --jobs takes 1 to {MAX_JOBS} (more only add threads that wait for the cores)"
+        )),
+        Err(_) => Err(format!("expected a whole number from 1 to {MAX_JOBS}")),
+    }
+}
+
+/// Says why a command is refused; exit code 2.
+fn refuse(message: &str) -> ExitCode {
+    eprintln!("error: {message}");
+    ExitCode::from(EXIT_BAD_INPUT)
+}
+
+/// The exit code of a command whose outputs are written, `partial` of its
+/// `what` (runs, variants) having stopped at a limit: 3 and a line saying so,
+/// unless they are accepted.
+fn partial_exit(partial: usize, what: &str, accept_partial: bool) -> ExitCode {
+    if partial == 0 {
+        return ExitCode::SUCCESS;
+    }
+    let what = if partial == 1 {
+        what.trim_end_matches('s')
+    } else {
+        what
+    };
+    eprintln!(
+        "{}: {partial} {what} stopped at one of the model's limits: their numbers describe cut-short runs{}",
+        if accept_partial { "note" } else { "error" },
+        if accept_partial {
+            ""
+        } else {
+            " (exit code 3; pass --accept-partial to accept them)"
+        }
+    );
+    if accept_partial {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(EXIT_PARTIAL)
     }
 }
 

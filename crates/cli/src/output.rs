@@ -4,6 +4,7 @@
 
 use crate::attempts_file::AttemptRows;
 use crate::charts;
+use crate::outdir::{check_owner, read_manifest, Kind, Manifest, Staging};
 use crate::report_html;
 use crate::table;
 use crate::view::{RunView, VariantContext};
@@ -23,7 +24,7 @@ use stormsim_sim::analysis::Outcome;
 use stormsim_sim::{run_variant, RunReport, Simulator, VariantReport};
 
 /// The charts a run may have, in no particular order.
-const CHARTS: [&str; 5] = [
+pub const CHARTS: [&str; 5] = [
     "comparison.svg",
     "load.svg",
     "timeline.svg",
@@ -62,16 +63,18 @@ struct VariantSummary<'a> {
 }
 
 /// Runs every variant (in parallel; results are collected by index, so the
-/// output does not depend on the thread count) and writes the outputs;
-/// `overrides` are the `--set PATH=VALUE` the model was loaded with, recorded
-/// in summary.json and shown on index.html.
+/// output does not depend on the thread count) and writes the outputs, all
+/// at once (see [`Staging`]): the folder shows this run or the last, never
+/// a mix. `overrides` are the `--set PATH=VALUE` the model was loaded with,
+/// recorded in summary.json and shown on index.html. Returns how many
+/// variants stopped at one of the model's limits. Call with `out` locked.
 pub fn run_and_write(
     model: &LoadedModel,
     overrides: &[String],
     out: &Path,
     quiet: bool,
     record_attempts: bool,
-) -> Result<()> {
+) -> Result<usize> {
     let total = model.variants.len();
     if !quiet {
         eprintln!(
@@ -83,8 +86,9 @@ pub fn run_and_write(
         );
     }
     // Before the runs: attempts.csv's rows are kept there as they come.
-    std::fs::create_dir_all(out)
-        .with_context(|| format!("cannot create output folder {}", out.display()))?;
+    let staging = Staging::begin(out)?;
+    let final_out = out;
+    let out = staging.path();
     let started = Instant::now();
     let done = AtomicUsize::new(0);
     let finished = AtomicBool::new(false);
@@ -129,9 +133,11 @@ pub fn run_and_write(
         results
     })?;
     let wall_total = started.elapsed().as_secs_f64();
+    let mut stopped = 0;
     for (r, _, _) in &results {
         if let Some(limit) = &r.stopped_by_limit {
             eprintln!("warning: variant {:?} {limit}", r.variant);
+            stopped += 1;
         }
     }
     // One line for all variants when they share the reason (a short horizon
@@ -213,12 +219,15 @@ pub fn run_and_write(
         written.push("attempts.csv");
     }
     written.extend(write_charts(&view, out)?);
+    let mut manifest = Manifest::new(Kind::Run, &model.name);
+    manifest.files.extend(written.iter().map(|f| f.to_string()));
+    staging.publish(&manifest)?;
 
     if !quiet {
         print!("{}", table::comparison(&run));
-        println!("\nwrote {}/{{{}}}", out.display(), written.join(", "));
+        println!("\nwrote {}/{{{}}}", final_out.display(), written.join(", "));
     }
-    Ok(())
+    Ok(stopped)
 }
 
 /// `latency.csv`: each variant's empirical latency CDF, the curve the
@@ -298,9 +307,11 @@ pub fn write_charts(view: &RunView, out: &Path) -> Result<Vec<&'static str>> {
         &out.join("index.html"),
         report_html::index_html(view, &written).as_bytes(),
     )?;
+    // Only charts stormsim wrote: a file of the user's at a chart's name stays.
+    let owned = read_manifest(out).map(|m| m.files).unwrap_or_default();
     for stale in CHARTS {
         let path = out.join(stale);
-        if !written.contains(&stale) && path.exists() {
+        if !written.contains(&stale) && owned.contains(stale) && path.exists() {
             std::fs::remove_file(&path)
                 .with_context(|| format!("cannot remove the stale {}", path.display()))?;
         }
@@ -337,88 +348,42 @@ fn progress(total: usize, done: &AtomicUsize, finished: &AtomicBool, started: In
     }
 }
 
-/// Writes to a temporary file in the same folder, then renames it over `path`:
-/// an interrupted run never leaves a half-written file that looks complete.
 /// Whether `run` may write `model`'s outputs into `dir` without `--force`: it
 /// does not exist, is empty, or holds this model's earlier outputs (a re-run
 /// replaces them; for the same seed, with the same bytes). Anything else — an
-/// other model's results, files stormsim did not write — needs `--force`.
+/// other model's results, a sweep's, files stormsim did not write — needs `--force`.
 pub fn check_run_folder(dir: &Path, model: &str) -> std::result::Result<(), String> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Ok(());
-    };
-    if entries.count() == 0 {
-        return Ok(());
-    }
-    let owner = std::fs::read_to_string(dir.join("summary.json"))
-        .ok()
-        .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
-        .and_then(|json| json.get("model").and_then(|m| m.as_str()).map(String::from));
-    match owner {
-        Some(name) if name == model => Ok(()),
-        Some(name) => Err(format!(
-            "{} holds the outputs of the model {name:?}, not {model:?}: choose another --out, or pass --force to write into it",
-            dir.display()
-        )),
-        None => Err(format!(
-            "{} is not empty and holds no stormsim outputs: choose another --out, or pass --force to write into it",
-            dir.display()
-        )),
-    }
+    check_owner(dir, Kind::Run, model)
 }
 
 /// Whether `sweep` may start afresh in `dir` without `--force`: nothing of an
 /// interrupted run is there (that needs `--resume`, or `--force` to discard
-/// it), and any earlier results are this sweep's (see `check_run_folder`).
+/// it), and the folder is empty or holds this sweep's earlier results (see
+/// `check_run_folder`).
 pub fn check_sweep_folder(dir: &Path, sweep: &str) -> std::result::Result<(), String> {
-    if dir.join("results.csv.partial").exists() {
+    if dir.join(stormsim_sweep::resume::PARTIAL_FILE).exists() {
         return Err(format!(
             "{} holds an interrupted run of a sweep: continue it with --resume, or pass --force to start over",
             dir.display()
         ));
     }
-    let owner = std::fs::read_to_string(dir.join("sweep.json"))
-        .ok()
-        .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
-        .and_then(|json| json.get("name").and_then(|m| m.as_str()).map(String::from));
-    match owner {
-        Some(name) if name != sweep => Err(format!(
-            "{} holds the results of the sweep {name:?}, not {sweep:?}: choose another --out, or pass --force",
-            dir.display()
-        )),
-        _ => Ok(()),
-    }
+    check_owner(dir, Kind::Sweep, sweep)
 }
 
+/// Writes to a new file in the same folder, then renames it over `path`:
+/// an interrupted run never leaves a half-written file that looks complete.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     write_atomically_with(path, |file| file.write_all(bytes))
 }
 
 /// [`write_atomically`] for an output written piece by piece: `write` fills
-/// the temporary file that then takes the place of `path`.
+/// the new file that then takes the place of `path` (a link planted there is
+/// replaced, never written through).
 pub fn write_atomically_with(
     path: &Path,
     write: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>,
 ) -> Result<()> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)
-        .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
-    write(tmp.as_file_mut())
-        .and_then(|_| tmp.as_file().sync_all())
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    // A temporary file is private (0600); an output is a plain file others
-    // may read, as one written directly would be.
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        tmp.as_file()
-            .set_permissions(std::fs::Permissions::from_mode(0o644))
-            .with_context(|| format!("cannot set the permissions of {}", path.display()))?;
-    }
-    tmp.persist(path)
-        .with_context(|| format!("cannot move the output into place at {}", path.display()))?;
-    Ok(())
+    stormsim_sweep::files::write_new_with(path, write)
+        .map(drop)
+        .with_context(|| format!("cannot write {}", path.display()))
 }

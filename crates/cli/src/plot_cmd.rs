@@ -36,14 +36,37 @@ pub fn plot(dir: &Path) -> Result<ExitCode> {
             dir.display()
         ));
     }
+    let _lock = match crate::outdir::OutputLock::acquire(dir)? {
+        Ok(lock) => lock,
+        Err(message) => return refuse(message),
+    };
+    // What is redrawn is stormsim's: a file of the user's at a chart's name
+    // is refused, and the manifest lists what was drawn.
+    let manifest = crate::outdir::read_manifest(dir);
     if dir.join("summary.json").exists() {
+        let mut names = crate::output::CHARTS.to_vec();
+        names.push(crate::outdir::RUN_PAGE);
+        if let Err(message) = crate::outdir::refuse_foreign(dir, &names) {
+            return refuse(message);
+        }
         let view = read_run(dir)?;
         let written = write_charts(&view, dir)?;
+        if let Some(mut manifest) = manifest {
+            manifest.files.extend(written.iter().map(|f| f.to_string()));
+            manifest.write(dir)?;
+        }
         println!("wrote {}/{{{}}}", dir.display(), written.join(", "));
     } else if dir.join("aggregate.csv").exists() {
+        if let Err(message) = crate::outdir::refuse_foreign(dir, &["sweep.svg"]) {
+            return refuse(message);
+        }
         let aggregate = read_text(&dir.join("aggregate.csv"))?;
         let shape = read_sweep_shape(dir, &aggregate)?;
         write_sweep_chart(&shape, &aggregate, dir)?;
+        if let Some(mut manifest) = manifest {
+            manifest.files.insert("sweep.svg".into());
+            manifest.write(dir)?;
+        }
         if dir.join("sweep.svg").exists() {
             println!("wrote {}/sweep.svg", dir.display());
         } else {

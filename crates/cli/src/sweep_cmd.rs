@@ -1,5 +1,6 @@
 //! `stormsim sweep`: run a sweep file and write its tables.
 
+use crate::outdir::{self, Kind, Manifest, OutputLock, SWEEP_FILES};
 use crate::output::write_atomically;
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -12,26 +13,103 @@ use stormsim_plot::{
     render_heatmap_svg, render_sweep_lines_svg, HeatmapChart, SweepLineChart, SweepPoint,
     SweepSeries,
 };
-use stormsim_sweep::resume::{merge, run_resumable, shard_slice};
+use stormsim_sweep::inputs::{Inputs, INPUTS_FILE};
+use stormsim_sweep::resume::{
+    check_inputs, merge, partial_path, run_resumable, shard_slice, ResultsError, RESULTS_FILE,
+};
 use stormsim_sweep::search::{search_csv, Probe};
 use stormsim_sweep::{aggregate_csv, results_csv, Sweep};
 
-/// Runs `sweep` on `jobs` threads (all cores if `None`) and writes
-/// `results.csv` and `aggregate.csv` to `out`; with `resume`, continues an
-/// interrupted sweep; with `max_runs`, stops after that many more runs.
+/// Locks `out` for a sweep, merge or search of the sweep `name`, removes what
+/// an interrupted write left there, and checks that the folder may be
+/// written: without `force`, it must be empty or this sweep's (see
+/// `check_sweep_folder`; with `resume`, an interrupted run is expected), and
+/// never may a file stormsim did not write stand where it writes. On success
+/// the folder's manifest claims the sweep's files, before any is written.
+pub fn claim_folder(
+    out: &Path,
+    name: &str,
+    force: bool,
+    resume: bool,
+) -> Result<std::result::Result<OutputLock, String>> {
+    let lock = match OutputLock::acquire(out)? {
+        Ok(lock) => lock,
+        Err(message) => return Ok(Err(message)),
+    };
+    outdir::clean_leftovers(out)?;
+    let checked = if force || resume {
+        Ok(())
+    } else {
+        crate::output::check_sweep_folder(out, name)
+    };
+    if let Err(message) = checked.and_then(|()| outdir::refuse_foreign(out, &SWEEP_FILES)) {
+        return Ok(Err(message));
+    }
+    let mut manifest = match outdir::read_manifest(out) {
+        Some(m) if m.kind == Kind::Sweep && m.name == name => m,
+        // Another's (with --force): its files are replaced as this sweep's.
+        Some(m) => Manifest {
+            files: m.files,
+            ..Manifest::new(Kind::Sweep, name)
+        },
+        None => Manifest::new(Kind::Sweep, name),
+    };
+    manifest
+        .files
+        .extend(SWEEP_FILES.iter().map(|f| f.to_string()));
+    manifest.write(out)?;
+    Ok(Ok(lock))
+}
+
+/// How `stormsim sweep` runs.
+pub struct SweepOptions {
+    /// Worker threads (all cores if `None`).
+    pub jobs: Option<usize>,
+    /// Continue an interrupted sweep.
+    pub resume: bool,
+    /// Stop after this many more runs.
+    pub max_runs: Option<usize>,
+    /// Run only this slice `(I, N)` of the runs.
+    pub shard: Option<(usize, usize)>,
+    /// Print nothing but errors.
+    pub quiet: bool,
+}
+
+/// Runs `sweep` and writes `results.csv` and `aggregate.csv` to `out` (with
+/// `out` claimed: [`claim_folder`]); with `resume`, continues an interrupted
+/// sweep, if its recorded inputs are this sweep's; with `max_runs`, stops
+/// after that many more runs. Returns how many runs (of this invocation's
+/// and the resumed ones) stopped at a limit, or why the folder's results
+/// cannot be continued.
 pub fn run_sweep(
     sweep: &Sweep,
     out: &Path,
-    jobs: Option<usize>,
-    resume: bool,
-    max_runs: Option<usize>,
-    shard: Option<(usize, usize)>,
-    quiet: bool,
-) -> Result<()> {
+    options: &SweepOptions,
+) -> Result<std::result::Result<usize, String>> {
+    let SweepOptions {
+        jobs,
+        resume,
+        max_runs,
+        shard,
+        quiet,
+    } = *options;
     let slice = match shard {
         Some((index, count)) => shard_slice(sweep.runs(), index, count),
         None => 0..sweep.runs(),
     };
+    let has_results = partial_path(out).exists() || out.join(RESULTS_FILE).exists();
+    if resume && has_results {
+        let advice = "pass --force instead of --resume to start afresh (it discards them)";
+        match check_inputs(sweep, out, slice.clone(), advice) {
+            Ok(()) => {}
+            Err(e @ ResultsError::Malformed { .. }) => return Ok(Err(format!("{e}; {advice}"))),
+            Err(e) => return bad_input(e),
+        }
+    }
+    write_atomically(
+        &out.join(INPUTS_FILE),
+        Inputs::of(sweep, slice.clone()).to_json().as_bytes(),
+    )?;
     let total = slice.end;
     if !quiet {
         eprintln!(
@@ -85,25 +163,36 @@ pub fn run_sweep(
         }
     };
     // The spec first: a folder, even of a sweep still running, says what it holds.
-    std::fs::create_dir_all(out)?;
     write_spec(sweep, out)?;
-    let done = pool
+    let done = match pool
         .install(|| run_resumable(sweep, out, slice.clone(), resume, max_runs, &progress))
-        .with_context(|| format!("cannot write the sweep's results in {}", out.display()))?;
+    {
+        Ok(done) => done,
+        Err(e @ ResultsError::Malformed { .. }) if resume => {
+            return Ok(Err(format!(
+                "{e}: it cannot be continued; pass --force instead of --resume to start afresh (it discards it)"
+            )))
+        }
+        Err(e) => return bad_input(e),
+    };
     if let Some(bar) = bar {
         bar.finish();
     }
+    let partial = done.results.iter().filter(|r| r.stopped_by_limit).count();
     let aggregate = out.join("aggregate.csv");
     if let (Some((index, count)), true) = (shard, done.complete) {
         if !quiet {
+            let runs = if slice.is_empty() {
+                "no runs (more shards than runs)".to_string()
+            } else {
+                format!("runs {} to {} done", slice.start, slice.end - 1)
+            };
             println!(
-                "shard {index}/{count}: runs {} to {} done in {}; combine the shards with `stormsim merge`",
-                slice.start,
-                slice.end - 1,
+                "shard {index}/{count}: {runs} in {}; combine the shards with `stormsim merge`",
                 out.display()
             );
         }
-        return Ok(());
+        return Ok(Ok(partial));
     }
     if !done.complete {
         // An earlier, complete aggregate must not pass for this sweep's.
@@ -117,7 +206,7 @@ pub fn run_sweep(
                 total
             );
         }
-        return Ok(());
+        return Ok(Ok(partial));
     }
     write_tables_and_chart(sweep, out, &done.results, false)?;
     if !quiet {
@@ -128,7 +217,17 @@ pub fn run_sweep(
             out.display()
         );
     }
-    Ok(())
+    Ok(Ok(partial))
+}
+
+/// A problem with the results on disk: the user's to fix (exit 2), said as
+/// such; a failure to read or write them is an error.
+fn bad_input<T>(e: ResultsError) -> Result<std::result::Result<T, String>> {
+    if e.is_bad_input() {
+        Ok(Err(e.to_string()))
+    } else {
+        Err(e.into())
+    }
 }
 
 /// Writes `aggregate.csv` and `sweep.svg` (and `results.csv` too with
@@ -168,10 +267,32 @@ pub fn write_sweep_chart(shape: &SweepShape, aggregate: &str, out: &Path) -> Res
 }
 
 /// `stormsim merge`: the shards' results into the whole sweep's tables, the
-/// same bytes as an unsharded run.
-pub fn merge_shards(sweep: &Sweep, out: &Path, shards: &[std::path::PathBuf]) -> Result<()> {
-    let results = merge(sweep, shards).context("cannot merge the shards")?;
-    std::fs::create_dir_all(out)?;
+/// same bytes as an unsharded run. The shards are read first: a merge that
+/// cannot be made leaves `out` as it was (or absent).
+pub fn merge_shards(
+    sweep: &Sweep,
+    out: &Path,
+    shards: &[std::path::PathBuf],
+) -> Result<std::process::ExitCode> {
+    let results = match merge(sweep, shards) {
+        Ok(results) => results,
+        Err(e) if e.is_bad_input() => {
+            eprintln!("error: cannot merge the shards: {e}");
+            return Ok(std::process::ExitCode::from(crate::EXIT_BAD_INPUT));
+        }
+        Err(e) => return Err(e).context("cannot merge the shards"),
+    };
+    let _lock = match claim_folder(out, &sweep.spec.name, true, false)? {
+        Ok(lock) => lock,
+        Err(message) => {
+            eprintln!("error: {message}");
+            return Ok(std::process::ExitCode::from(crate::EXIT_BAD_INPUT));
+        }
+    };
+    write_atomically(
+        &out.join(INPUTS_FILE),
+        Inputs::of(sweep, 0..sweep.runs()).to_json().as_bytes(),
+    )?;
     write_spec(sweep, out)?;
     write_tables_and_chart(sweep, out, &results, true)?;
     println!(
@@ -180,7 +301,7 @@ pub fn merge_shards(sweep: &Sweep, out: &Path, shards: &[std::path::PathBuf]) ->
         shards.len(),
         out.display()
     );
-    Ok(())
+    Ok(std::process::ExitCode::SUCCESS)
 }
 
 /// Parses `--shard I/N`, or `auto/N` (the index from `SLURM_ARRAY_TASK_ID` or
@@ -337,11 +458,34 @@ pub fn sweep_chart(
     aggregate: &str,
 ) -> Option<Result<String, stormsim_plot::PlotError>> {
     let mut reader = csv::Reader::from_reader(aggregate.as_bytes());
-    let header: Vec<String> = reader.headers().ok()?.iter().map(str::to_string).collect();
+    // Only the columns the chart reads are kept: a table of a million points
+    // has a hundred-odd columns, most of them not drawn.
+    let drawn = [
+        "metastable_share",
+        "metastable_share.ci95_low",
+        "metastable_share.ci95_high",
+        "success_rate.mean",
+        "success_rate.ci95_low",
+        "success_rate.ci95_high",
+    ];
+    let kept: Vec<usize> = reader
+        .headers()
+        .ok()?
+        .iter()
+        .enumerate()
+        .filter(|(_, h)| drawn.contains(h) || sweep.axes.iter().any(|a| a == h))
+        .map(|(i, _)| i)
+        .collect();
+    let keep = |r: &csv::StringRecord| -> Vec<String> {
+        kept.iter()
+            .map(|&i| r.get(i).unwrap_or("").to_string())
+            .collect()
+    };
+    let header: Vec<String> = keep(reader.headers().ok()?);
     let rows: Vec<Vec<String>> = reader
         .records()
         .filter_map(Result::ok)
-        .map(|r| r.iter().map(str::to_string).collect())
+        .map(|r| keep(&r))
         .collect();
     let col = |name: &str| header.iter().position(|h| h == name);
     let num = |row: &Vec<String>, c: Option<usize>| c.and_then(|c| row[c].parse::<f64>().ok());

@@ -117,6 +117,7 @@ fn run_writes_summary_files_and_a_chart() {
     assert_eq!(
         names,
         [
+            ".stormsim-manifest.json",
             "comparison.svg",
             "index.html",
             "latency.csv",
@@ -399,9 +400,11 @@ fn an_unstable_model_stops_at_its_limit_with_a_partial_report() {
     .unwrap();
     let out = dir.path().join("out");
     let run = stormsim_into("run", &model, &out, &[]);
-    assert_ok(&run);
+    // The outputs are written, and the exit code says they are partial.
+    assert_eq!(run.status.code(), Some(3));
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert!(stderr.contains("limits.max_in_flight"), "{stderr}");
+    assert!(stderr.contains("--accept-partial"), "{stderr}");
     let json: Value = serde_json::from_str(&read(&out.join("summary.json"))).unwrap();
     let stopped = json["variants"][0]["stopped_by_limit"].as_str().unwrap();
     assert!(stopped.contains("partial"), "{stopped}");

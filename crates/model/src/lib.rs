@@ -41,7 +41,7 @@ pub use error::{ModelError, Problem, TOP_LEVEL};
 pub use model::*;
 pub use path::{parse_cli_value, ParamPath};
 pub use spec::ModelSpec;
-pub use validate::{validate, MAX_SERIES_ROWS};
+pub use validate::{folder_name_problem, validate, MAX_SERIES_ROWS};
 
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;

@@ -170,6 +170,21 @@ impl Checker {
     }
 }
 
+/// What is wrong with `name` as the name of an output folder (`outputs/<name>/`),
+/// if anything: a model's and a sweep's names become folders, so one that
+/// climbs (`..`), is absolute or hides (a leading '.') could write anywhere.
+pub fn folder_name_problem(name: &str) -> Option<String> {
+    if name.trim().is_empty() {
+        Some("expected a non-empty name".into())
+    } else if name.contains(['/', '\\']) || name.starts_with('.') {
+        Some(format!(
+            "expected a name usable as a folder (no '/', '\\' or leading '.'), got {name:?}"
+        ))
+    } else {
+        None
+    }
+}
+
 /// Checks a parsed model and resolves it; all problems at once.
 pub fn validate(spec: &ModelSpec) -> Result<Model, Vec<Problem>> {
     let mut ck = Checker {
@@ -178,16 +193,8 @@ pub fn validate(spec: &ModelSpec) -> Result<Model, Vec<Problem>> {
     ck.unique_names("services", spec.services.iter().map(|s| s.name.as_str()));
     ck.unique_names("workloads", spec.workloads.iter().map(|w| w.name.as_str()));
     ck.unique_names("variants", spec.variants.iter().map(|v| v.name.as_str()));
-    if spec.name.trim().is_empty() {
-        ck.fail("name", "expected a non-empty model name");
-    } else if spec.name.contains(['/', '\\']) || spec.name.starts_with('.') {
-        ck.fail(
-            "name",
-            format!(
-                "expected a name usable as a folder (no '/', '\\' or leading '.'), got {:?}",
-                spec.name
-            ),
-        );
+    if let Some(message) = folder_name_problem(&spec.name) {
+        ck.fail("name", message);
     }
     if spec.services.is_empty() {
         ck.fail("services", "expected at least one service");

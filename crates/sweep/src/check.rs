@@ -13,6 +13,7 @@
 
 use crate::spec::AxisSpec;
 use crate::{Override, Sweep, VariantChoice};
+use rayon::prelude::*;
 use serde_json::Value;
 use std::collections::{BTreeSet, HashMap};
 use stormsim_model::path::Segment;
@@ -48,9 +49,11 @@ struct Entry {
 /// (empty if there is none).
 pub(crate) fn problems(sweep: &Sweep) -> Vec<Problem> {
     let mut checker = Checker::new(sweep);
+    // Every point's model is built and checked: in parallel (collected in
+    // point order), as a million points take a while.
     let failing: Vec<(usize, Vec<Problem>)> = sweep
         .points
-        .iter()
+        .par_iter()
         .filter_map(|point| {
             let (variant, overrides) = sweep.inputs_at(point);
             let problems = checker.check(variant.as_ref(), &overrides);

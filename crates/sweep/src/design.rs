@@ -103,7 +103,94 @@ fn grid_values(i: usize, axis: &AxisSpec) -> Result<Vec<Value>, Problem> {
     }
 }
 
+/// The most points a sweep may have. Every point is held in memory (a few
+/// hundred bytes each) and checked before any run, so a grid of 1000³ points
+/// is refused, with its count, before anything is allocated for it.
+pub const MAX_POINTS: u64 = 1_000_000;
+
+/// The most runs (points × replications) a sweep may have: each finished run
+/// keeps its row of results.csv in memory (a few kilobytes) until the tables
+/// are written.
+pub const MAX_RUNS: u64 = 10_000_000;
+
+/// How many values a grid axis has, counted without making them.
+fn grid_len(axis: &AxisSpec) -> Option<u64> {
+    if let Some(v) = &axis.values {
+        Some(v.len() as u64)
+    } else if let Some(r) = axis.linear.as_ref().or(axis.log.as_ref()) {
+        Some(u64::from(r.steps))
+    } else {
+        axis.variants.as_ref().map(|v| v.len() as u64)
+    }
+}
+
+/// The number of points the spec's design gives, counted from the axes'
+/// sizes (a zip group counts once, by its first axis), or `None` when it does
+/// not fit in 64 bits.
+pub fn point_count(spec: &SweepSpec) -> Option<u64> {
+    if spec.axes.is_empty() {
+        return Some(0);
+    }
+    match spec.design {
+        DesignSpec::Random { points } | DesignSpec::LatinHypercube { points } => {
+            Some(u64::from(points))
+        }
+        DesignSpec::Grid => {
+            let mut seen_zips: Vec<&str> = Vec::new();
+            let mut total: u64 = 1;
+            for axis in &spec.axes {
+                if let Some(zip) = axis.zip.as_deref() {
+                    if seen_zips.contains(&zip) {
+                        continue;
+                    }
+                    seen_zips.push(zip);
+                }
+                total = total.checked_mul(grid_len(axis).unwrap_or(1))?;
+            }
+            Some(total)
+        }
+    }
+}
+
+/// The problem of a design too large to hold, naming its size and the limits.
+fn size_problem(spec: &SweepSpec) -> Option<Problem> {
+    let sizes: Vec<String> = spec
+        .axes
+        .iter()
+        .map(|a| grid_len(a).map_or("?".into(), |n| n.to_string()))
+        .collect();
+    let at = match spec.design {
+        DesignSpec::Grid => "axes",
+        _ => "design.points",
+    };
+    let shape = match spec.design {
+        DesignSpec::Grid => format!(" ({})", sizes.join(" × ")),
+        _ => String::new(),
+    };
+    let reps = u64::from(spec.replications.max(1));
+    match point_count(spec) {
+        None => Some(Problem::new(
+            at,
+            format!("the design has more than 2^64 points{shape}, more than the limit of {MAX_POINTS} points"),
+        )),
+        Some(n) if n > MAX_POINTS => Some(Problem::new(
+            at,
+            format!("the design has {n} points{shape}, more than the limit of {MAX_POINTS} points: split the sweep into several files"),
+        )),
+        Some(n) if n.saturating_mul(reps) > MAX_RUNS => Some(Problem::new(
+            "replications",
+            format!(
+                "{n} points × {reps} replications = {} runs, more than the limit of {MAX_RUNS} runs: split the sweep into several files",
+                n.saturating_mul(reps)
+            ),
+        )),
+        Some(_) => None,
+    }
+}
+
 /// Every point of the sweep, in a fixed order (the first axis varies slowest).
+/// A design of more than [`MAX_POINTS`] points or [`MAX_RUNS`] runs is
+/// refused before any point is made.
 pub fn points(spec: &SweepSpec, seed: u64) -> Result<Vec<Point>, Vec<Problem>> {
     if spec.axes.is_empty() {
         if spec.search.is_some() {
@@ -113,6 +200,9 @@ pub fn points(spec: &SweepSpec, seed: u64) -> Result<Vec<Point>, Vec<Problem>> {
             "axes",
             "expected at least one axis (or a `search`)",
         )]);
+    }
+    if let Some(problem) = size_problem(spec) {
+        return Err(vec![problem]);
     }
     match spec.design {
         DesignSpec::Grid => grid(spec),

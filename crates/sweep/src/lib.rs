@@ -6,6 +6,8 @@
 
 mod check;
 pub mod design;
+pub mod files;
+pub mod inputs;
 pub mod resume;
 pub mod search;
 pub mod spec;
@@ -19,6 +21,7 @@ use rayon::prelude::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use stormsim_engine::StreamKey;
 use stormsim_model::{apply_overrides, load_model, parse_json, ModelError, Problem};
 use stormsim_sim::{run_variant, RunReport, VariantReport};
@@ -107,10 +110,15 @@ pub struct RunResult {
     pub replication: u32,
     /// The seed it ran with.
     pub seed: u64,
-    /// The summary header (the same for every run of a sweep).
-    pub header: Vec<String>,
+    /// The summary header (the same for every run of a sweep, so shared:
+    /// a million runs held for the tables must not hold a million copies).
+    pub header: Arc<[String]>,
     /// The summary row.
     pub row: Vec<String>,
+    /// Whether the run stopped at one of the model's `limits` (its row then
+    /// describes a cut-short run). Rows read back from a file say it only
+    /// where the table has a `complete` column.
+    pub stopped_by_limit: bool,
 }
 
 impl RunResult {
@@ -172,7 +180,7 @@ impl Sweep {
             SweepError::Invalid(e)
         })?;
         let seed = spec.seed.unwrap_or(base.seed);
-        let mut problems = Vec::new();
+        let mut problems = spec_problems(&spec, &base);
         if spec.replications == 0 {
             problems.push(Problem::new("replications", "expected at least 1"));
         }
@@ -434,15 +442,101 @@ impl Sweep {
         let variant = self
             .model_at(&self.points[point], seed)
             .expect("every point was checked when the sweep was loaded");
-        let (header, row) = summary_of(seed, run_variant(&variant));
+        let report = run_variant(&variant);
+        let stopped_by_limit = report.stopped_by_limit.is_some();
+        let (header, mut row) = summary_of(seed, report);
+        // Kept until the tables are written: no spare capacity.
+        row.shrink_to_fit();
         RunResult {
             point,
             replication,
             seed,
-            header,
+            header: header.into(),
             row,
+            stopped_by_limit,
         }
     }
+}
+
+/// The problems of the sweep file's own fields that no point's model shows:
+/// a name that cannot be a folder, two axes on one path (the second would
+/// silently win while rows carry both), a column named twice or like one of
+/// the tables' own, and a search that cannot end.
+fn spec_problems(spec: &SweepSpec, base: &stormsim_model::LoadedModel) -> Vec<Problem> {
+    let mut problems = Vec::new();
+    if let Some(message) = stormsim_model::folder_name_problem(&spec.name) {
+        problems.push(Problem::new("name", message));
+    }
+    let reserved = reserved_columns(base);
+    let mut columns: Vec<String> = Vec::new();
+    for (i, axis) in spec.axes.iter().enumerate() {
+        let column = design::column(axis);
+        let same_path = axis.path.as_deref().and_then(|path| {
+            spec.axes[..i]
+                .iter()
+                .position(|a| a.path.as_deref().map(str::trim) == Some(path.trim()))
+                .map(|j| (path, j))
+        });
+        if let Some((path, j)) = same_path {
+            problems.push(Problem::new(
+                format!("axes[{i}].path"),
+                format!("{path:?} is axes[{j}]'s path too: one would silently override the other (sweep each path on one axis)"),
+            ));
+        } else if columns.contains(&column) {
+            problems.push(Problem::new(
+                format!("axes[{i}]"),
+                format!("the column {column:?} is another axis's too: give one a `name`"),
+            ));
+        } else if reserved.contains(&column) && !(axis.path.is_none() && column == "variant") {
+            // (A `variants` axis's own column is `variant`, as the summary's is.)
+            problems.push(Problem::new(
+                format!("axes[{i}]"),
+                format!("the column {column:?} is one of results.csv's or aggregate.csv's own: give the axis another `name`"),
+            ));
+        }
+        columns.push(column);
+    }
+    if let Some(search) = &spec.search {
+        if !(search.tolerance.is_finite() && search.tolerance > 0.0) {
+            problems.push(Problem::new(
+                "search.tolerance",
+                format!("expected a number > 0, got {}", search.tolerance),
+            ));
+        }
+    }
+    problems
+}
+
+/// The columns results.csv and aggregate.csv have besides the axes': the
+/// run's (point, replication, seed), the summary's (fixed, per service and
+/// per workload of the model) and the aggregate's.
+fn reserved_columns(base: &stormsim_model::LoadedModel) -> Vec<String> {
+    use stormsim_sim::report::{
+        FAILURE_COLUMNS, SERVICE_COLUMNS, SUMMARY_COLUMNS, WORKLOAD_COLUMNS,
+    };
+    let mut reserved: Vec<String> = [
+        "point",
+        "replication",
+        "seed",
+        "replications",
+        "metastable_share",
+        "metastable_share.ci95_low",
+        "metastable_share.ci95_high",
+    ]
+    .iter()
+    .chain(SUMMARY_COLUMNS)
+    .chain(FAILURE_COLUMNS)
+    .map(|c| c.to_string())
+    .collect();
+    for v in &base.variants {
+        for s in &v.model.services {
+            reserved.extend(SERVICE_COLUMNS.iter().map(|c| format!("{}.{c}", s.name)));
+        }
+        for w in &v.model.workloads {
+            reserved.extend(WORKLOAD_COLUMNS.iter().map(|c| format!("{}.{c}", w.name)));
+        }
+    }
+    reserved
 }
 
 /// The summary table of one run (header, row), as `summary.csv` has it.

@@ -4,19 +4,89 @@
 //! `--resume` reads it back, skips the runs it holds, and appends the rest. The
 //! finished file is renamed to `results.csv`: the same bytes as an
 //! uninterrupted sweep, and never a half-written file that looks complete.
+//!
+//! Rows are only ever mixed with rows of the same inputs: the folder's
+//! [`INPUTS_FILE`](crate::inputs::INPUTS_FILE) must match the sweep resumed or
+//! merged ([`check_inputs`]), and every row read back must be the run it
+//! claims to be (its point, replication and seed), or the file is named with
+//! the line that is not.
 
-use crate::{table, RunResult, Sweep};
+use crate::inputs::{Inputs, INPUTS_FILE};
+use crate::{files, table, RunResult, Sweep};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
-use std::fs::{File, OpenOptions};
-use std::io::{BufRead, BufReader, Seek, SeekFrom, Write};
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
+
+/// The table of a sweep still running (or interrupted).
+pub const PARTIAL_FILE: &str = "results.csv.partial";
+/// The table of a finished sweep (or shard).
+pub const RESULTS_FILE: &str = "results.csv";
 
 /// The file a sweep in progress writes.
 pub fn partial_path(out: &Path) -> PathBuf {
-    out.join("results.csv.partial")
+    out.join(PARTIAL_FILE)
+}
+
+/// A problem with a sweep's results on disk: each names the file or folder.
+#[derive(Debug, thiserror::Error)]
+pub enum ResultsError {
+    /// A file could not be read or written.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file or folder.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A results file is not a table of this sweep's runs.
+    #[error("{}, line {line}: {why}", path.display())]
+    Malformed {
+        /// The file.
+        path: PathBuf,
+        /// Its line, from 1.
+        line: usize,
+        /// What is wrong with it.
+        why: String,
+    },
+    /// The folder's results were computed from other inputs than the sweep
+    /// given, or it does not say what from.
+    #[error("{}: {why}", dir.display())]
+    Inputs {
+        /// The folder.
+        dir: PathBuf,
+        /// What changed, or what is missing.
+        why: String,
+    },
+    /// A shard's folder cannot be merged: missing, unfinished or empty.
+    #[error("{}: {why}", dir.display())]
+    Shard {
+        /// The shard's folder.
+        dir: PathBuf,
+        /// What is missing.
+        why: String,
+    },
+    /// The shards together do not hold every run once.
+    #[error("{0}")]
+    Coverage(String),
+}
+
+impl ResultsError {
+    /// Whether the problem is in the user's files (exit code 2), not a
+    /// failure to read or write them.
+    pub fn is_bad_input(&self) -> bool {
+        !matches!(self, ResultsError::Io { .. })
+    }
+}
+
+fn io_at(path: &Path) -> impl FnOnce(std::io::Error) -> ResultsError + '_ {
+    move |source| ResultsError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
 }
 
 /// What a resumable run did.
@@ -50,59 +120,117 @@ impl Appender {
     }
 }
 
-/// The rows already in a partial file, as results, and the byte length of its
-/// complete lines (a line cut by an interruption is dropped).
-fn read_partial(
+/// The cells of one CSV line.
+fn cells_of(line: &str) -> Option<Vec<String>> {
+    csv::ReaderBuilder::new()
+        .has_headers(false)
+        .from_reader(line.as_bytes())
+        .records()
+        .next()?
+        .ok()
+        .map(|r| r.iter().map(str::to_string).collect())
+}
+
+/// The rows of a results file whose first row is run `first`, as results,
+/// and the byte length of its complete lines (a last line an interruption
+/// cut short, without its newline, is dropped). Every other line must be a
+/// row of this sweep: the header its columns, each row the next run with its
+/// seed, as wide as the header.
+fn read_rows(
     sweep: &Sweep,
     path: &Path,
     first: usize,
-) -> std::io::Result<(Vec<RunResult>, u64)> {
+) -> Result<(Vec<RunResult>, u64), ResultsError> {
     let file = match File::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((Vec::new(), 0)),
-        Err(e) => return Err(e),
+        Err(e) => return Err(io_at(path)(e)),
     };
     let mut reader = BufReader::new(file);
+    let malformed = |line: usize, why: String| ResultsError::Malformed {
+        path: path.to_path_buf(),
+        line,
+        why,
+    };
     let mut results = Vec::new();
     let mut kept = 0u64;
-    let mut header: Option<Vec<String>> = None;
-    let axes = sweep.points[0].values.len();
+    let mut header: Option<Arc<[String]>> = None;
+    let mut complete_column = None;
+    let lead: Vec<String> = ["point", "replication", "seed"]
+        .iter()
+        .map(|c| c.to_string())
+        .chain(
+            sweep
+                .points
+                .first()
+                .into_iter()
+                .flat_map(|p| p.values.iter().map(|(c, _, _)| c.clone())),
+        )
+        .collect();
+    let reps = sweep.spec.replications as usize;
     let mut line = String::new();
-    loop {
+    for number in 1.. {
         line.clear();
-        let n = reader.read_line(&mut line)?;
+        let n = reader.read_line(&mut line).map_err(io_at(path))?;
         if n == 0 || !line.ends_with('\n') {
             break;
         }
-        let cells: Vec<String> = csv::ReaderBuilder::new()
-            .has_headers(false)
-            .from_reader(line.as_bytes())
-            .records()
-            .next()
-            .and_then(Result::ok)
-            .map(|r| r.iter().map(str::to_string).collect())
-            .unwrap_or_default();
+        let cells = cells_of(&line).ok_or_else(|| malformed(number, "not a line of CSV".into()))?;
         match &header {
-            None => header = Some(cells),
+            None => {
+                if cells.len() <= lead.len() || cells[..lead.len()] != lead[..] {
+                    return Err(malformed(
+                        number,
+                        format!(
+                            "expected a header starting {} and then the summary's columns, found {:?}",
+                            lead.join(","),
+                            line.trim_end()
+                        ),
+                    ));
+                }
+                let summary: Arc<[String]> = cells[lead.len()..].into();
+                complete_column = summary.iter().position(|c| c == "complete");
+                header = Some(summary);
+            }
             Some(h) => {
-                if cells.len() != h.len() {
-                    break;
-                }
                 let index = first + results.len();
-                let reps = sweep.spec.replications as usize;
-                let expect = [(index / reps).to_string(), (index % reps).to_string()];
-                if cells[0] != expect[0] || cells[1] != expect[1] {
-                    return Err(std::io::Error::other(format!(
-                        "{} does not continue this sweep at run {index}: start it afresh without --resume",
-                        path.display()
-                    )));
+                if index >= sweep.runs() {
+                    return Err(malformed(
+                        number,
+                        format!("a row past the sweep's last run ({})", sweep.runs()),
+                    ));
                 }
+                if cells.len() != lead.len() + h.len() {
+                    return Err(malformed(
+                        number,
+                        format!(
+                            "{} cells where the header has {}",
+                            cells.len(),
+                            lead.len() + h.len()
+                        ),
+                    ));
+                }
+                let (point, replication) = (index / reps, (index % reps) as u32);
+                let seed = sweep.seed_of(point, replication);
+                let expect = [point.to_string(), replication.to_string(), seed.to_string()];
+                if cells[..3] != expect[..] {
+                    return Err(malformed(
+                        number,
+                        format!(
+                            "expected run {index} (point {point}, replication {replication}, seed {seed}), found point {}, replication {}, seed {}",
+                            cells[0], cells[1], cells[2]
+                        ),
+                    ));
+                }
+                let row = cells[lead.len()..].to_vec();
+                let stopped_by_limit = complete_column.is_some_and(|c| row[c] == "false");
                 results.push(RunResult {
-                    point: index / reps,
-                    replication: (index % reps) as u32,
-                    seed: cells[2].parse().unwrap_or_default(),
-                    header: h[3 + axes..].to_vec(),
-                    row: cells[3 + axes..].to_vec(),
+                    point,
+                    replication,
+                    seed,
+                    header: h.clone(),
+                    row,
+                    stopped_by_limit,
                 });
             }
         }
@@ -111,10 +239,60 @@ fn read_partial(
     Ok((results, kept))
 }
 
+/// The recorded inputs of the results in `dir`, if it records them.
+pub fn read_inputs(dir: &Path) -> Result<Option<Inputs>, ResultsError> {
+    let path = dir.join(INPUTS_FILE);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(io_at(&path)(e)),
+    };
+    serde_json::from_str(&text)
+        .map(Some)
+        .map_err(|e| ResultsError::Malformed {
+            path: path.clone(),
+            line: e.line(),
+            why: format!("not a record of a sweep's inputs: {e}"),
+        })
+}
+
+/// Refuses to continue the results in `dir` (a results file there) unless
+/// they record the same inputs as `sweep`'s runs `slice`: the advice is
+/// `advice` (how to start afresh).
+pub fn check_inputs(
+    sweep: &Sweep,
+    dir: &Path,
+    slice: std::ops::Range<usize>,
+    advice: &str,
+) -> Result<(), ResultsError> {
+    let now = Inputs::of(sweep, slice);
+    let why = match read_inputs(dir)? {
+        None => format!(
+            "has results but no {INPUTS_FILE} saying what they were computed from (written by an older stormsim?), so they cannot be continued safely: {advice}"
+        ),
+        Some(then) => {
+            let changes = then.changes(&now, true);
+            if changes.is_empty() {
+                return Ok(());
+            }
+            format!(
+                "its results were computed from other inputs (changed since: {}); {advice}",
+                changes.join(", ")
+            )
+        }
+    };
+    Err(ResultsError::Inputs {
+        dir: dir.to_path_buf(),
+        why,
+    })
+}
+
 /// Runs the sweep's runs `slice` (all of them, or a shard's) into `out`:
-/// resuming `results.csv.partial` if `resume`, at most `max_runs` more runs if
-/// given, appending rows in run order. When every run of the slice is done the
-/// partial file becomes `results.csv`.
+/// resuming `results.csv.partial` if `resume` (or a finished `results.csv`,
+/// which is then left as it is), at most `max_runs` more runs if given,
+/// appending rows in run order. When every run of the slice is done the
+/// partial file becomes `results.csv`. The caller checks the folder's
+/// inputs first ([`check_inputs`]).
 pub fn run_resumable(
     sweep: &Sweep,
     out: &Path,
@@ -122,28 +300,53 @@ pub fn run_resumable(
     resume: bool,
     max_runs: Option<usize>,
     progress: &(dyn Fn(usize, u64) + Sync),
-) -> std::io::Result<Progress> {
-    std::fs::create_dir_all(out)?;
+) -> Result<Progress, ResultsError> {
+    std::fs::create_dir_all(out).map_err(io_at(out))?;
+    let partial = partial_path(out);
+    let finished = out.join(RESULTS_FILE);
+    if resume && !partial.exists() && finished.exists() {
+        // A finished sweep resumed once too often: nothing to run, nothing
+        // to discard.
+        let (results, _) = read_rows(sweep, &finished, slice.start)?;
+        if results.len() == slice.len() {
+            return Ok(Progress {
+                results,
+                complete: true,
+            });
+        }
+        return Err(ResultsError::Malformed {
+            path: finished,
+            line: results.len() + 1,
+            why: format!(
+                "holds {} of its {} runs, yet it is a finished table",
+                results.len(),
+                slice.len()
+            ),
+        });
+    }
     // A finished table from an earlier sweep must not pass for this one's
-    // while it runs (or if it is interrupted).
-    match std::fs::remove_file(out.join("results.csv")) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+    // while it runs (or if it is interrupted). (Removing a link removes the
+    // link, not its target.)
+    match std::fs::remove_file(&finished) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io_at(&finished)(e)),
         _ => {}
     }
-    let partial = partial_path(out);
     let (done, kept) = if resume {
-        read_partial(sweep, &partial, slice.start)?
+        read_rows(sweep, &partial, slice.start)?
     } else {
         (Vec::new(), 0)
     };
-    let mut file = OpenOptions::new()
-        .create(true)
-        .write(true)
-        .truncate(!resume)
-        .open(&partial)?;
-    // Drop a line an interruption cut short, then append after the prefix.
-    file.set_len(kept)?;
-    file.seek(SeekFrom::End(0))?;
+    // The kept prefix goes into a new file that replaces the partial one:
+    // never opened through a link planted at its name, never truncating a
+    // file another name shares (a hard link).
+    let file = files::write_new_with(&partial, |tmp| {
+        if kept > 0 {
+            let mut old = File::open(&partial)?.take(kept);
+            std::io::copy(&mut old, tmp)?;
+        }
+        Ok(())
+    })
+    .map_err(io_at(&partial))?;
     let start = slice.start + done.len();
     let end = max_runs.map_or(slice.end, |m| (start + m).min(slice.end));
     let appender = Mutex::new(Appender {
@@ -169,13 +372,13 @@ pub fn run_resumable(
         progress(counter.fetch_add(1, Ordering::Relaxed) + 1, events);
     });
     if let Some(e) = failure.into_inner().expect("unpoisoned") {
-        return Err(e);
+        return Err(io_at(&partial)(e));
     }
     let appender = appender.into_inner().expect("unpoisoned");
     let complete = appender.next == slice.end;
-    appender.file.sync_all()?;
+    appender.file.sync_all().map_err(io_at(&partial))?;
     if complete {
-        std::fs::rename(&partial, out.join("results.csv"))?;
+        std::fs::rename(&partial, &finished).map_err(io_at(&finished))?;
     }
     Ok(Progress {
         results: appender.written,
@@ -186,37 +389,76 @@ pub fn run_resumable(
 /// The runs of shard `index` of `count`: a contiguous slice, the shards
 /// together covering every run exactly once.
 pub fn shard_slice(runs: usize, index: usize, count: usize) -> std::ops::Range<usize> {
-    (index * runs / count)..((index + 1) * runs / count)
+    // In 128 bits: index × runs must not overflow, whatever N is given.
+    let at = |i: usize| (i as u128 * runs as u128 / count.max(1) as u128) as usize;
+    at(index)..at(index + 1)
 }
 
-/// Reads a finished `results.csv` (a whole sweep's or a shard's) back into
-/// results, checking that its rows are consecutive runs of `sweep`.
-pub fn read_results(sweep: &Sweep, path: &Path) -> std::io::Result<Vec<RunResult>> {
-    let text = std::fs::read_to_string(path)?;
-    let first_row = text
-        .lines()
-        .nth(1)
-        .ok_or_else(|| std::io::Error::other(format!("{}: no rows", path.display())))?;
-    let reps = sweep.spec.replications as usize;
-    let mut cells = first_row.split(',');
-    let point: usize = cells.next().and_then(|c| c.parse().ok()).unwrap_or(0);
-    let replication: usize = cells.next().and_then(|c| c.parse().ok()).unwrap_or(0);
-    let (results, _) = read_partial(sweep, path, point * reps + replication)?;
+/// One shard's results: its folder must be a finished shard of `sweep`
+/// (the same inputs), its `results.csv` every run of its slice.
+fn read_shard(sweep: &Sweep, dir: &Path) -> Result<Vec<RunResult>, ResultsError> {
+    let shard_error = |why: String| ResultsError::Shard {
+        dir: dir.to_path_buf(),
+        why,
+    };
+    if !dir.is_dir() {
+        return Err(shard_error(
+            "no such folder: give the output folders of the sweep's shards".into(),
+        ));
+    }
+    let partial = partial_path(dir);
+    let finished = dir.join(RESULTS_FILE);
+    let Some(then) = read_inputs(dir)? else {
+        return Err(shard_error(format!(
+            "holds no {INPUTS_FILE}, so not a shard's results (or an older stormsim's): run the shard with `stormsim sweep SWEEP --shard I/N --out {}`",
+            dir.display()
+        )));
+    };
+    let now = Inputs::of(sweep, 0..sweep.runs());
+    let changes = then.changes(&now, false);
+    if !changes.is_empty() {
+        return Err(shard_error(format!(
+            "its runs were computed from other inputs than this sweep's (they differ in: {})",
+            changes.join(", ")
+        )));
+    }
+    let [start, end] = then.slice;
+    if !finished.exists() {
+        let done = read_rows(sweep, &partial, start).map(|(r, _)| r.len());
+        return Err(shard_error(match (partial.exists(), done) {
+            (true, Ok(done)) => format!(
+                "the shard is unfinished: {PARTIAL_FILE} holds {done} of its {} runs (finish it with `stormsim sweep SWEEP --shard I/N --out {} --resume`)",
+                end - start,
+                dir.display()
+            ),
+            _ => format!("has no {RESULTS_FILE}: the shard has not run, or was interrupted"),
+        }));
+    }
+    let (results, _) = read_rows(sweep, &finished, start)?;
+    if results.len() != end - start {
+        return Err(shard_error(format!(
+            "{RESULTS_FILE} holds {} of the shard's {} runs (runs {start} to {end})",
+            results.len(),
+            end - start
+        )));
+    }
     Ok(results)
 }
 
-/// Merges shards' results into the whole sweep's, in run order; every run must
-/// appear exactly once.
-pub fn merge(sweep: &Sweep, shards: &[PathBuf]) -> std::io::Result<Vec<RunResult>> {
+/// Merges shards' results into the whole sweep's, in run order; every shard
+/// must be a finished shard of this sweep, and every run must appear exactly
+/// once. (A shard with no runs, as when there are more shards than runs,
+/// adds none.)
+pub fn merge(sweep: &Sweep, shards: &[PathBuf]) -> Result<Vec<RunResult>, ResultsError> {
     let reps = sweep.spec.replications as usize;
     let mut all: Vec<RunResult> = Vec::new();
     for shard in shards {
-        all.extend(read_results(sweep, &shard.join("results.csv"))?);
+        all.extend(read_shard(sweep, shard)?);
     }
     all.sort_by_key(|r| r.point * reps + r.replication as usize);
     for (i, r) in all.iter().enumerate() {
         if r.point * reps + r.replication as usize != i {
-            return Err(std::io::Error::other(format!(
+            return Err(ResultsError::Coverage(format!(
                 "the shards do not cover run {i} exactly once (point {}, replication {})",
                 i / reps,
                 i % reps
@@ -224,11 +466,25 @@ pub fn merge(sweep: &Sweep, shards: &[PathBuf]) -> std::io::Result<Vec<RunResult
         }
     }
     if all.len() != sweep.runs() {
-        return Err(std::io::Error::other(format!(
+        return Err(ResultsError::Coverage(format!(
             "the shards hold {} of the sweep's {} runs",
             all.len(),
             sweep.runs()
         )));
     }
     Ok(all)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shard_slice;
+
+    #[test]
+    fn shards_cover_every_run_once_even_when_there_are_more_shards_than_runs() {
+        let slices: Vec<_> = (0..5).map(|i| shard_slice(3, i, 5)).collect();
+        assert_eq!(slices.iter().map(|s| s.len()).sum::<usize>(), 3);
+        assert!(slices.windows(2).all(|w| w[0].end == w[1].start));
+        let huge = usize::MAX / 2;
+        assert_eq!(shard_slice(10, huge - 1, huge), 9..10);
+    }
 }
