@@ -63,7 +63,6 @@ pub fn comparison(run: &RunView) -> ComparisonChart {
 /// be read as the partial one's.
 fn requests_subtitle(run: &RunView) -> String {
     let complete: Vec<&VariantView> = run.variants.iter().filter(|v| v.complete).collect();
-    let partial = run.variants.len() - complete.len();
     let counts = match complete.first() {
         Some(first) if complete.iter().all(|v| v.requests == first.requests) => {
             format!(
@@ -72,20 +71,28 @@ fn requests_subtitle(run: &RunView) -> String {
             )
         }
         Some(_) => "logical requests per variant as each ran".to_string(),
-        None if partial > 0 => "every variant PARTIAL (stopped by a limit)".to_string(),
-        None => "no variants".to_string(),
-    };
-    let partial = match partial {
-        0 => String::new(),
-        1 => "; 1 variant PARTIAL: stopped by a limit, its counts are of part of a run".into(),
-        n => {
-            format!("; {n} variants PARTIAL: stopped by a limit, their counts are of part of a run")
-        }
+        None => "every variant PARTIAL".to_string(),
     };
     format!(
-        "{counts}{partial}, seed {}, common random numbers",
+        "{counts}{}, seed {}, common random numbers",
+        partial_notes(run),
         run.seed
     )
+}
+
+/// "; PARTIAL, counts of part of a run: slow: stopped by … after 697
+/// requests", or nothing when every variant is complete.
+pub fn partial_notes(run: &RunView) -> String {
+    let notes: Vec<String> = run
+        .variants
+        .iter()
+        .filter_map(VariantView::partial_note)
+        .collect();
+    if notes.is_empty() {
+        String::new()
+    } else {
+        format!("; PARTIAL, counts of part of a run: {}", notes.join("; "))
+    }
 }
 
 /// A per-bucket count at the focus service as a rate per second.
@@ -167,7 +174,7 @@ pub fn wasted(run: &RunView) -> Option<WastedChart> {
 
 fn verdict(v: &VariantView) -> Option<String> {
     let r = v.verdict.as_ref()?;
-    Some(match (r.outcome, &r.recovered_by, r.recovered_after_s) {
+    let verdict = match (r.outcome, &r.recovered_by, r.recovered_after_s) {
         (Outcome::Recovered, _, _) => format!(
             "recovered {} s after the trigger ended",
             r.recovery_s.unwrap_or(0.0)
@@ -182,6 +189,10 @@ fn verdict(v: &VariantView) -> Option<String> {
         (Outcome::Undetermined, _, _) => {
             "no verdict: the run does not show enough to judge".to_string()
         }
+    };
+    Some(match v.partial_note() {
+        Some(note) => format!("PARTIAL ({note}); {verdict}"),
+        None => verdict,
     })
 }
 
@@ -255,8 +266,9 @@ pub fn timeline(run: &RunView) -> Option<TimelineChart> {
             run.model, first.focus
         ),
         subtitle: format!(
-            "seed {}; shaded: the timeline's trigger and interventions",
-            run.seed
+            "seed {}; shaded: the timeline's trigger and interventions{}",
+            run.seed,
+            partial_notes(run)
         ),
         panels,
         marks: marks(&first.context.timeline, first.sim_time_s),

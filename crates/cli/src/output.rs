@@ -276,8 +276,9 @@ pub fn write_charts(view: &RunView, out: &Path) -> Result<Vec<&'static str>> {
                 view.variants.first().map_or("", |v| v.focus.as_str())
             ),
             &format!(
-                "attempts per second (first tries and retries), seed {}",
-                view.seed
+                "attempts per second (first tries and retries), seed {}{}",
+                view.seed,
+                charts::partial_notes(view)
             ),
             &charts::load_lines(view),
         ),
@@ -292,8 +293,9 @@ pub fn write_charts(view: &RunView, out: &Path) -> Result<Vec<&'static str>> {
                 &format!("{}: zombie requests over time", view.model),
                 &format!(
                     "tries over for their sender (gave up, or got an error) while work below still runs, \
-                     the most alive at once in each bucket; seed {}",
-                    view.seed
+                     the most alive at once in each bucket; seed {}{}",
+                    view.seed,
+                    charts::partial_notes(view)
                 ),
                 &LineUnit::count("zombie requests"),
                 &zombies,

@@ -17,7 +17,7 @@ use stormsim_sweep::inputs::{Inputs, INPUTS_FILE};
 use stormsim_sweep::resume::{
     check_inputs, merge, partial_path, run_resumable, shard_slice, ResultsError, RESULTS_FILE,
 };
-use stormsim_sweep::search::{search_csv, Probe};
+use stormsim_sweep::search::{describe_left_out, search_csv, Probe};
 use stormsim_sweep::{aggregate_csv, results_csv, Sweep};
 
 /// Locks `out` for a sweep, merge or search of the sweep `name`, removes what
@@ -372,8 +372,17 @@ pub fn run_search(
             let ci = p.ci.map_or(String::new(), |(lo, hi)| {
                 format!(" (95% {interval} {lo:.3} to {hi:.3})")
             });
+            let left_out = if p.left_out.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; over {} replications, left out: {}",
+                    p.used,
+                    describe_left_out(&p.left_out)
+                )
+            };
             eprintln!(
-                "  {} = {}: {} = {:.3}{ci}",
+                "  {} = {}: {} = {:.3}{ci}{left_out}",
                 search.path, p.value, search.metric, p.mean
             );
         }

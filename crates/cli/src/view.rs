@@ -167,17 +167,27 @@ impl RunView {
 
 impl VariantView {
     /// The variant's name as every chart shows it: a partial run says so,
-    /// with the requests it ran, so that it cannot pass for a complete one.
+    /// short enough to survive a chart's key (the subtitle or the panel
+    /// says which limit stopped it, after how many requests).
     pub fn label(&self) -> String {
-        match (&self.complete, &self.stopped_by) {
-            (true, _) => self.name.clone(),
-            (false, by) => format!(
-                "{} (PARTIAL: stopped by limits.{} after {} requests)",
-                self.name,
-                by.as_deref().unwrap_or("?"),
-                stormsim_plot::style::format_count(self.requests)
-            ),
+        if self.complete {
+            self.name.clone()
+        } else {
+            format!("{} [PARTIAL]", self.name)
         }
+    }
+
+    /// "slow: stopped by limits.max_in_flight after 697 requests", for a
+    /// partial run.
+    pub fn partial_note(&self) -> Option<String> {
+        (!self.complete).then(|| {
+            format!(
+                "{}: stopped by limits.{} after {} requests",
+                self.name,
+                self.stopped_by.as_deref().unwrap_or("?"),
+                stormsim_plot::style::format_count(self.requests)
+            )
+        })
     }
 
     fn from_report(v: &VariantReport, variant: &stormsim_model::Variant) -> VariantView {

@@ -71,18 +71,23 @@ fn a_partial_run_is_marked_in_every_output() {
     let json: Value = serde_json::from_str(&read(&out.join("summary.json"))).unwrap();
     assert_eq!(json["variants"][1]["complete"], false);
     // Every chart and the page name it partial, with the requests it ran.
-    let label = format!(
-        "slow (PARTIAL: stopped by limits.max_in_flight after {} requests)",
+    let note = format!(
+        "slow: stopped by limits.max_in_flight after {} requests",
         stormsim_plot::style::format_count(requests)
     );
     for chart in ["comparison.svg", "load.svg", "timeline.svg"] {
         let svg = read(&out.join(chart));
-        assert!(svg.contains(&label), "{chart} lacks {label:?}");
+        assert!(svg.contains("slow [PARTIAL]"), "{chart} lacks the mark");
+        assert!(
+            !svg.contains("fast [PARTIAL]"),
+            "{chart} marks the complete one"
+        );
+        assert!(svg.contains(&note), "{chart} lacks {note:?}");
     }
     let comparison = read(&out.join("comparison.svg"));
     assert!(
-        comparison.contains("1 variant PARTIAL"),
-        "the subtitle must not give the complete variants' count as everyone's"
+        comparison.contains("20,000 logical requests per variant; PARTIAL"),
+        "the subtitle gives the complete variants' count, and says the partial one's apart"
     );
     let page = read(&out.join("index.html"));
     assert!(

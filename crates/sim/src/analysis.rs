@@ -148,8 +148,10 @@ pub struct Verdict {
     pub outcome: Outcome,
     /// Why, in a sentence with the numbers.
     pub reason: String,
-    /// Seconds from the trigger's end to the start of the first good window,
-    /// when it recovered by itself.
+    /// Seconds from the trigger's end to the start of the first window back
+    /// to the baseline (both bars cleared), when it recovered by itself; a
+    /// draining backlog may make that later than `max_recovery` (`None`: not
+    /// back before the run ended or an intervention).
     pub recovery_s: Option<f64>,
     /// What ended the degradation: `"trigger end"`, an intervention's name,
     /// or `None` if it lasted to the horizon.
@@ -365,11 +367,28 @@ impl Judge<'_> {
         self.evidence(b, b + self.hold)
     }
 
-    /// The first bucket in `[from, last_start]` that starts a good window
-    /// ending by `until`.
-    fn first_good(&self, from: usize, last_start: usize, until: usize) -> Option<usize> {
+    /// The first bucket in `[from, last_start]` that starts a window ending
+    /// by `until` that counts as recovered ([`Evidence::good`]), or, if
+    /// `strict`, that is back to the baseline (both bars cleared, nothing
+    /// excused).
+    fn first_good(
+        &self,
+        from: usize,
+        last_start: usize,
+        until: usize,
+        strict: bool,
+    ) -> Option<usize> {
         let last_start = last_start.min(until.saturating_sub(self.hold));
-        (from..=last_start).find(|&b| b + self.hold <= until && { self.window(b).good() })
+        (from..=last_start).find(|&b| {
+            b + self.hold <= until && {
+                let e = self.window(b);
+                if strict {
+                    e.goodput_ok && e.latency_ok
+                } else {
+                    e.good()
+                }
+            }
+        })
     }
 }
 
@@ -520,21 +539,33 @@ pub fn classify(
         .map_or(samples.len(), |c| last_bucket_before(c.at));
     let last_start = end_bucket + (policy.max_recovery.as_nanos() / width) as usize;
     let until = first_intervention_bucket.min(samples.len());
-    if let Some(b) = judge.first_good(end_bucket, last_start, until) {
+    if let Some(b) = judge.first_good(end_bucket, last_start, until, false) {
         let after = seconds(b - end_bucket);
         let e = judge.window(b);
-        let mut v = verdict(
-            Outcome::Recovered,
-            format!(
+        // When it was back to the baseline: at once, or once the latency a
+        // draining backlog excused has come down (searched to the first
+        // intervention or the end, past `max_recovery`: the verdict is made).
+        let back = judge.first_good(b, until, until, true);
+        let back_s = back.map(|b| seconds(b - end_bucket));
+        let reason = match back_s {
+            Some(s) if s == after => format!(
                 "recovered {after} s after the trigger's end: for {} s {}",
                 seconds(hold),
                 describe(&e, &thresholds)
             ),
-            Some(e),
-        );
-        v.recovery_s = Some(after);
+            Some(s) => format!(
+                "recovered: from {after} s after the trigger's end nothing held it ({}), and it was back to the baseline {s} s after",
+                describe(&e, &thresholds)
+            ),
+            None => format!(
+                "recovered: from {after} s after the trigger's end nothing held it ({}), though its latency stayed above the bar to the end of what was observed",
+                describe(&e, &thresholds)
+            ),
+        };
+        let mut v = verdict(Outcome::Recovered, reason, Some(e));
+        v.recovery_s = back_s;
         v.recovered_by = Some("trigger end".into());
-        v.recovered_after_s = Some(after);
+        v.recovered_after_s = back_s;
         return Some(v);
     }
     // A recovery may start up to `max_recovery` after the trigger's end and
@@ -570,7 +601,7 @@ pub fn classify(
         let until = interventions
             .get(i + 1)
             .map_or(samples.len(), |n| last_bucket_before(n.at));
-        if let Some(b) = judge.first_good(from, until, until) {
+        if let Some(b) = judge.first_good(from, until, until, true) {
             v.recovered_by = Some(c.name.clone());
             v.recovered_after_s = Some(seconds(b - from));
             v.reason.push_str(&format!(

@@ -372,3 +372,52 @@ fn a_baseline_without_load_cannot_judge() {
     assert_eq!(v.outcome, Outcome::Undetermined);
     assert!(v.reason.contains("no load"), "{}", v.reason);
 }
+
+/// After the storm, a backlog drains for a minute: goodput above the
+/// baseline, latency 10 times its, the backlog falling, no retries. Nothing
+/// holds the system: recovered from the trigger's end on; but back to the
+/// baseline (`recovery_s`) only once the latency is.
+#[test]
+fn a_draining_backlog_is_recovered_and_back_when_its_latency_is() {
+    let drain = |b: usize| Sample {
+        backlog: 400.0 - 6.0 * (b - 120) as f64,
+        ..healthy(120.0, 50.0)
+    };
+    let s: Vec<Sample> = (0..600)
+        .map(|b| match b {
+            60..120 => storm(100.0),
+            120..180 => drain(b),
+            _ => healthy(100.0, 5.0),
+        })
+        .collect();
+    let v = judge(&s, &timeline(false));
+    assert_eq!(v.outcome, Outcome::Recovered, "{}", v.reason);
+    let d = v.decisive.unwrap();
+    assert_eq!(d.from_s, 120.0);
+    assert!(!d.latency_ok && !d.backlog_growing && !d.retry_storm && !d.failing);
+    // A 30 s window's mean latency is at most 10 ms (2 x 5) once at most
+    // 1/9 of its answers are the drain's 50 ms ones: from about 57 s on.
+    let back = v.recovery_s.unwrap();
+    assert!((50.0..=60.0).contains(&back), "{back}: {}", v.reason);
+    assert!(v.reason.contains("back to the baseline"), "{}", v.reason);
+
+    // The same drain under a storm of retries is not excused: the verdict
+    // waits until retries are under 30% of a window's attempts.
+    let s: Vec<Sample> = s
+        .iter()
+        .enumerate()
+        .map(|(b, x)| match b {
+            120..180 => Sample {
+                attempts: 2.0 * x.arrivals,
+                retries: x.arrivals,
+                ..*x
+            },
+            _ => *x,
+        })
+        .collect();
+    let v = judge(&s, &timeline(false));
+    assert_eq!(v.outcome, Outcome::Recovered);
+    let d = v.decisive.unwrap();
+    assert!(d.from_s > 150.0 && d.retry_share.unwrap() < 0.3, "{d:?}");
+    assert!(d.from_s <= 120.0 + v.recovery_s.unwrap());
+}
