@@ -52,7 +52,10 @@ fn exclude_for_hedge(
     eligible: &mut [bool],
 ) {
     for &i in tried {
-        eligible[i as usize] = false;
+        // An attempt may be on an instance a timeline has since removed.
+        if let Some(e) = eligible.get_mut(i as usize) {
+            *e = false;
+        }
     }
     let other_zone = policy
         .hedge
@@ -60,7 +63,8 @@ fn exclude_for_hedge(
     let (true, Some(hosts), Some(host_of)) = (other_zone, model.hosts, &callee.host_of) else {
         return;
     };
-    let zone = |i: usize| host_of[i] / hosts.per_zone;
+    let zone =
+        |i: usize| crate::simulator::host_of_instance(host_of, i as u32) as u32 / hosts.per_zone;
     let tried_zones: Vec<u32> = tried.iter().map(|&i| zone(i as usize)).collect();
     let elsewhere: Vec<bool> = eligible
         .iter()

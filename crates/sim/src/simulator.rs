@@ -399,6 +399,19 @@ fn callers_of(model: &Model) -> Vec<Option<ServiceId>> {
     callers
 }
 
+/// The host of `instance`. A timeline that lowers a service's `instances`
+/// leaves the removed ones draining their work, but `host_of` covers only the
+/// current instances: a removed one is taken to share a host with the current
+/// instance of the same rank modulo their count (a host the service still
+/// uses).
+pub(crate) fn host_of_instance(host_of: &[u32], instance: u32) -> usize {
+    match host_of.get(instance as usize) {
+        Some(&host) => host as usize,
+        None if host_of.is_empty() => 0,
+        None => host_of[instance as usize % host_of.len()] as usize,
+    }
+}
+
 /// Every call edge of a model: one per workload (the caller's own policy), then
 /// one per call step; and the edge of each call step.
 fn edges_of(model: &Model) -> (Vec<CallPolicy>, Vec<Vec<EdgeId>>) {
@@ -459,10 +472,10 @@ impl<'m> Simulator<'m> {
         let Some(periods) = self.model.hosts.and_then(|h| h.slow) else {
             return 1.0;
         };
-        let Some(hosts) = &self.model.services[service].host_of else {
+        let Some(host_of) = &self.model.services[service].host_of else {
             return 1.0;
         };
-        let host = hosts[instance as usize] as usize;
+        let host = host_of_instance(host_of, instance);
         let now = self.now();
         let slow = self
             .host_periods
@@ -519,7 +532,7 @@ impl<'m> Simulator<'m> {
                 self.open_buckets_until(t);
             }
             self.warm_up_upcoming();
-            self.dispatch(event);
+            self.dispatch(event, limits.max_events);
             if self.queue.delivered() >= limits.max_events {
                 stopped = Some(LimitHit::Events(self.queue.delivered()));
                 break;
@@ -810,10 +823,16 @@ impl<'m> Simulator<'m> {
 
     /// Handles `event`, then everything it set off at the same instant: tasks
     /// given a worker, calls given a bulkhead slot, and messages over a
-    /// zero-latency network, in that order until none is left.
-    fn dispatch(&mut self, event: Event) {
+    /// zero-latency network, in that order until none is left, or until
+    /// `max_events` have been delivered: a zero-time loop (a retry without
+    /// backoff against a refusing instance) never leaves this instant, so the
+    /// run loop's own check would come only after it ends, if ever.
+    fn dispatch(&mut self, event: Event, max_events: u64) {
         self.handle(event);
         loop {
+            if self.queue.delivered() >= max_events {
+                break;
+            }
             if let Some(task) = self.ready.pop_front() {
                 if self.tasks.contains_key(task) {
                     self.run_step(task);

@@ -1,0 +1,109 @@
+//! Regression tests of issue 17 ("Hardening"), each named after its
+//! reproducer in `shared/repro/`: valid models that panicked or ran unbounded.
+
+use serde_json::{json, Value};
+use stormsim_model::load_model;
+use stormsim_sim::{run_variant, VariantReport};
+
+/// Runs the first variant of `doc`.
+fn run(doc: &Value) -> VariantReport {
+    let model = load_model(&doc.to_string(), &[], Some(1)).unwrap_or_else(|e| panic!("{e}: {doc}"));
+    run_variant(&model.variants[0])
+}
+
+/// A fan-out that starts after the request's deadline has passed (a work step
+/// outlasted it) panicked with "event scheduled in the past" when it armed its
+/// own deadline's timer. Its children are refused for the deadline at once,
+/// and the request fails as past its deadline.
+#[test]
+fn panic_fanout_past() {
+    for (workload_deadline, service_deadline, context) in [
+        (Some(5), None, Some("background")),
+        (Some(5), None, None),
+        (None, Some(5), None),
+    ] {
+        let mut w = json!({"name": "w", "target": "a", "requests": 1,
+                           "arrival": {"kind": "constant", "rate_per_s": 10}});
+        if let Some(d) = workload_deadline {
+            w["deadline_ms"] = json!(d);
+        }
+        let mut call = json!({"call": "b", "fan_out": {"deadline_ms": 50}});
+        if let Some(c) = context {
+            call["context"] = json!(c);
+        }
+        let mut a = json!({"name": "a", "steps": [{"work": {"kind": "constant", "ms": 20}}, call]});
+        if let Some(d) = service_deadline {
+            a["default_deadline_ms"] = json!(d);
+        }
+        let doc = json!({"name": "fanout-past", "workloads": [w],
+                         "services": [a, {"name": "b", "instances": 3, "shards": 3}]});
+        let r = run(&doc);
+        assert_eq!(r.requests, 1);
+        assert_eq!(r.failed, 1, "{doc}");
+        assert_eq!(r.failed_by_reason.deadline_exceeded, 1, "{doc}");
+        let b = r.services.iter().find(|s| s.name == "b").expect("b");
+        assert_eq!(b.calls, 0, "no child reaches b: {doc}");
+    }
+}
+
+/// A timeline that lowers a service's `instances` on hosts with slow periods
+/// panicked (index out of bounds) when a removed instance, still draining its
+/// work, started its next step.
+#[test]
+fn panic_hosts_shrink() {
+    let doc = json!({
+        "name": "hosts-shrink",
+        "hosts": {"zones": 1, "per_zone": 2,
+                  "slow": {"mean_gap_s": 0.5, "mean_length_s": 0.1, "factor": 5}},
+        "workloads": [{"name": "w", "target": "s", "requests": 100,
+                       "arrival": {"kind": "constant", "rate_per_s": 100}}],
+        "services": [{"name": "s", "instances": 2,
+                      "steps": [{"work": {"kind": "constant", "ms": 10}},
+                                {"work": {"kind": "constant", "ms": 10}}]}],
+        "timeline": [{"name": "shrink", "at_s": 0.5, "set": {"services[s].instances": 1}}]
+    });
+    let r = run(&doc);
+    assert_eq!(r.requests, 100);
+    assert_eq!(r.succeeded, 100);
+}
+
+/// The same shrink under hedging to another zone: a hedge excluded the
+/// instances its call already had attempts on, a removed one among them.
+#[test]
+fn panic_hosts_shrink_with_hedges() {
+    let doc = json!({
+        "name": "hosts-shrink-hedge",
+        "hosts": {"zones": 2, "per_zone": 2},
+        "workloads": [{"name": "w", "target": "api", "requests": 200,
+                       "arrival": {"kind": "constant", "rate_per_s": 200}}],
+        "services": [
+            {"name": "api", "steps": [{"call": "s", "retry": {"max_attempts": 1}, "idempotent": true,
+                                       "hedge": {"delay_ms": 10, "max_hedges": 2, "target": "other_zone"}}]},
+            {"name": "s", "instances": 4, "steps": [{"work": {"kind": "constant", "ms": 20}}]}],
+        "timeline": [{"name": "shrink", "at_s": 0.5, "set": {"services[s].instances": 1}}]
+    });
+    let r = run(&doc);
+    assert_eq!(r.requests, 200);
+    assert_eq!(r.succeeded + r.failed + r.unanswered, r.requests);
+}
+
+/// `limits.max_events` was looked at only between dispatches, and a retry
+/// loop without backoff against a refusing instance never leaves its instant:
+/// 2 × 10⁸ events ran with a limit of 1,000.
+#[test]
+fn max_events_bypass() {
+    let doc = json!({
+        "name": "zl",
+        "workloads": [{"name": "u", "target": "api", "requests": 1,
+                       "arrival": {"kind": "constant", "rate_per_s": 10}}],
+        "services": [
+            {"name": "api", "steps": [{"call": "db", "retry": {"max_attempts": 100_000_000u64}}]},
+            {"name": "db", "instances": 1, "instances_down": 1,
+             "steps": [{"work": {"kind": "constant", "ms": 1}}]}],
+        "limits": {"max_events": 1000, "max_in_flight": 1000}
+    });
+    let r = run(&doc);
+    let why = r.stopped_by_limit.as_deref().expect("stopped by a limit");
+    assert!(why.contains("limits.max_events"), "{why}");
+    assert!(r.events <= 1_010, "{} events", r.events);
+}
