@@ -225,6 +225,10 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                     .collect::<Vec<_>>()
                     .join(", ")
             );
+            // Warnings leave the exit code alone: the model runs as written.
+            for w in stormsim_model::warnings(&loaded) {
+                eprintln!("warning: {w}");
+            }
             Ok(ExitCode::SUCCESS)
         }
         Command::Merge { sweep, shards, out } => {

@@ -28,6 +28,7 @@
 #![warn(missing_docs)]
 
 pub mod dist;
+mod duplicate_keys;
 mod error;
 pub mod model;
 pub mod path;
@@ -35,13 +36,15 @@ pub mod reference;
 pub mod spec;
 pub mod strict;
 mod validate;
+mod warnings;
 
 pub use dist::Dist;
 pub use error::{ModelError, Problem, TOP_LEVEL};
 pub use model::*;
 pub use path::{parse_cli_value, ParamPath};
 pub use spec::ModelSpec;
-pub use validate::{validate, MAX_SERIES_ROWS};
+pub use validate::{validate, MAX_NAME_BYTES, MAX_SERIES_ROWS};
+pub use warnings::warnings;
 
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -78,8 +81,14 @@ pub struct Variant {
 
 /// Parses JSON text, reporting a syntax error with its line and column (once:
 /// serde_json's message ends with them too).
+///
+/// A UTF-8 byte-order mark at the start (some Windows editors write one) is
+/// skipped. A key written twice in one object is refused at its path: JSON
+/// readers disagree on which one wins, and serde_json's "the last" would run a
+/// value the reader of the file may not see.
 pub fn parse_json(text: &str) -> Result<Value, ModelError> {
-    serde_json::from_str(text).map_err(|e| {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let value: Value = serde_json::from_str(text).map_err(|e| {
         ModelError::from(vec![Problem::new(
             "",
             format!(
@@ -89,7 +98,21 @@ pub fn parse_json(text: &str) -> Result<Value, ModelError> {
                 strict::clean_serde_message(&e.to_string())
             ),
         )])
-    })
+    })?;
+    let duplicates = duplicate_keys::duplicate_keys(text);
+    if !duplicates.is_empty() {
+        return Err(duplicates
+            .into_iter()
+            .map(|path| {
+                Problem::new(
+                    path,
+                    "duplicate key: this object has it twice (JSON keeps only one)",
+                )
+            })
+            .collect::<Vec<_>>()
+            .into());
+    }
+    Ok(value)
 }
 
 /// Reads a `T` from `value` (objects only: see [`strict`]), its problems'

@@ -13,6 +13,9 @@ use stormsim_engine::{SimDuration, SimTime};
 /// state in memory (a limit that names itself, not an allocation failure).
 const MAX_HOSTS: u64 = 1_000_000;
 const MAX_INSTANCES: u32 = 1_000_000;
+/// Longest model name, in bytes: it names the output folder, and file
+/// systems allow 255 bytes a name component (with room for a suffix).
+pub const MAX_NAME_BYTES: usize = 200;
 /// Clock offsets beyond a day are typos, not skew.
 const MAX_CLOCK_OFFSET_MS: f64 = 86_400_000.0;
 /// More closed-loop users than this are an open-loop workload in disguise.
@@ -180,6 +183,22 @@ pub fn validate(spec: &ModelSpec) -> Result<Model, Vec<Problem>> {
     ck.unique_names("variants", spec.variants.iter().map(|v| v.name.as_str()));
     if spec.name.trim().is_empty() {
         ck.fail("name", "expected a non-empty model name");
+    } else if spec.name.len() > MAX_NAME_BYTES {
+        ck.fail(
+            "name",
+            format!(
+                "expected a name of at most {MAX_NAME_BYTES} bytes (it names the output folder), got {}",
+                spec.name.len()
+            ),
+        );
+    } else if spec.name.contains(char::is_control) {
+        ck.fail(
+            "name",
+            format!(
+                "expected a name usable as a folder (no control characters), got {:?}",
+                spec.name
+            ),
+        );
     } else if spec.name.contains(['/', '\\']) || spec.name.starts_with('.') {
         ck.fail(
             "name",
@@ -450,7 +469,13 @@ pub fn validate(spec: &ModelSpec) -> Result<Model, Vec<Problem>> {
                     }
                     thresholds
                 },
-                concurrency_limit: s.admission.concurrency_limit.clone(),
+                concurrency_limit: s.admission.concurrency_limit.as_ref().map(|c| {
+                    check_concurrency_limit(
+                        &mut ck,
+                        &format!("{at}.admission.concurrency_limit"),
+                        c,
+                    )
+                }),
                 retry_after: ck.optional_positive_ms(
                     &format!("{at}.admission.retry_after_ms"),
                     s.admission.retry_after_ms,
@@ -599,6 +624,30 @@ pub fn validate(spec: &ModelSpec) -> Result<Model, Vec<Problem>> {
             }
         }
     }
+    // Names are selectors (`timeline[NAME]`): two alike would make one
+    // unreachable.
+    ck.unique_names("timeline", spec.timeline.iter().map(|e| e.name.as_str()));
+    // A fault cannot end before it starts: a verdict judged from such a
+    // window would be about nothing.
+    let role_at = |role| {
+        spec.timeline
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| e.role == Some(role))
+            .map(|(i, e)| (i, e.at_s))
+            .next()
+    };
+    if let (Some((_, start)), Some((end_i, end))) = (
+        role_at(TimelineRole::TriggerStart),
+        role_at(TimelineRole::TriggerEnd),
+    ) {
+        if end < start {
+            ck.fail(
+                format!("timeline[{end_i}].at_s"),
+                format!("the trigger_end entry ({end} s) comes before the trigger_start entry ({start} s)"),
+            );
+        }
+    }
     for (i, e) in spec.timeline.iter().enumerate() {
         ck.non_negative(&format!("timeline[{i}].at_s"), e.at_s);
         if let Some(over) = e.over_s {
@@ -627,6 +676,89 @@ pub fn validate(spec: &ModelSpec) -> Result<Model, Vec<Problem>> {
     } else {
         Err(ck.problems)
     }
+}
+
+/// A concurrency limit that can never admit (a limit of 0, a floor above
+/// its ceiling) or never settles (a backoff that grows the limit) sheds
+/// everything or nothing: refused rather than simulated.
+fn check_concurrency_limit(
+    ck: &mut Checker,
+    at: &str,
+    c: &ConcurrencyLimitSpec,
+) -> ConcurrencyLimitSpec {
+    let bounds = |ck: &mut Checker, initial: u32, min: u32, max: u32, max_name: &str| {
+        for (name, value) in [
+            ("initial_limit", initial),
+            ("min_limit", min),
+            (max_name, max),
+        ] {
+            if value == 0 {
+                ck.fail(format!("{at}.{name}"), "expected an integer ≥ 1, got 0");
+            }
+        }
+        if min > max {
+            ck.fail(
+                format!("{at}.min_limit"),
+                format!("expected min_limit ≤ {max_name} ({max}), got {min}"),
+            );
+        } else if initial != 0 && !(min..=max).contains(&initial) {
+            ck.fail(
+                format!("{at}.initial_limit"),
+                format!("expected initial_limit within min_limit..{max_name} ({min}..{max}), got {initial}"),
+            );
+        }
+    };
+    match *c {
+        ConcurrencyLimitSpec::Fixed { limit } => {
+            if limit == 0 {
+                ck.fail(format!("{at}.limit"), "expected an integer ≥ 1, got 0");
+            }
+        }
+        ConcurrencyLimitSpec::Aimd {
+            initial_limit,
+            min_limit,
+            max_limit,
+            backoff_ratio,
+            timeout_ms,
+        } => {
+            bounds(ck, initial_limit, min_limit, max_limit, "max_limit");
+            if !(backoff_ratio > 0.0 && backoff_ratio < 1.0) {
+                ck.fail(
+                    format!("{at}.backoff_ratio"),
+                    format!("expected a ratio strictly between 0 and 1, got {backoff_ratio}"),
+                );
+            }
+            ck.positive(&format!("{at}.timeout_ms"), timeout_ms);
+        }
+        ConcurrencyLimitSpec::Gradient2 {
+            initial_limit,
+            min_limit,
+            max_concurrency,
+            smoothing,
+            rtt_tolerance,
+        } => {
+            bounds(
+                ck,
+                initial_limit,
+                min_limit,
+                max_concurrency,
+                "max_concurrency",
+            );
+            if !(0.0..=1.0).contains(&smoothing) {
+                ck.fail(
+                    format!("{at}.smoothing"),
+                    format!("expected a smoothing in [0, 1], got {smoothing}"),
+                );
+            }
+            if !(rtt_tolerance.is_finite() && rtt_tolerance >= 1.0) {
+                ck.fail(
+                    format!("{at}.rtt_tolerance"),
+                    format!("expected a tolerance ≥ 1 (a ratio of latencies), got {rtt_tolerance}"),
+                );
+            }
+        }
+    }
+    c.clone()
 }
 
 fn check_step(
