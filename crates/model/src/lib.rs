@@ -457,7 +457,14 @@ fn build_variant(
     let mut order: Vec<usize> = (0..spec.timeline.len()).collect();
     order.sort_by(|&a, &b| spec.timeline[a].at_s.total_cmp(&spec.timeline[b].at_s));
     let mut changes = Vec::new();
+    // The model each change leaves, without the timeline and the variants:
+    // reading and checking those again at each of N changes would be
+    // quadratic (their problems are the base's, reported with it).
     let mut current = doc.clone();
+    if let Some(o) = current.as_object_mut() {
+        o.remove("timeline");
+        o.remove("variants");
+    }
     for i in order {
         let entry = &spec.timeline[i];
         let here = format!("timeline[{i}] ({:?})", entry.name);
@@ -484,7 +491,7 @@ fn build_variant(
                 problems.extend(set_problems);
                 break;
             }
-            match parse_spec(&current).and_then(|s| validate(&s)) {
+            match parse_spec(&current).and_then(|s| validate::validate_change(&s)) {
                 Ok(changed) => {
                     if let Ok(model) = &model {
                         if let Err(message) = validate::same_shape(model, &changed) {

@@ -175,6 +175,18 @@ impl Checker {
 
 /// Checks a parsed model and resolves it; all problems at once.
 pub fn validate(spec: &ModelSpec) -> Result<Model, Vec<Problem>> {
+    validate_model(spec, true)
+}
+
+/// [`validate`] for the model a timeline change leaves, its timeline (and
+/// its variants) taken out of `spec`: those are the base's, checked with it,
+/// and checking them again at every one of N changes made loading a model
+/// quadratic in its timeline (3,000 entries: 56 s).
+pub(crate) fn validate_change(spec: &ModelSpec) -> Result<Model, Vec<Problem>> {
+    validate_model(spec, false)
+}
+
+fn validate_model(spec: &ModelSpec, with_timeline: bool) -> Result<Model, Vec<Problem>> {
     let mut ck = Checker {
         problems: Vec::new(),
     };
@@ -614,7 +626,7 @@ pub fn validate(spec: &ModelSpec) -> Result<Model, Vec<Problem>> {
         hold: ck.seconds("metastability.hold_s", m.hold_s),
         max_recovery: ck.seconds("metastability.max_recovery_s", m.max_recovery_s),
     });
-    if metastability.is_some() {
+    if metastability.is_some() && with_timeline {
         for role in [TimelineRole::TriggerStart, TimelineRole::TriggerEnd] {
             if !spec.timeline.iter().any(|e| e.role == Some(role)) {
                 ck.fail(
