@@ -3,6 +3,7 @@
 
 use serde_json::{json, Value};
 use stormsim_model::load_model;
+use stormsim_sim::memory::{check_memory, estimate, DEFAULT_MEMORY_LIMIT_BYTES};
 use stormsim_sim::{run_variant, VariantReport};
 
 /// Runs the first variant of `doc`.
@@ -106,4 +107,111 @@ fn max_events_bypass() {
     let why = r.stopped_by_limit.as_deref().expect("stopped by a limit");
     assert!(why.contains("limits.max_events"), "{why}");
     assert!(r.events <= 1_010, "{} events", r.events);
+}
+
+/// The memory a model's run would hold, refused over the default ceiling at
+/// the parameter to blame.
+fn refused_for_memory(doc: &Value) -> stormsim_sim::memory::TooMuchMemory {
+    let model = load_model(&doc.to_string(), &[], Some(1)).unwrap_or_else(|e| panic!("{e}: {doc}"));
+    check_memory(&model, DEFAULT_MEMORY_LIMIT_BYTES).expect_err("over the ceiling")
+}
+
+/// A caller calling `db` on the step `call` (fields added to the call step).
+fn api_calls_db(call: Value, api_instances: u32, db_instances: u32) -> Value {
+    let mut step = json!({"call": "db", "timeout_ms": 100});
+    for (k, v) in call.as_object().expect("an object") {
+        step[k] = v.clone();
+    }
+    json!({
+        "name": "mem",
+        "workloads": [{"name": "users", "target": "api", "requests": 200,
+                       "arrival": {"kind": "poisson", "rate_per_s": 50}}],
+        "services": [
+            {"name": "api", "instances": api_instances, "steps": [step]},
+            {"name": "db", "instances": db_instances, "steps": [{"work": {"kind": "exponential", "mean_ms": 5}}]}]
+    })
+}
+
+/// Breaker, cache and throttle sizes passed `check`, then aborted the run on
+/// 34–295 GB allocations.
+#[test]
+fn alloc_abort() {
+    for (call, path) in [
+        (
+            json!({"breaker": {"kind": "resilience4j", "sliding_window_type": "time_based",
+                               "sliding_window_size": 4_294_967_295u64}}),
+            "services[api].steps[0].breaker.sliding_window_size",
+        ),
+        (
+            json!({"cache": {"keys": 4_294_967_295u64, "ttl_ms": 10}}),
+            "services[api].steps[0].cache.keys",
+        ),
+        (
+            json!({"throttle": {"kind": "sre", "window_s": 1e12}}),
+            "services[api].steps[0].throttle.window_s",
+        ),
+        (
+            json!({"throttle": {"kind": "envoy_admission_control", "sampling_window_s": 1e12}}),
+            "services[api].steps[0].throttle.sampling_window_s",
+        ),
+    ] {
+        let e = refused_for_memory(&api_calls_db(call.clone(), 1, 1));
+        assert_eq!(e.path(), path, "{call}");
+        let message = e.to_string();
+        assert!(
+            message.contains("--memory-limit-gb") && message.contains("4.00 GiB"),
+            "{message}"
+        );
+    }
+    // The defaults are far below.
+    let model = load_model(
+        &api_calls_db(json!({"breaker": {"kind": "resilience4j"}}), 1, 1).to_string(),
+        &[],
+        None,
+    )
+    .expect("valid");
+    assert!(estimate(&model).bytes < 1 << 20);
+}
+
+/// Memory grew with caller instances × callee instances (per caller
+/// instance, an edge keeps a slot per callee instance): 5.5 GB for 10⁶ × 10³,
+/// past 22.8 GB for 10⁶ × 10⁶.
+#[test]
+fn instances_quadratic() {
+    for db in [1_000, 1_000_000] {
+        let e = refused_for_memory(&api_calls_db(json!({}), 1_000_000, db));
+        assert_eq!(e.path(), "services[api].steps[0]");
+        assert!(e.to_string().contains("1000000 caller instance(s)"), "{e}");
+    }
+    // Each alone is fine.
+    let model = load_model(
+        &api_calls_db(json!({}), 1_000, 1_000).to_string(),
+        &[],
+        None,
+    )
+    .expect("valid");
+    check_memory(&model, DEFAULT_MEMORY_LIMIT_BYTES).expect("10³ × 10³ fits");
+}
+
+/// A 250-byte model with no horizon and a workload lasting 10¹⁵ s ran to the
+/// time-series limit, 2.35 GB a variant, all variants' series kept to the end.
+#[test]
+fn series_memory() {
+    let one = json!({
+        "name": "longrun",
+        "workloads": [{"name": "u", "target": "api", "duration_s": 1e15,
+                       "arrival": {"kind": "poisson", "rate_per_s": 0.5}}],
+        "services": [{"name": "api", "workers": 1, "steps": [{"work": {"kind": "constant", "ms": 1}}]}]
+    });
+    let model = load_model(&one.to_string(), &[], None).expect("valid");
+    let alone = check_memory(&model, DEFAULT_MEMORY_LIMIT_BYTES).expect("one variant fits");
+    assert!(alone.bytes > 2 << 30, "{alone:?}");
+    let mut four = one.clone();
+    four["variants"] = json!([{"name": "a"}, {"name": "b"}, {"name": "c"}, {"name": "d"}]);
+    let e = refused_for_memory(&four);
+    assert_eq!(e.path(), "workloads[u].duration_s");
+    assert!(e.to_string().contains("time series of 4 variants"), "{e}");
+    // With a ceiling raised, it is accepted.
+    let model = load_model(&four.to_string(), &[], None).expect("valid");
+    check_memory(&model, 16 << 30).expect("under 16 GiB");
 }
