@@ -993,6 +993,9 @@ impl Simulator<'_> {
         let Some(call) = self.calls.remove(call_id) else {
             return;
         };
+        // Its bulkhead slot (or its place in the wait) goes too, as when it
+        // ends: a cancelled call holding it would shrink the bulkhead for good.
+        self.leave_bulkhead(call.edge, call.caller, call.bulkhead);
         if let Some(attempt) = call.current {
             self.abandon_attempt(attempt);
         }

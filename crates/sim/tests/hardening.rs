@@ -215,3 +215,58 @@ fn series_memory() {
     let model = load_model(&four.to_string(), &[], None).expect("valid");
     check_memory(&model, 16 << 30).expect("under 16 GiB");
 }
+
+/// Found by the fuzzer (`fuzz_models`): a call cancelled while it held (or
+/// waited for) a bulkhead slot kept it, so the edge ended the run with slots
+/// "in use" (a broken invariant: a panic at the end of the run).
+#[test]
+fn fuzz_cancelled_call_keeps_its_bulkhead_slot() {
+    let doc = json!({
+        "name": "fuzz-48",
+        "workloads": [{"name": "w0", "target": "s0", "requests": 24, "timeout_ms": 19.152,
+                       "arrival": {"kind": "closed_loop", "users": 8,
+                                   "think": {"kind": "exponential", "mean_ms": 19.236}}}],
+        "services": [{"name": "s0", "steps": [{"call": "s3", "bulkhead": {}}]},
+                     {"name": "s3", "steps": [{"work": {"kind": "constant", "ms": 23.683}}]}]
+    });
+    let r = run(&doc);
+    assert_eq!(r.requests, 24);
+    assert_eq!(
+        r.failed_by_reason.timeout, 24,
+        "every request outlasts its timeout"
+    );
+}
+
+/// Found by the fuzzer: a request sent into a blackholed instance with no
+/// timeout is never answered; the run ended with it alive and the end-of-run
+/// check took that for a leak (a panic). It is unanswered.
+#[test]
+fn fuzz_blackhole_without_timeout_is_unanswered() {
+    let doc = json!({
+        "name": "fuzz-23",
+        "workloads": [{"name": "w0", "target": "s0", "requests": 53,
+                       "arrival": {"kind": "poisson", "rate_per_s": 248.875}}],
+        "services": [{"name": "s0", "instances_down": 1, "down_mode": "blackhole"}]
+    });
+    let r = run(&doc);
+    assert_eq!(r.unanswered, 53);
+}
+
+/// Found by the fuzzer: outlier detection on an edge whose callee a
+/// timeline shrinks (3 instances to 1) failed a debug assertion when a hedge
+/// picked among the current instances.
+#[test]
+fn fuzz_outlier_detection_after_a_shrink() {
+    let doc = json!({
+        "name": "fuzz-498",
+        "workloads": [{"name": "w0", "target": "s0", "requests": 47,
+                       "arrival": {"kind": "closed_loop", "users": 1,
+                                   "think": {"kind": "exponential", "mean_ms": 31.784}}}],
+        "services": [{"name": "s0", "steps": [{"call": "s2", "outlier_detection": {}, "idempotent": true,
+                                               "hedge": {"delay_ms": 3.025}}]},
+                     {"name": "s2", "instances": 3, "steps": [{"work": {"kind": "exponential", "mean_ms": 10.352}}]}],
+        "timeline": [{"name": "t0", "at_s": 0.237, "set": {"services[s2].instances": 1}}]
+    });
+    let r = run(&doc);
+    assert_eq!(r.succeeded, 47);
+}
