@@ -32,6 +32,12 @@ use crate::zombie::NO_ROOT;
 use stormsim_engine::{SimDuration, SimTime, StreamKey};
 use stormsim_model::{Backoff, CallPolicy, HedgeTarget, Jitter, Model, Service};
 
+/// Retries without backoff sent from inside the handling of the previous
+/// attempt's failure, one within another, before the next is queued instead
+/// (see `after_attempt`): a loop of local refusals with 10⁷ attempts
+/// overflowed the stack.
+const MAX_RETRIES_IN_PLACE: u32 = 32;
+
 /// Salt of the backoff jitter draws of a call.
 const BACKOFF: u64 = u64::MAX - 3;
 /// Salt of an adaptive throttle's draw for an attempt.
@@ -878,8 +884,20 @@ impl Simulator<'_> {
         let call = &mut self.calls[call_id];
         call.holds_retry = true;
         call.last_delay = delay;
-        if delay == SimDuration::ZERO {
+        if delay == SimDuration::ZERO && self.retry_depth < MAX_RETRIES_IN_PLACE {
+            // At once, in place (the order of a run's events as it has always
+            // been) ...
+            self.retry_depth += 1;
             self.send_attempt(call_id);
+            self.retry_depth -= 1;
+        } else if delay == SimDuration::ZERO {
+            // ... but a retry refused locally at once (no healthy upstream)
+            // retries again from inside this call: past a few levels, the
+            // next one waits for its turn in the queue, as an event of this
+            // instant, so the stack stays shallow and `limits.max_events`
+            // counts the loop.
+            self.queue.schedule_owned(now, Event::BackoffDone(call_id));
+            self.calls[call_id].sleeping = true;
         } else {
             let wake = now + delay;
             let fixed = matches!(policy.retry.jitter, Jitter::None)

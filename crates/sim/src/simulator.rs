@@ -237,6 +237,9 @@ pub struct Simulator<'m> {
     /// waits for it) alive, unanswered, and the drained-run checks do not
     /// apply.
     pub(crate) hung_in_blackhole: bool,
+    /// Zero-backoff retries being sent one inside another (see
+    /// `call::MAX_RETRIES_IN_PLACE`).
+    pub(crate) retry_depth: u32,
     pub(crate) tasks: Slab<Task>,
     pub(crate) calls: Slab<Call>,
     pub(crate) attempts: Slab<Attempt>,
@@ -348,6 +351,7 @@ impl<'m> Simulator<'m> {
             queue: EventQueue::new(),
             roots_in_flight: 0,
             hung_in_blackhole: false,
+            retry_depth: 0,
             tasks: Slab::new(),
             calls: Slab::new(),
             attempts: Slab::new(),

@@ -8,9 +8,8 @@
 //! - succeeded + failed + unanswered = requests, and the failures by reason
 //!   sum to the failures (run-wide and per workload where it applies);
 //! - latency quantiles are monotone: p50 ≤ p90 ≤ p99 ≤ p999 ≤ max;
-//! - a second run gives the same report, byte for byte, and so do the
-//!   variants run on a pool of two threads (the CLI runs variants in
-//!   parallel).
+//! - a second run, of the variants on a pool of two threads (as the CLI
+//!   runs them), gives the same report, byte for byte.
 //!
 //! The generator draws from the engine's deterministic streams: case `i` of
 //! seed `s` is the same model on every machine. A failure prints the model
@@ -24,7 +23,8 @@
 //!     cargo test -p stormsim-sim --test fuzz_models -- --nocapture
 //! ```
 //!
-//! One case alone: `STORMSIM_FUZZ_CASES=1 STORMSIM_FUZZ_FIRST=<i>`; a failing
+//! `STORMSIM_FUZZ_PROGRESS=1` prints every hundredth case. One case alone:
+//! `STORMSIM_FUZZ_CASES=1 STORMSIM_FUZZ_FIRST=<i>`; a failing
 //! model is also written to the temporary folder, to run with `stormsim run`.
 //! (Not `--release`: the release profile aborts on a panic, so no case could
 //! be named.)
@@ -453,7 +453,7 @@ impl Gen {
         }
         let mut m = json!({"name": format!("fuzz-{case}"), "seed": self.int(0, 1000),
                            "workloads": workloads, "services": services,
-                           "limits": {"max_events": 200_000, "max_in_flight": 5_000}});
+                           "limits": {"max_events": 50_000, "max_in_flight": 2_000}});
         if self.chance(0.3) {
             m["network"] = json!({"one_way": self.dist(1)});
         }
@@ -619,11 +619,9 @@ fn run_case(seed: u64, i: u64, pool: &rayon::ThreadPool) -> Result<bool, String>
     for v in &first.variants {
         check_report(v)?;
     }
-    let again = run_model(&loaded);
-    if report_bytes(&first) != report_bytes(&again) {
-        return Err("a second run gave other bytes".into());
-    }
-    // The variants on two threads, collected by index as the CLI does.
+    // A second run, of the variants on two threads, collected by index as
+    // the CLI does: the same bytes.
+
     let parallel = pool.install(|| {
         use rayon::prelude::*;
         RunReport {
@@ -632,7 +630,7 @@ fn run_case(seed: u64, i: u64, pool: &rayon::ThreadPool) -> Result<bool, String>
         }
     });
     if report_bytes(&first) != report_bytes(&parallel) {
-        return Err("the variants on two threads gave other bytes".into());
+        return Err("a second run, on two threads, gave other bytes".into());
     }
     Ok(true)
 }
@@ -668,7 +666,11 @@ fn random_valid_models_run_without_panic_and_add_up() {
     std::panic::set_hook(Box::new(|_| {}));
     let mut valid = 0u64;
     let mut failures = Vec::new();
+    let progress = std::env::var_os("STORMSIM_FUZZ_PROGRESS").is_some();
     for i in first..first + cases {
+        if progress && i % 100 == 0 {
+            eprintln!("fuzz: case {i}");
+        }
         match run_case(seed, i, &pool) {
             Ok(true) => valid += 1,
             Ok(false) => {}

@@ -270,3 +270,33 @@ fn fuzz_outlier_detection_after_a_shrink() {
     let r = run(&doc);
     assert_eq!(r.succeeded, 47);
 }
+
+/// A retry without backoff refused locally at once (here: every instance
+/// ejected, "no healthy upstream") retried from inside the refusal, one call
+/// within another: 10⁷ attempts overflowed the stack (an abort, no report),
+/// and `limits.max_events` never saw them.
+#[test]
+fn stack_overflow_zero_backoff_local_refusals() {
+    let doc = json!({
+        "name": "rec",
+        "workloads": [{"name": "w", "target": "s0", "requests": 1,
+                       "arrival": {"kind": "constant", "rate_per_s": 10}}],
+        "services": [
+            {"name": "s0", "steps": [{"call": "s1",
+                "retry": {"max_attempts": 10_000_000, "retry_on": ["rejected", "connection_refused"]},
+                "outlier_detection": {"consecutive_5xx": 1, "max_ejection_percent": 100,
+                                      "interval_ms": 1e6, "base_ejection_time_ms": 1e6}}]},
+            {"name": "s1", "instances": 2, "instances_down": 2}],
+        "limits": {"max_events": 1000}
+    });
+    let r = run(&doc);
+    let why = r.stopped_by_limit.as_deref().expect("stopped by a limit");
+    assert!(why.contains("limits.max_events"), "{why}");
+    // With fewer attempts the loop ends on its own, every attempt refused.
+    let mut doc = doc;
+    doc["services"][0]["steps"][0]["retry"]["max_attempts"] = json!(500);
+    doc["limits"]["max_events"] = json!(1_000_000);
+    let r = run(&doc);
+    assert_eq!(r.stopped_by_limit, None);
+    assert_eq!(r.failed, 1);
+}
