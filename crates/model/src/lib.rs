@@ -87,6 +87,17 @@ pub struct Variant {
 /// readers disagree on which one wins, and serde_json's "the last" would run a
 /// value the reader of the file may not see.
 pub fn parse_json(text: &str) -> Result<Value, ModelError> {
+    let (value, duplicates) = parse_json_and_duplicates(text)?;
+    if duplicates.is_empty() {
+        Ok(value)
+    } else {
+        Err(duplicates.into())
+    }
+}
+
+/// [`parse_json`], with the duplicate keys apart: a model's are reported
+/// with its other problems, all at once.
+fn parse_json_and_duplicates(text: &str) -> Result<(Value, Vec<Problem>), ModelError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let value: Value = serde_json::from_str(text).map_err(|e| {
         ModelError::from(vec![Problem::new(
@@ -99,20 +110,16 @@ pub fn parse_json(text: &str) -> Result<Value, ModelError> {
             ),
         )])
     })?;
-    let duplicates = duplicate_keys::duplicate_keys(text);
-    if !duplicates.is_empty() {
-        return Err(duplicates
-            .into_iter()
-            .map(|path| {
-                Problem::new(
-                    path,
-                    "duplicate key: this object has it twice (JSON keeps only one)",
-                )
-            })
-            .collect::<Vec<_>>()
-            .into());
-    }
-    Ok(value)
+    let duplicates = duplicate_keys::duplicate_keys(text)
+        .into_iter()
+        .map(|path| {
+            Problem::new(
+                path,
+                "duplicate key: this object has it twice (JSON keeps only one)",
+            )
+        })
+        .collect();
+    Ok((value, duplicates))
 }
 
 /// Reads a `T` from `value` (objects only: see [`strict`]), its problems'
@@ -337,7 +344,7 @@ pub fn load_model(
     cli_sets: &[(String, Value)],
     seed: Option<u64>,
 ) -> Result<LoadedModel, ModelError> {
-    let written_base = parse_json(text)?;
+    let (written_base, duplicates) = parse_json_and_duplicates(text)?;
     let mut base = written_base.clone();
     let cli = |context: &str| {
         let context = context.to_string();
@@ -353,7 +360,7 @@ pub fn load_model(
     if !problems.is_empty() {
         return Err(problems.into());
     }
-    let mut problems = Vec::new();
+    let mut problems = duplicates;
     let spec = parse_spec(&base).map_err(|ps| problems.extend(ps)).ok();
     let base_variant = spec.as_ref().and_then(|spec| {
         build_variant(&base, spec, "base", "")

@@ -97,9 +97,16 @@ fn silent_accept_duplicate_keys() {
     assert_eq!(ps.len(), 1, "{ps:?}");
     assert_eq!(ps[0].path, "services[0].steps[0].timeout_ms");
     assert!(ps[0].message.contains("duplicate key"), "{}", ps[0].message);
-    // Every one at once.
+    // Every one at once, with the model's other problems.
     let text = text.replacen(r#""name":"t""#, r#""name":"t","name":"u""#, 1);
     assert_eq!(problems_of_text(&text).len(), 2, "{text}");
+    let text = text.replacen(r#""requests":10"#, r#""requests":0"#, 1);
+    let ps = problems_of_text(&text);
+    assert_eq!(ps.len(), 3, "{ps:?}");
+    assert!(
+        ps.iter().any(|p| p.path == "workloads[0].requests"),
+        "{ps:?}"
+    );
 }
 
 #[test]
