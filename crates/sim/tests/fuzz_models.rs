@@ -119,7 +119,7 @@ impl Gen {
     }
 
     fn retry(&mut self) -> Value {
-        let mut r = json!({"max_attempts": *self.pick(&[1, 2, 3, 5, 50])});
+        let mut r = json!({"max_attempts": *self.pick(&[1, 2, 3, 5, 50, 1000])});
         if self.chance(0.7) {
             r["backoff"] = self.backoff();
         }
@@ -477,19 +477,29 @@ impl Gen {
         // A change, and whether it may ramp (a number there to ramp from).
         let change = |g: &mut Gen| -> (Map<String, Value>, bool) {
             let mut set = Map::new();
-            let kind = g.int(0, 3);
+            let kind = g.int(0, 9);
+            let service = format!("services[{target}]");
             match kind {
-                0 => set.insert(format!("services[{target}].workers"), json!(g.int(1, 8))),
-                1 if !target_down => set.insert(
-                    format!("services[{target}].instances"),
-                    json!(g.int(1, 4) * shards),
-                ),
+                0 => set.insert(format!("{service}.workers"), json!(g.int(1, 8))),
+                1 if !target_down => {
+                    set.insert(format!("{service}.instances"), json!(g.int(1, 4) * shards))
+                }
                 3 => set.insert("workloads[w0].timeout_ms".into(), json!(g.num(1.0, 200.0))),
+                4 => set.insert("workloads[w0].retry".into(), g.retry()),
+                5 => set.insert("workloads[w0].deadline_ms".into(), json!(g.num(1.0, 200.0))),
+                6 => set.insert(
+                    format!("{service}.admission.concurrency_limit"),
+                    g.concurrency_limit(),
+                ),
+                7 => set.insert(format!("{service}.queue_capacity"), json!(g.int(0, 10))),
+                8 => set.insert(format!("{service}.admission.rate_limit"), g.rate_limit()),
+                9 => set.insert("workloads[w0].breaker".into(), g.breaker()),
                 _ => set.insert(
-                    format!("services[{target}].admission.drop_fraction"),
+                    format!("{service}.admission.drop_fraction"),
                     json!(g.num(0.0, 0.9)),
                 ),
             };
+            // Only drop_fraction (kinds 2, and 1 when instances stay) ramps.
             (set, kind == 2 || (kind == 1 && target_down))
         };
         let entries = self.int(0, 3);
