@@ -1335,11 +1335,18 @@ pub struct VariantSpec {
     pub set: Map<String, Value>,
 }
 
-/// Limits that stop a runaway run with a clear message.
+/// Limits that stop a runaway run with a clear message. Besides these,
+/// `stormsim check` and `run` estimate the memory a run will hold from the
+/// model's sizes (instances, and per caller instance a slot per callee
+/// instance; breaker, throttle and cache tables; hosts; every variant's time
+/// series) and refuse a model over 4 GiB, naming its largest part;
+/// `--memory-limit-gb` raises the ceiling.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LimitsSpec {
-    /// Most events one variant may simulate.
+    /// Most events one variant may simulate (zero-time loops included: a
+    /// retry without backoff against a refusing instance counts its events
+    /// too).
     #[serde(default = "default_max_events")]
     pub max_events: u64,
     /// Most requests (handler executions) alive at once, in all services.
