@@ -531,7 +531,32 @@ impl Gen {
                 .collect();
             m["variants"] = json!(vs);
         }
+        // Now and then, every timeout and deadline twenty times tighter: the
+        // paths of giving up (cancellation, expiry, deadlines spent before a
+        // step) everywhere at once.
+        if self.chance(0.2) {
+            squeeze(&mut m);
+        }
         m
+    }
+}
+
+/// Divides every timeout and deadline in `v` by 20.
+fn squeeze(v: &mut Value) {
+    match v {
+        Value::Object(map) => {
+            for (k, x) in map.iter_mut() {
+                let time = k.ends_with("timeout_ms") || k.ends_with("deadline_ms");
+                match (time, x.as_f64()) {
+                    (true, Some(ms)) => {
+                        *x = json!(((ms / 20.0) * 1000.0).round().max(1.0) / 1000.0)
+                    }
+                    _ => squeeze(x),
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(squeeze),
+        _ => {}
     }
 }
 
