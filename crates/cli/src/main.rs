@@ -16,6 +16,7 @@ use clap::{Parser, Subcommand};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use stormsim_model::{load_model, parse_cli_value, LoadedModel, ModelError, Problem};
+use stormsim_sim::memory::{check_memory, DEFAULT_MEMORY_LIMIT_BYTES};
 
 /// Exit code for input the user must fix: a model or sweep file (bad JSON, an
 /// unknown field, a file that is not there), a flag's value, a folder (one
@@ -102,6 +103,11 @@ enum Command {
         /// Exit 0, not 3, when a variant stopped at one of the model's limits.
         #[arg(long)]
         accept_partial: bool,
+        /// The ceiling on the memory a run is estimated to need, in GiB
+        /// (the model's instances, call edges, policy windows, cache keys,
+        /// time series): a model over it is refused, naming its largest part.
+        #[arg(long, value_name = "GIB", default_value_t = DEFAULT_MEMORY_LIMIT_GB)]
+        memory_limit_gb: f64,
     },
     /// Run a sweep file: a model at many points of its parameter space, each
     /// replicated; write results.csv and aggregate.csv.
@@ -228,6 +234,11 @@ enum Command {
         /// Overrides, as for `run` (models only).
         #[arg(long = "set", value_name = "PATH=VALUE")]
         sets: Vec<String>,
+        /// The ceiling on the memory a run is estimated to need, in GiB
+        /// (the model's instances, call edges, policy windows, cache keys,
+        /// time series): a model over it is refused, naming its largest part.
+        #[arg(long, value_name = "GIB", default_value_t = DEFAULT_MEMORY_LIMIT_GB)]
+        memory_limit_gb: f64,
     },
 }
 
@@ -251,13 +262,23 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             duration_scale,
         } => validate(&models, &out, replications, duration_scale),
         Command::Plot { dir } => plot_cmd::plot(&dir),
-        Command::Check { model, sets } => {
+        Command::Check {
+            model,
+            sets,
+            memory_limit_gb,
+        } => {
+            let Some(memory_limit) = memory_limit_bytes(memory_limit_gb) else {
+                return Ok(ExitCode::from(EXIT_BAD_INPUT));
+            };
             if is_sweep_file(&model) {
                 return Ok(check_sweep(&model, &sets));
             }
             let Some(loaded) = load_or_report(&model, &sets, None) else {
                 return Ok(ExitCode::from(EXIT_BAD_INPUT));
             };
+            if !fits_in_memory(&model, &loaded, memory_limit) {
+                return Ok(ExitCode::from(EXIT_BAD_INPUT));
+            }
             let n = loaded.variants.len();
             println!(
                 "{}: ok — model {:?}, {n} variant{}: {}",
@@ -271,6 +292,10 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                     .collect::<Vec<_>>()
                     .join(", ")
             );
+            // Warnings leave the exit code alone: the model runs as written.
+            for w in stormsim_model::warnings(&loaded) {
+                eprintln!("warning: {w}");
+            }
             Ok(ExitCode::SUCCESS)
         }
         Command::Merge { sweep, shards, out } => {
@@ -369,7 +394,11 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             attempts,
             force,
             accept_partial,
+            memory_limit_gb,
         } => {
+            let Some(memory_limit) = memory_limit_bytes(memory_limit_gb) else {
+                return Ok(ExitCode::from(EXIT_BAD_INPUT));
+            };
             if out.is_some() && models.len() > 1 {
                 eprintln!(
                     "error: --out takes one model; with several, each goes to outputs/<name>/"
@@ -397,8 +426,8 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             let mut bad = false;
             for model in &models {
                 match load_or_report(model, &sets, seed) {
-                    Some(m) => loaded.push(m),
-                    None => bad = true,
+                    Some(m) if fits_in_memory(model, &m, memory_limit) => loaded.push(m),
+                    _ => bad = true,
                 }
             }
             if bad {
@@ -703,6 +732,33 @@ fn parse_sets(sets: &[String]) -> std::result::Result<Vec<(String, String)>, Vec
 
 /// Loads a model; on a problem (a file that cannot be read, a bad `--set`, a
 /// model error) prints every problem and returns `None`.
+/// The default of `--memory-limit-gb`: [`DEFAULT_MEMORY_LIMIT_BYTES`] in GiB.
+const DEFAULT_MEMORY_LIMIT_GB: f64 = (DEFAULT_MEMORY_LIMIT_BYTES >> 30) as f64;
+
+/// `--memory-limit-gb` in bytes, or `None` (said why) if it is not a
+/// positive number.
+fn memory_limit_bytes(gb: f64) -> Option<u64> {
+    if gb.is_finite() && gb > 0.0 {
+        Some((gb * f64::from(1u32 << 30)).min(u64::MAX as f64) as u64)
+    } else {
+        eprintln!("error: --memory-limit-gb: expected a positive number of GiB, got {gb}");
+        None
+    }
+}
+
+/// Whether `loaded`'s estimated memory fits under `limit` bytes; if not, the
+/// refusal is reported as a problem of the file, at the path of the largest
+/// part (see `stormsim_sim::memory`).
+fn fits_in_memory(path: &Path, loaded: &LoadedModel, limit: u64) -> bool {
+    match check_memory(loaded, limit) {
+        Ok(_) => true,
+        Err(too_big) => {
+            report_problems(path, &[Problem::new(too_big.path(), too_big.to_string())]);
+            false
+        }
+    }
+}
+
 fn load_or_report(path: &Path, sets: &[String], seed: Option<u64>) -> Option<LoadedModel> {
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,

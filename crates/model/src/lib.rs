@@ -28,6 +28,7 @@
 #![warn(missing_docs)]
 
 pub mod dist;
+mod duplicate_keys;
 mod error;
 pub mod model;
 pub mod path;
@@ -35,13 +36,15 @@ pub mod reference;
 pub mod spec;
 pub mod strict;
 mod validate;
+mod warnings;
 
 pub use dist::Dist;
 pub use error::{ModelError, Problem, TOP_LEVEL};
 pub use model::*;
 pub use path::{parse_cli_value, ParamPath};
 pub use spec::ModelSpec;
-pub use validate::{folder_name_problem, validate, MAX_SERIES_ROWS};
+pub use validate::{folder_name_problem, validate, MAX_NAME_BYTES, MAX_SERIES_ROWS};
+pub use warnings::warnings;
 
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -78,8 +81,25 @@ pub struct Variant {
 
 /// Parses JSON text, reporting a syntax error with its line and column (once:
 /// serde_json's message ends with them too).
+///
+/// A UTF-8 byte-order mark at the start (some Windows editors write one) is
+/// skipped. A key written twice in one object is refused at its path: JSON
+/// readers disagree on which one wins, and serde_json's "the last" would run a
+/// value the reader of the file may not see.
 pub fn parse_json(text: &str) -> Result<Value, ModelError> {
-    serde_json::from_str(text).map_err(|e| {
+    let (value, duplicates) = parse_json_and_duplicates(text)?;
+    if duplicates.is_empty() {
+        Ok(value)
+    } else {
+        Err(duplicates.into())
+    }
+}
+
+/// [`parse_json`], with the duplicate keys apart: a model's are reported
+/// with its other problems, all at once.
+fn parse_json_and_duplicates(text: &str) -> Result<(Value, Vec<Problem>), ModelError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let value: Value = serde_json::from_str(text).map_err(|e| {
         ModelError::from(vec![Problem::new(
             "",
             format!(
@@ -89,7 +109,17 @@ pub fn parse_json(text: &str) -> Result<Value, ModelError> {
                 strict::clean_serde_message(&e.to_string())
             ),
         )])
-    })
+    })?;
+    let duplicates = duplicate_keys::duplicate_keys(text)
+        .into_iter()
+        .map(|path| {
+            Problem::new(
+                path,
+                "duplicate key: this object has it twice (JSON keeps only one)",
+            )
+        })
+        .collect();
+    Ok((value, duplicates))
 }
 
 /// Reads a `T` from `value` (objects only: see [`strict`]), its problems'
@@ -314,7 +344,7 @@ pub fn load_model(
     cli_sets: &[(String, Value)],
     seed: Option<u64>,
 ) -> Result<LoadedModel, ModelError> {
-    let written_base = parse_json(text)?;
+    let (written_base, duplicates) = parse_json_and_duplicates(text)?;
     let mut base = written_base.clone();
     let cli = |context: &str| {
         let context = context.to_string();
@@ -330,7 +360,7 @@ pub fn load_model(
     if !problems.is_empty() {
         return Err(problems.into());
     }
-    let mut problems = Vec::new();
+    let mut problems = duplicates;
     let spec = parse_spec(&base).map_err(|ps| problems.extend(ps)).ok();
     let base_variant = spec.as_ref().and_then(|spec| {
         build_variant(&base, spec, "base", "")
@@ -434,7 +464,14 @@ fn build_variant(
     let mut order: Vec<usize> = (0..spec.timeline.len()).collect();
     order.sort_by(|&a, &b| spec.timeline[a].at_s.total_cmp(&spec.timeline[b].at_s));
     let mut changes = Vec::new();
+    // The model each change leaves, without the timeline and the variants:
+    // reading and checking those again at each of N changes would be
+    // quadratic (their problems are the base's, reported with it).
     let mut current = doc.clone();
+    if let Some(o) = current.as_object_mut() {
+        o.remove("timeline");
+        o.remove("variants");
+    }
     for i in order {
         let entry = &spec.timeline[i];
         let here = format!("timeline[{i}] ({:?})", entry.name);
@@ -461,7 +498,7 @@ fn build_variant(
                 problems.extend(set_problems);
                 break;
             }
-            match parse_spec(&current).and_then(|s| validate(&s)) {
+            match parse_spec(&current).and_then(|s| validate::validate_change(&s)) {
                 Ok(changed) => {
                     if let Ok(model) = &model {
                         if let Err(message) = validate::same_shape(model, &changed) {

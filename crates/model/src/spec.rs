@@ -17,7 +17,9 @@ use std::collections::BTreeMap;
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ModelSpec {
-    /// Name of the model; also the default output folder `outputs/<name>/`.
+    /// Name of the model; also the default output folder `outputs/<name>/`:
+    /// at most 200 bytes, without control characters, `/` or `\`, and not
+    /// starting with `.`.
     pub name: String,
     /// What the model is and what it should show.
     #[serde(default)]
@@ -650,14 +652,17 @@ pub enum ConcurrencyLimitSpec {
     Aimd {
         /// Starting limit.
         #[serde(default = "twenty_u32")]
+        #[schemars(range(min = 1))]
         initial_limit: u32,
         /// Floor.
         #[serde(default = "twenty_u32")]
+        #[schemars(range(min = 1))]
         min_limit: u32,
         /// Ceiling.
         #[serde(default = "two_hundred_u32")]
+        #[schemars(range(min = 1))]
         max_limit: u32,
-        /// Multiplier on a drop.
+        /// Multiplier on a drop, strictly between 0 and 1.
         #[serde(default = "point_nine")]
         backoff_ratio: f64,
         /// Latency above which a sample counts as a drop.
@@ -668,18 +673,23 @@ pub enum ConcurrencyLimitSpec {
     Gradient2 {
         /// Starting limit.
         #[serde(default = "twenty_u32")]
+        #[schemars(range(min = 1))]
         initial_limit: u32,
         /// Floor.
         #[serde(default = "twenty_u32")]
+        #[schemars(range(min = 1))]
         min_limit: u32,
         /// Ceiling.
         #[serde(default = "two_hundred_u32")]
+        #[schemars(range(min = 1))]
         max_concurrency: u32,
-        /// Smoothing of limit changes.
+        /// Smoothing of limit changes, in [0, 1].
         #[serde(default = "point_two")]
+        #[schemars(range(min = 0.0, max = 1.0))]
         smoothing: f64,
-        /// Latency growth tolerated before backing off.
+        /// Latency growth tolerated before backing off (a ratio, ≥ 1).
         #[serde(default = "one_point_five")]
+        #[schemars(range(min = 1.0))]
         rtt_tolerance: f64,
     },
 }
@@ -1345,11 +1355,18 @@ pub struct VariantSpec {
     pub set: Map<String, Value>,
 }
 
-/// Limits that stop a runaway run with a clear message.
+/// Limits that stop a runaway run with a clear message. Besides these,
+/// `stormsim check` and `run` estimate the memory a run will hold from the
+/// model's sizes (instances, and per caller instance a slot per callee
+/// instance; breaker, throttle and cache tables; hosts; every variant's time
+/// series) and refuse a model over 4 GiB, naming its largest part;
+/// `--memory-limit-gb` raises the ceiling.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LimitsSpec {
-    /// Most events one variant may simulate.
+    /// Most events one variant may simulate (zero-time loops included: a
+    /// retry without backoff against a refusing instance counts its events
+    /// too).
     #[serde(default = "default_max_events")]
     pub max_events: u64,
     /// Most requests (handler executions) alive at once, in all services.

@@ -13,13 +13,17 @@ use stormsim_engine::{SimDuration, SimTime};
 /// state in memory (a limit that names itself, not an allocation failure).
 const MAX_HOSTS: u64 = 1_000_000;
 const MAX_INSTANCES: u32 = 1_000_000;
+/// Longest model name, in bytes: it names the output folder, and file
+/// systems allow 255 bytes a name component (with room for a suffix).
+pub const MAX_NAME_BYTES: usize = 200;
 /// Clock offsets beyond a day are typos, not skew.
 const MAX_CLOCK_OFFSET_MS: f64 = 86_400_000.0;
 /// More closed-loop users than this are an open-loop workload in disguise.
 const MAX_USERS: u32 = 10_000_000;
 /// Most rows a run's time series may hold: one per bucket run-wide and one
-/// per service and bucket. A bound on memory (about 100 bytes a row) that no
-/// sensible model nears (the 46-minute Catalog incident holds 5,520); the
+/// per service and per workload and bucket. A bound on memory that no
+/// sensible model nears (the 46-minute Catalog incident, one service and 20
+/// workloads, holds 60,720); the
 /// simulator stops a run that reaches it (a run with no horizon cannot be
 /// bounded here), and validation refuses a horizon that would.
 pub const MAX_SERIES_ROWS: u64 = 10_000_000;
@@ -176,6 +180,15 @@ impl Checker {
 pub fn folder_name_problem(name: &str) -> Option<String> {
     if name.trim().is_empty() {
         Some("expected a non-empty name".into())
+    } else if name.len() > MAX_NAME_BYTES {
+        Some(format!(
+            "expected a name of at most {MAX_NAME_BYTES} bytes (it names the output folder), got {}",
+            name.len()
+        ))
+    } else if name.contains(char::is_control) {
+        Some(format!(
+            "expected a name usable as a folder (no control characters), got {name:?}"
+        ))
     } else if name.contains(['/', '\\']) || name.starts_with('.') {
         Some(format!(
             "expected a name usable as a folder (no '/', '\\' or leading '.'), got {name:?}"
@@ -187,6 +200,18 @@ pub fn folder_name_problem(name: &str) -> Option<String> {
 
 /// Checks a parsed model and resolves it; all problems at once.
 pub fn validate(spec: &ModelSpec) -> Result<Model, Vec<Problem>> {
+    validate_model(spec, true)
+}
+
+/// [`validate`] for the model a timeline change leaves, its timeline (and
+/// its variants) taken out of `spec`: those are the base's, checked with it,
+/// and checking them again at every one of N changes made loading a model
+/// quadratic in its timeline (3,000 entries: 56 s).
+pub(crate) fn validate_change(spec: &ModelSpec) -> Result<Model, Vec<Problem>> {
+    validate_model(spec, false)
+}
+
+fn validate_model(spec: &ModelSpec, with_timeline: bool) -> Result<Model, Vec<Problem>> {
     let mut ck = Checker {
         problems: Vec::new(),
     };
@@ -457,7 +482,13 @@ pub fn validate(spec: &ModelSpec) -> Result<Model, Vec<Problem>> {
                     }
                     thresholds
                 },
-                concurrency_limit: s.admission.concurrency_limit.clone(),
+                concurrency_limit: s.admission.concurrency_limit.as_ref().map(|c| {
+                    check_concurrency_limit(
+                        &mut ck,
+                        &format!("{at}.admission.concurrency_limit"),
+                        c,
+                    )
+                }),
                 retry_after: ck.optional_positive_ms(
                     &format!("{at}.admission.retry_after_ms"),
                     s.admission.retry_after_ms,
@@ -577,14 +608,15 @@ pub fn validate(spec: &ModelSpec) -> Result<Model, Vec<Problem>> {
         SimDuration::from_ms(ck.positive("timeseries.bucket_s", spec.timeseries.bucket_s) * 1000.0);
     if let Some(h) = spec.horizon_s {
         let buckets = (h / spec.timeseries.bucket_s).ceil();
-        let rows = buckets * (1 + spec.services.len()) as f64;
+        let rows = buckets * (1 + spec.services.len() + spec.workloads.len()) as f64;
         if rows > MAX_SERIES_ROWS as f64 {
             ck.fail(
                 "timeseries.bucket_s",
                 format!(
-                    "the horizon holds {buckets:.3e} buckets of {} s, {rows:.3e} time-series rows with {} services (one per bucket, and one per service and bucket): at most {MAX_SERIES_ROWS:.0e}; widen the buckets or shorten the horizon",
+                    "the horizon holds {buckets:.3e} buckets of {} s, {rows:.3e} time-series rows with {} services and {} workloads (one per bucket, and one per service and per workload and bucket): at most {MAX_SERIES_ROWS:.0e}; widen the buckets or shorten the horizon",
                     spec.timeseries.bucket_s,
-                    spec.services.len()
+                    spec.services.len(),
+                    spec.workloads.len()
                 ),
             );
         }
@@ -598,7 +630,7 @@ pub fn validate(spec: &ModelSpec) -> Result<Model, Vec<Problem>> {
         storm_retry_share: ck.probability("metastability.storm_retry_share", m.storm_retry_share),
         max_recovery: ck.seconds("metastability.max_recovery_s", m.max_recovery_s),
     });
-    if metastability.is_some() {
+    if metastability.is_some() && with_timeline {
         for role in [TimelineRole::TriggerStart, TimelineRole::TriggerEnd] {
             if !spec.timeline.iter().any(|e| e.role == Some(role)) {
                 ck.fail(
@@ -606,6 +638,30 @@ pub fn validate(spec: &ModelSpec) -> Result<Model, Vec<Problem>> {
                     format!("needs a timeline entry with role {:?}", role_name(role)),
                 );
             }
+        }
+    }
+    // Names are selectors (`timeline[NAME]`): two alike would make one
+    // unreachable.
+    ck.unique_names("timeline", spec.timeline.iter().map(|e| e.name.as_str()));
+    // A fault cannot end before it starts: a verdict judged from such a
+    // window would be about nothing.
+    let role_at = |role| {
+        spec.timeline
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| e.role == Some(role))
+            .map(|(i, e)| (i, e.at_s))
+            .next()
+    };
+    if let (Some((_, start)), Some((end_i, end))) = (
+        role_at(TimelineRole::TriggerStart),
+        role_at(TimelineRole::TriggerEnd),
+    ) {
+        if end < start {
+            ck.fail(
+                format!("timeline[{end_i}].at_s"),
+                format!("the trigger_end entry ({end} s) comes before the trigger_start entry ({start} s)"),
+            );
         }
     }
     for (i, e) in spec.timeline.iter().enumerate() {
@@ -636,6 +692,89 @@ pub fn validate(spec: &ModelSpec) -> Result<Model, Vec<Problem>> {
     } else {
         Err(ck.problems)
     }
+}
+
+/// A concurrency limit that can never admit (a limit of 0, a floor above
+/// its ceiling) or never settles (a backoff that grows the limit) sheds
+/// everything or nothing: refused rather than simulated.
+fn check_concurrency_limit(
+    ck: &mut Checker,
+    at: &str,
+    c: &ConcurrencyLimitSpec,
+) -> ConcurrencyLimitSpec {
+    let bounds = |ck: &mut Checker, initial: u32, min: u32, max: u32, max_name: &str| {
+        for (name, value) in [
+            ("initial_limit", initial),
+            ("min_limit", min),
+            (max_name, max),
+        ] {
+            if value == 0 {
+                ck.fail(format!("{at}.{name}"), "expected an integer ≥ 1, got 0");
+            }
+        }
+        if min > max {
+            ck.fail(
+                format!("{at}.min_limit"),
+                format!("expected min_limit ≤ {max_name} ({max}), got {min}"),
+            );
+        } else if initial != 0 && !(min..=max).contains(&initial) {
+            ck.fail(
+                format!("{at}.initial_limit"),
+                format!("expected initial_limit within min_limit..{max_name} ({min}..{max}), got {initial}"),
+            );
+        }
+    };
+    match *c {
+        ConcurrencyLimitSpec::Fixed { limit } => {
+            if limit == 0 {
+                ck.fail(format!("{at}.limit"), "expected an integer ≥ 1, got 0");
+            }
+        }
+        ConcurrencyLimitSpec::Aimd {
+            initial_limit,
+            min_limit,
+            max_limit,
+            backoff_ratio,
+            timeout_ms,
+        } => {
+            bounds(ck, initial_limit, min_limit, max_limit, "max_limit");
+            if !(backoff_ratio > 0.0 && backoff_ratio < 1.0) {
+                ck.fail(
+                    format!("{at}.backoff_ratio"),
+                    format!("expected a ratio strictly between 0 and 1, got {backoff_ratio}"),
+                );
+            }
+            ck.positive(&format!("{at}.timeout_ms"), timeout_ms);
+        }
+        ConcurrencyLimitSpec::Gradient2 {
+            initial_limit,
+            min_limit,
+            max_concurrency,
+            smoothing,
+            rtt_tolerance,
+        } => {
+            bounds(
+                ck,
+                initial_limit,
+                min_limit,
+                max_concurrency,
+                "max_concurrency",
+            );
+            if !(0.0..=1.0).contains(&smoothing) {
+                ck.fail(
+                    format!("{at}.smoothing"),
+                    format!("expected a smoothing in [0, 1], got {smoothing}"),
+                );
+            }
+            if !(rtt_tolerance.is_finite() && rtt_tolerance >= 1.0) {
+                ck.fail(
+                    format!("{at}.rtt_tolerance"),
+                    format!("expected a tolerance ≥ 1 (a ratio of latencies), got {rtt_tolerance}"),
+                );
+            }
+        }
+    }
+    c.clone()
 }
 
 fn check_step(

@@ -313,13 +313,14 @@ fn only_a_last_step_may_hand_its_request_on() {
 }
 
 /// A horizon whose time series would hold more than ten million rows (one per
-/// bucket, and one per service and bucket) is refused with the limit named,
-/// before any run fills them.
+/// bucket, and one per service and per workload and bucket) is refused with
+/// the limit named, before any run fills them.
 #[test]
 fn too_many_time_series_buckets_are_refused() {
     let services = base()["services"].as_array().unwrap().len() as f64;
+    let workloads = base()["workloads"].as_array().unwrap().len() as f64;
     // Exactly the limit in 1 s buckets, then one bucket more.
-    let at_limit = (1e7 / (1.0 + services)).floor();
+    let at_limit = (1e7 / (1.0 + services + workloads)).floor();
     let doc = with(base(), "horizon_s", json!(at_limit));
     assert_eq!(
         problems(&doc),

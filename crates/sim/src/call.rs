@@ -32,6 +32,12 @@ use crate::zombie::NO_ROOT;
 use stormsim_engine::{SimDuration, SimTime, StreamKey};
 use stormsim_model::{Backoff, CallPolicy, HedgeTarget, Jitter, Model, Service};
 
+/// Retries without backoff sent from inside the handling of the previous
+/// attempt's failure, one within another, before the next is queued instead
+/// (see `after_attempt`): a loop of local refusals with 10⁷ attempts
+/// overflowed the stack.
+const MAX_RETRIES_IN_PLACE: u32 = 32;
+
 /// Salt of the backoff jitter draws of a call.
 const BACKOFF: u64 = u64::MAX - 3;
 /// Salt of an adaptive throttle's draw for an attempt.
@@ -52,7 +58,10 @@ fn exclude_for_hedge(
     eligible: &mut [bool],
 ) {
     for &i in tried {
-        eligible[i as usize] = false;
+        // An attempt may be on an instance a timeline has since removed.
+        if let Some(e) = eligible.get_mut(i as usize) {
+            *e = false;
+        }
     }
     let other_zone = policy
         .hedge
@@ -60,7 +69,8 @@ fn exclude_for_hedge(
     let (true, Some(hosts), Some(host_of)) = (other_zone, model.hosts, &callee.host_of) else {
         return;
     };
-    let zone = |i: usize| host_of[i] / hosts.per_zone;
+    let zone =
+        |i: usize| crate::simulator::host_of_instance(host_of, i as u32) as u32 / hosts.per_zone;
     let tried_zones: Vec<u32> = tried.iter().map(|&i| zone(i as usize)).collect();
     let elsewhere: Vec<bool> = eligible
         .iter()
@@ -874,8 +884,20 @@ impl Simulator<'_> {
         let call = &mut self.calls[call_id];
         call.holds_retry = true;
         call.last_delay = delay;
-        if delay == SimDuration::ZERO {
+        if delay == SimDuration::ZERO && self.retry_depth < MAX_RETRIES_IN_PLACE {
+            // At once, in place (the order of a run's events as it has always
+            // been) ...
+            self.retry_depth += 1;
             self.send_attempt(call_id);
+            self.retry_depth -= 1;
+        } else if delay == SimDuration::ZERO {
+            // ... but a retry refused locally at once (no healthy upstream)
+            // retries again from inside this call: past a few levels, the
+            // next one waits for its turn in the queue, as an event of this
+            // instant, so the stack stays shallow and `limits.max_events`
+            // counts the loop.
+            self.queue.schedule_owned(now, Event::BackoffDone(call_id));
+            self.calls[call_id].sleeping = true;
         } else {
             let wake = now + delay;
             let fixed = matches!(policy.retry.jitter, Jitter::None)
@@ -989,6 +1011,9 @@ impl Simulator<'_> {
         let Some(call) = self.calls.remove(call_id) else {
             return;
         };
+        // Its bulkhead slot (or its place in the wait) goes too, as when it
+        // ends: a cancelled call holding it would shrink the bulkhead for good.
+        self.leave_bulkhead(call.edge, call.caller, call.bulkhead);
         if let Some(attempt) = call.current {
             self.abandon_attempt(attempt);
         }

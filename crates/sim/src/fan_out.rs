@@ -27,6 +27,11 @@ impl Simulator<'_> {
             .deadline
             .map(|d| now + d)
             .map(|at| at.min(deadline.unwrap_or(stormsim_engine::SimTime::NEVER)));
+        // The request's deadline may be spent before the fan-out starts (an
+        // earlier step outlasted it): no timer in the past, and the children,
+        // which inherit that deadline, are each refused for it at once.
+        let started_late = timer.is_some_and(|at| at <= now);
+        let timer = timer.filter(|_| !started_late);
         let fan = self.fan_outs.insert(FanOutState {
             task: task_id,
             children: Vec::with_capacity(total as usize),
@@ -35,6 +40,7 @@ impl Simulator<'_> {
             succeeded: 0,
             wait_for: fan_out.wait_for,
             timer: None,
+            started_late,
         });
         self.tasks[task_id].state = TaskState::FanningOut(fan);
         if let Some(at) = timer {
@@ -71,7 +77,12 @@ impl Simulator<'_> {
         if state.succeeded >= state.wait_for {
             self.complete_fan_out(fan, FanOutStatus::Ok);
         } else if reachable < state.wait_for {
-            self.complete_fan_out(fan, FanOutStatus::Failed);
+            let status = if state.started_late {
+                FanOutStatus::DeadlineExceeded
+            } else {
+                FanOutStatus::Failed
+            };
+            self.complete_fan_out(fan, status);
         }
     }
 

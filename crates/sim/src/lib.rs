@@ -10,6 +10,7 @@ mod cache;
 mod call;
 mod fan_out;
 pub mod hosts;
+pub mod memory;
 pub mod metrics;
 pub mod policy;
 pub mod report;

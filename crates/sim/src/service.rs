@@ -38,6 +38,7 @@ impl Simulator<'_> {
                 DownMode::Blackhole => {
                     let connect = self.edges[edge as usize].connect_timeout;
                     let answer_at = if connect.is_infinite() {
+                        self.hung_in_blackhole = true;
                         SimTime::NEVER
                     } else {
                         (sent_at + connect).max(now)

@@ -93,7 +93,7 @@ pub enum LimitHit {
     /// The time series would outgrow [`MAX_SERIES_ROWS`]: a run with no
     /// horizon whose events reach far (a work of 10^12 s), or buckets far
     /// narrower than the run (validation bounds them only against a horizon).
-    #[error("stopped at {buckets} time-series buckets of {bucket_s} s ({} s simulated): the series may hold at most {MAX_SERIES_ROWS} rows, one per bucket and one per service and bucket; widen timeseries.bucket_s or set horizon_s; the report is partial", *buckets as f64 * bucket_s)]
+    #[error("stopped at {buckets} time-series buckets of {bucket_s} s ({} s simulated): the series may hold at most {MAX_SERIES_ROWS} rows, one per bucket and one per service and per workload and bucket; widen timeseries.bucket_s or set horizon_s; the report is partial", *buckets as f64 * bucket_s)]
     Buckets {
         /// Buckets recorded.
         buckets: u64,
@@ -232,6 +232,14 @@ pub struct Simulator<'m> {
     pub(crate) queue: EventQueue<Event>,
     /// Logical requests not answered yet.
     pub(crate) roots_in_flight: u64,
+    /// An attempt went into a blackholed instance with no connect timeout:
+    /// nothing ever answers it, so a run may end with its call (and whatever
+    /// waits for it) alive, unanswered, and the drained-run checks do not
+    /// apply.
+    pub(crate) hung_in_blackhole: bool,
+    /// Zero-backoff retries being sent one inside another (see
+    /// `call::MAX_RETRIES_IN_PLACE`).
+    pub(crate) retry_depth: u32,
     pub(crate) tasks: Slab<Task>,
     pub(crate) calls: Slab<Call>,
     pub(crate) attempts: Slab<Attempt>,
@@ -342,6 +350,8 @@ impl<'m> Simulator<'m> {
             edge_caller,
             queue: EventQueue::new(),
             roots_in_flight: 0,
+            hung_in_blackhole: false,
+            retry_depth: 0,
             tasks: Slab::new(),
             calls: Slab::new(),
             attempts: Slab::new(),
@@ -397,6 +407,19 @@ fn callers_of(model: &Model) -> Vec<Option<ServiceId>> {
         }
     }
     callers
+}
+
+/// The host of `instance`. A timeline that lowers a service's `instances`
+/// leaves the removed ones draining their work, but `host_of` covers only the
+/// current instances: a removed one is taken to share a host with the current
+/// instance of the same rank modulo their count (a host the service still
+/// uses).
+pub(crate) fn host_of_instance(host_of: &[u32], instance: u32) -> usize {
+    match host_of.get(instance as usize) {
+        Some(&host) => host as usize,
+        None if host_of.is_empty() => 0,
+        None => host_of[instance as usize % host_of.len()] as usize,
+    }
 }
 
 /// Every call edge of a model: one per workload (the caller's own policy), then
@@ -459,10 +482,10 @@ impl<'m> Simulator<'m> {
         let Some(periods) = self.model.hosts.and_then(|h| h.slow) else {
             return 1.0;
         };
-        let Some(hosts) = &self.model.services[service].host_of else {
+        let Some(host_of) = &self.model.services[service].host_of else {
             return 1.0;
         };
-        let host = hosts[instance as usize] as usize;
+        let host = host_of_instance(host_of, instance);
         let now = self.now();
         let slow = self
             .host_periods
@@ -509,7 +532,9 @@ impl<'m> Simulator<'m> {
             }
             if t >= self.next_bucket_at {
                 let buckets = self.series.index(t) as u64 + 1;
-                if buckets.saturating_mul(1 + self.services.len() as u64) > MAX_SERIES_ROWS {
+                if buckets.saturating_mul(1 + (self.services.len() + self.per_workload.len()) as u64)
+                    > MAX_SERIES_ROWS
+                {
                     stopped = Some(LimitHit::Buckets {
                         buckets: self.series.len() as u64,
                         bucket_s: self.series.bucket_s(),
@@ -519,7 +544,7 @@ impl<'m> Simulator<'m> {
                 self.open_buckets_until(t);
             }
             self.warm_up_upcoming();
-            self.dispatch(event);
+            self.dispatch(event, limits.max_events);
             if self.queue.delivered() >= limits.max_events {
                 stopped = Some(LimitHit::Events(self.queue.delivered()));
                 break;
@@ -541,7 +566,8 @@ impl<'m> Simulator<'m> {
         let end = self.ended;
         self.open_buckets_until(SimTime(end.as_nanos().saturating_sub(1)));
         self.close_bucket(end);
-        if let Err(broken) = self.check_invariants(stopped.is_none() && horizon.is_none()) {
+        let drained = stopped.is_none() && horizon.is_none() && !self.hung_in_blackhole;
+        if let Err(broken) = self.check_invariants(drained) {
             panic!("simulator invariant broken in variant {variant:?}: {broken}");
         }
         let mut report = report::variant_report(&self, variant, stopped);
@@ -810,10 +836,16 @@ impl<'m> Simulator<'m> {
 
     /// Handles `event`, then everything it set off at the same instant: tasks
     /// given a worker, calls given a bulkhead slot, and messages over a
-    /// zero-latency network, in that order until none is left.
-    fn dispatch(&mut self, event: Event) {
+    /// zero-latency network, in that order until none is left, or until
+    /// `max_events` have been delivered: a zero-time loop (a retry without
+    /// backoff against a refusing instance) never leaves this instant, so the
+    /// run loop's own check would come only after it ends, if ever.
+    fn dispatch(&mut self, event: Event, max_events: u64) {
         self.handle(event);
         loop {
+            if self.queue.delivered() >= max_events {
+                break;
+            }
             if let Some(task) = self.ready.pop_front() {
                 if self.tasks.contains_key(task) {
                     self.run_step(task);

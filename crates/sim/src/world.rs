@@ -120,6 +120,10 @@ pub struct FanOutState {
     pub wait_for: u32,
     /// Its deadline's timer.
     pub timer: Option<TimerHandle>,
+    /// Its deadline had passed when it started (the request's, spent by
+    /// earlier steps): its children are refused for it at once, and it ends
+    /// as past its deadline, not as failed.
+    pub started_late: bool,
 }
 
 /// A load that fills one key of one instance's cache.

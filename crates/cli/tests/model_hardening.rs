@@ -1,0 +1,102 @@
+//! Issue 17 ("Hardening"), through the binary: `check` and `run` agree on
+//! what they refuse (exit 2, every problem at its JSON path), the memory
+//! ceiling and its flag, and `check`'s warnings (which leave the exit code
+//! alone).
+
+mod common;
+
+use common::{stormsim, write_json};
+use serde_json::json;
+
+fn model_with_db_instances(db: u32) -> serde_json::Value {
+    json!({
+        "name": "mem-cli",
+        "workloads": [{"name": "w", "target": "api", "requests": 5,
+                       "arrival": {"kind": "constant", "rate_per_s": 10}}],
+        "services": [
+            {"name": "api", "instances": 1_000_000, "steps": [{"call": "db"}]},
+            {"name": "db", "instances": db}]
+    })
+}
+
+/// `check` and `run` refuse a model over the memory ceiling, naming the
+/// flag that raises it; with it raised, `check` accepts it.
+#[test]
+fn instances_quadratic_is_refused_by_check_and_run() {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let file = write_json(
+        &dir.path().join("m.json"),
+        model_with_db_instances(1_000_000),
+    );
+    let path = file.to_str().expect("utf-8");
+    let out = dir.path().join("out");
+    for args in [
+        vec!["check", path],
+        vec![
+            "run",
+            path,
+            "--quiet",
+            "--out",
+            out.to_str().expect("utf-8"),
+        ],
+    ] {
+        let o = stormsim(&args, &[]);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("services[api].steps[0]: the run would need about")
+                && stderr.contains("--memory-limit-gb"),
+            "{stderr}"
+        );
+    }
+    assert!(!out.exists(), "nothing written");
+    let o = stormsim(&["check", path, "--memory-limit-gb", "10000"], &[]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let o = stormsim(&["check", path, "--memory-limit-gb", "-1"], &[]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+/// A hedge to a one-instance service never fires: a warning, exit 0.
+#[test]
+fn check_warns_of_a_hedge_that_never_fires() {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let doc = json!({
+        "name": "hedge-one",
+        "workloads": [{"name": "w", "target": "api", "requests": 5,
+                       "arrival": {"kind": "constant", "rate_per_s": 10}}],
+        "services": [
+            {"name": "api", "steps": [{"call": "db", "idempotent": true,
+                                       "hedge": {"delay_ms": 5, "target": "any_other"}}]},
+            {"name": "db"}]
+    });
+    let file = write_json(&dir.path().join("h.json"), doc);
+    let o = stormsim(&["check", file.to_str().expect("utf-8")], &[]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("warning: services[api].steps[0].hedge: this hedge never fires"),
+        "{stderr}"
+    );
+}
+
+/// A name `check` accepted and `run` could not use: both refuse it now.
+#[test]
+fn model_name_with_nul_is_refused_by_check_and_run() {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let mut doc = model_with_db_instances(1);
+    doc["services"][0]["instances"] = json!(1);
+    doc["name"] = json!("a\u{0}b");
+    let file = write_json(&dir.path().join("n.json"), doc);
+    let path = file.to_str().expect("utf-8");
+    for args in [vec!["check", path], vec!["run", path, "--quiet"]] {
+        let o = stormsim(&args, &[]);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains("  name: "), "{stderr}");
+    }
+}
