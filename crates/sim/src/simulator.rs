@@ -532,7 +532,8 @@ impl<'m> Simulator<'m> {
             }
             if t >= self.next_bucket_at {
                 let buckets = self.series.index(t) as u64 + 1;
-                if buckets.saturating_mul(1 + (self.services.len() + self.per_workload.len()) as u64)
+                if buckets
+                    .saturating_mul(1 + (self.services.len() + self.per_workload.len()) as u64)
                     > MAX_SERIES_ROWS
                 {
                     stopped = Some(LimitHit::Buckets {
