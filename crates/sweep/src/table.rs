@@ -131,12 +131,19 @@ pub fn aggregate_csv(sweep: &Sweep, results: &[RunResult]) -> Result<String, csv
         }
     }
     out.write_record(&h)?;
+    // Each run's row under its point, in one pass: looking every point's runs
+    // up among all runs made a 10^6-point sweep quadratic.
+    let slots = sweep.points.iter().map(|p| p.index + 1).max().unwrap_or(0);
+    let mut by_point: Vec<Vec<&Vec<String>>> = vec![Vec::new(); slots];
+    for r in results {
+        if let Some(rows) = by_point.get_mut(r.point) {
+            rows.push(&r.row);
+        }
+    }
     for point in &sweep.points {
-        let all: Vec<&Vec<String>> = results
-            .iter()
-            .filter(|r| r.point == point.index)
-            .map(|r| &r.row)
-            .collect();
+        let all: Vec<&Vec<String>> = by_point
+            .get(point.index)
+            .map_or_else(Vec::new, |rows| rows.clone());
         let rows: Vec<&Vec<String>> = all
             .iter()
             .copied()
