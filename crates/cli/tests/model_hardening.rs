@@ -100,3 +100,53 @@ fn model_name_with_nul_is_refused_by_check_and_run() {
         assert!(stderr.contains("  name: "), "{stderr}");
     }
 }
+
+/// `alloc_abort` through a sweep: a point whose breaker window would take
+/// hundreds of GiB is refused by the sweep's `check` (and so by `sweep`),
+/// at that point, as `run` refuses the model; the other points are fine.
+#[test]
+fn a_sweep_point_over_the_memory_ceiling_is_refused() {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let model = json!({
+        "name": "breaker-window",
+        "workloads": [{"name": "users", "target": "api", "requests": 50, "timeout_ms": 1000,
+                       "arrival": {"kind": "poisson", "rate_per_s": 50}}],
+        "services": [
+            {"name": "api", "workers": 8,
+             "steps": [{"call": "db", "timeout_ms": 100,
+                        "breaker": {"kind": "resilience4j", "sliding_window_type": "time_based",
+                                    "sliding_window_size": 60}}]},
+            {"name": "db", "workers": 4, "steps": [{"work": {"kind": "exponential", "mean_ms": 5}}]}]
+    });
+    let sweep = json!({
+        "name": "window-sweep", "model": model, "replications": 1,
+        "axes": [{"path": "services[api].steps[0].breaker.sliding_window_size",
+                  "name": "window", "values": [60, 4294967295u64]}]
+    });
+    let file = write_json(&dir.path().join("w.sweep.json"), sweep);
+    let check = stormsim(&["check", file.to_str().unwrap()], &[]);
+    let stderr = String::from_utf8_lossy(&check.stderr);
+    assert_eq!(check.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("GiB of memory, over the limit of 4.00 GiB")
+            && stderr.contains("4294967295"),
+        "{stderr}"
+    );
+    let out = dir.path().join("out");
+    let run = stormsim(
+        &[
+            "sweep",
+            file.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--quiet",
+        ],
+        &[],
+    );
+    assert_eq!(
+        run.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+}

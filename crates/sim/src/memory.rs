@@ -23,7 +23,7 @@ use crate::zombie::UserZombies;
 use std::mem::size_of;
 use stormsim_model::{
     Arrival, BreakerSpec, CallPolicy, LoadedModel, Model, SlidingWindowType, Step, ThrottleSpec,
-    MAX_SERIES_ROWS,
+    Variant, MAX_SERIES_ROWS,
 };
 
 /// The default ceiling on [`estimate`]: 4 GiB. A model over it is refused by
@@ -59,14 +59,7 @@ pub struct MemoryEstimate {
 
 /// A model whose estimate is over the ceiling.
 #[derive(Debug, thiserror::Error, PartialEq)]
-#[error(
-    "the run would need about {} of memory, over the limit of {} (raise it with --memory-limit-gb): the largest part is {} ({}){}",
-    gib(estimate.bytes),
-    gib(*limit),
-    estimate.biggest.as_ref().map_or("", |c| c.what.as_str()),
-    estimate.biggest.as_ref().map_or(String::new(), |c| gib(c.bytes)),
-    variant_note(variant)
-)]
+#[error("{}", self.describe("raise it with --memory-limit-gb"))]
 pub struct TooMuchMemory {
     /// The estimate.
     pub estimate: MemoryEstimate,
@@ -77,6 +70,19 @@ pub struct TooMuchMemory {
 }
 
 impl TooMuchMemory {
+    /// The message, with `remedy` (what the caller can do about the
+    /// ceiling) in parentheses after it.
+    pub fn describe(&self, remedy: &str) -> String {
+        format!(
+            "the run would need about {} of memory, over the limit of {} ({remedy}): the largest part is {} ({}){}",
+            gib(self.estimate.bytes),
+            gib(self.limit),
+            self.estimate.biggest.as_ref().map_or("", |c| c.what.as_str()),
+            self.estimate.biggest.as_ref().map_or(String::new(), |c| gib(c.bytes)),
+            variant_note(&self.variant)
+        )
+    }
+
     /// The JSON path to blame: the largest contributor's.
     pub fn path(&self) -> &str {
         self.estimate
@@ -104,9 +110,21 @@ fn gib(bytes: u64) -> String {
 
 /// Refuses `loaded` if its [`estimate`] is over `limit` bytes.
 pub fn check_memory(loaded: &LoadedModel, limit: u64) -> Result<MemoryEstimate, TooMuchMemory> {
-    let (estimate, variant) = estimate_with_variant(loaded);
+    check_variants(&loaded.variants, limit)
+}
+
+/// [`check_memory`] for one variant run alone (a sweep's run).
+pub fn check_variant_memory(
+    variant: &Variant,
+    limit: u64,
+) -> Result<MemoryEstimate, TooMuchMemory> {
+    check_variants(std::slice::from_ref(variant), limit)
+}
+
+fn check_variants(variants: &[Variant], limit: u64) -> Result<MemoryEstimate, TooMuchMemory> {
+    let (estimate, variant) = estimate_with_variant(variants);
     if estimate.bytes > limit {
-        let variant = variant.filter(|_| loaded.variants.len() > 1);
+        let variant = variant.filter(|_| variants.len() > 1);
         return Err(TooMuchMemory {
             estimate,
             limit,
@@ -119,14 +137,14 @@ pub fn check_memory(loaded: &LoadedModel, limit: u64) -> Result<MemoryEstimate, 
 /// The memory a run of every variant of `loaded` will hold (see the
 /// [module docs](self)).
 pub fn estimate(loaded: &LoadedModel) -> MemoryEstimate {
-    estimate_with_variant(loaded).0
+    estimate_with_variant(&loaded.variants).0
 }
 
-fn estimate_with_variant(loaded: &LoadedModel) -> (MemoryEstimate, Option<String>) {
+fn estimate_with_variant(variants: &[Variant]) -> (MemoryEstimate, Option<String>) {
     let mut series_total = 0u64;
     let mut biggest_series: Option<Contributor> = None;
     let mut largest_state: (u64, Option<Contributor>, Option<String>) = (0, None, None);
-    for variant in &loaded.variants {
+    for variant in variants {
         let series = series(&variant.model);
         series_total = series_total.saturating_add(series.bytes);
         if biggest_series
@@ -151,10 +169,10 @@ fn estimate_with_variant(loaded: &LoadedModel) -> (MemoryEstimate, Option<String
     let state_top = largest_state.1;
     // The series of all variants together, against the largest state part.
     let series_part = biggest_series.map(|mut s| {
-        if loaded.variants.len() > 1 {
+        if variants.len() > 1 {
             s.what = format!(
                 "the time series of {} variants ({} rows in the largest)",
-                loaded.variants.len(),
+                variants.len(),
                 s.bytes / SERIES_ROW_BYTES
             );
         }

@@ -24,6 +24,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use stormsim_engine::StreamKey;
 use stormsim_model::{apply_overrides, load_model, parse_json, ModelError, Problem};
+use stormsim_sim::memory::{check_variant_memory, DEFAULT_MEMORY_LIMIT_BYTES};
 use stormsim_sim::{run_variant, RunReport, VariantReport};
 
 /// A sweep file, loaded and checked.
@@ -409,7 +410,15 @@ impl Sweep {
                 if let Some(name) = name {
                     v.name = name;
                 }
-                Ok(v)
+                // A point whose model would outgrow memory is refused as
+                // `run` refuses it (at the default ceiling), not aborted on.
+                match check_variant_memory(&v, DEFAULT_MEMORY_LIMIT_BYTES) {
+                    Ok(_) => Ok(v),
+                    Err(too_much) => Err(vec![Problem::new(
+                        too_much.path(),
+                        too_much.describe("a sweep's runs are held to the default ceiling"),
+                    )]),
+                }
             }
             Ok(_) => Err(problems),
             Err(e) => {
