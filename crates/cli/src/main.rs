@@ -151,6 +151,10 @@ enum Command {
         /// Exit 0, not 3, when a run stopped at one of the model's limits.
         #[arg(long)]
         accept_partial: bool,
+        /// The ceiling on the memory each run is estimated to need, in GiB
+        /// (as for `run`): a point over it is refused, naming its axis value.
+        #[arg(long, value_name = "GIB", default_value_t = DEFAULT_MEMORY_LIMIT_GB)]
+        memory_limit_gb: f64,
     },
     /// Merge the results of a sweep's shards into its tables: the same bytes as
     /// an unsharded run.
@@ -179,6 +183,10 @@ enum Command {
         /// Print nothing but errors and the result.
         #[arg(long, short)]
         quiet: bool,
+        /// The ceiling on the memory each run is estimated to need, in GiB
+        /// (as for `run`): a point over it is refused, naming its axis value.
+        #[arg(long, value_name = "GIB", default_value_t = DEFAULT_MEMORY_LIMIT_GB)]
+        memory_limit_gb: f64,
     },
     /// Measure the simulator's speed on a model, one variant after another on one
     /// thread: events/s, requests/s, attempts/s, peak memory and memory per
@@ -271,7 +279,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 return Ok(ExitCode::from(EXIT_BAD_INPUT));
             };
             if is_sweep_file(&model) {
-                return Ok(check_sweep(&model, &sets));
+                return Ok(check_sweep(&model, &sets, memory_limit));
             }
             let Some(loaded) = load_or_report(&model, &sets, None) else {
                 return Ok(ExitCode::from(EXIT_BAD_INPUT));
@@ -299,7 +307,8 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Merge { sweep, shards, out } => {
-            let Some(loaded) = load_sweep_or_report(&sweep) else {
+            // Merging runs nothing: no ceiling holds back reading what ran.
+            let Some(loaded) = load_sweep_or_report(&sweep, u64::MAX) else {
                 return Ok(ExitCode::from(EXIT_BAD_INPUT));
             };
             let out = out.unwrap_or_else(|| Path::new("outputs").join(&loaded.spec.name));
@@ -315,12 +324,16 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             force,
             quiet,
             accept_partial,
+            memory_limit_gb,
         } => {
             let shard = match shard.as_deref().map(sweep_cmd::parse_shard).transpose() {
                 Ok(s) => s,
                 Err(message) => return Ok(refuse(&message)),
             };
-            let Some(loaded) = load_sweep_or_report(&sweep) else {
+            let Some(memory_limit) = memory_limit_bytes(memory_limit_gb) else {
+                return Ok(ExitCode::from(EXIT_BAD_INPUT));
+            };
+            let Some(loaded) = load_sweep_or_report(&sweep, memory_limit) else {
                 return Ok(ExitCode::from(EXIT_BAD_INPUT));
             };
             let out = out.unwrap_or_else(|| Path::new("outputs").join(&loaded.spec.name));
@@ -347,8 +360,12 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             out,
             jobs,
             quiet,
+            memory_limit_gb,
         } => {
-            let Some(loaded) = load_sweep_or_report(&sweep) else {
+            let Some(memory_limit) = memory_limit_bytes(memory_limit_gb) else {
+                return Ok(ExitCode::from(EXIT_BAD_INPUT));
+            };
+            let Some(loaded) = load_sweep_or_report(&sweep, memory_limit) else {
                 return Ok(ExitCode::from(EXIT_BAD_INPUT));
             };
             let out = out.unwrap_or_else(|| Path::new("outputs").join(&loaded.spec.name));
@@ -614,8 +631,8 @@ fn report_problems(path: &Path, problems: &[Problem]) {
 
 /// Loads a sweep file; on a problem in it or its model prints every problem
 /// (or that the file cannot be read) and returns `None`.
-fn load_sweep_or_report(path: &Path) -> Option<stormsim_sweep::Sweep> {
-    match stormsim_sweep::Sweep::load(path) {
+fn load_sweep_or_report(path: &Path, memory_limit: u64) -> Option<stormsim_sweep::Sweep> {
+    match stormsim_sweep::Sweep::load_with_memory_limit(path, memory_limit) {
         Ok(s) => Some(s),
         Err(stormsim_sweep::SweepError::Invalid(ModelError { problems })) => {
             report_problems(path, &problems);
@@ -633,7 +650,7 @@ fn load_sweep_or_report(path: &Path) -> Option<stormsim_sweep::Sweep> {
 
 /// `stormsim check` on a sweep file: the sweep, its model and the model at
 /// every point and at the search's ends, as `sweep` and `search` load them.
-fn check_sweep(path: &Path, sets: &[String]) -> ExitCode {
+fn check_sweep(path: &Path, sets: &[String], memory_limit: u64) -> ExitCode {
     if !sets.is_empty() {
         eprintln!(
             "error: {} is a sweep file: --set applies to a model (a sweep's overrides are its `set`)",
@@ -641,7 +658,7 @@ fn check_sweep(path: &Path, sets: &[String]) -> ExitCode {
         );
         return ExitCode::from(EXIT_BAD_INPUT);
     }
-    let Some(sweep) = load_sweep_or_report(path) else {
+    let Some(sweep) = load_sweep_or_report(path, memory_limit) else {
         return ExitCode::from(EXIT_BAD_INPUT);
     };
     let plural = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });

@@ -102,8 +102,9 @@ fn model_name_with_nul_is_refused_by_check_and_run() {
 }
 
 /// `alloc_abort` through a sweep: a point whose breaker window would take
-/// hundreds of GiB is refused by the sweep's `check` (and so by `sweep`),
-/// at that point, as `run` refuses the model; the other points are fine.
+/// 96 GiB is refused by the sweep's `check` (and so by `sweep`), at that
+/// point, as `run` refuses the model; `--memory-limit-gb` raises the ceiling
+/// for sweeps as for models.
 #[test]
 fn a_sweep_point_over_the_memory_ceiling_is_refused() {
     let dir = tempfile::tempdir().expect("a temporary folder");

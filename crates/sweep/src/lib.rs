@@ -40,6 +40,9 @@ pub struct Sweep {
     pub seed: u64,
     /// Every point.
     pub points: Vec<Point>,
+    /// The ceiling on a run's estimated memory, bytes: a point over it is a
+    /// problem of the sweep file, as a model over it is of a model file.
+    pub memory_limit: u64,
 }
 
 /// A problem loading a sweep.
@@ -141,6 +144,12 @@ impl Sweep {
     /// fail where not all do and how many points share the problem), its
     /// `search`, or its `variant`; a missing model file is a problem at `model`.
     pub fn load(path: &Path) -> Result<Sweep, SweepError> {
+        Sweep::load_with_memory_limit(path, DEFAULT_MEMORY_LIMIT_BYTES)
+    }
+
+    /// [`Sweep::load`], with every point's run held to `memory_limit` bytes
+    /// of estimated memory (`--memory-limit-gb`).
+    pub fn load_with_memory_limit(path: &Path, memory_limit: u64) -> Result<Sweep, SweepError> {
         let text = std::fs::read_to_string(path).map_err(|source| SweepError::Io {
             path: path.to_path_buf(),
             source,
@@ -198,6 +207,7 @@ impl Sweep {
             model_text,
             seed,
             points,
+            memory_limit,
         };
         let problems = check::problems(&sweep);
         if problems.is_empty() {
@@ -411,13 +421,10 @@ impl Sweep {
                     v.name = name;
                 }
                 // A point whose model would outgrow memory is refused as
-                // `run` refuses it (at the default ceiling), not aborted on.
-                match check_variant_memory(&v, DEFAULT_MEMORY_LIMIT_BYTES) {
+                // `run` refuses a model, not aborted on.
+                match check_variant_memory(&v, self.memory_limit) {
                     Ok(_) => Ok(v),
-                    Err(too_much) => Err(vec![Problem::new(
-                        too_much.path(),
-                        too_much.describe("a sweep's runs are held to the default ceiling"),
-                    )]),
+                    Err(too_much) => Err(vec![Problem::new(too_much.path(), too_much.to_string())]),
                 }
             }
             Ok(_) => Err(problems),
