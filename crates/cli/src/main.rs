@@ -16,7 +16,7 @@ use clap::{Parser, Subcommand};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use stormsim_model::{load_model, parse_cli_value, LoadedModel, ModelError, Problem};
-use stormsim_sim::memory::{check_memory, DEFAULT_MEMORY_LIMIT_BYTES};
+use stormsim_sim::memory::check_memory;
 
 /// Exit code for input the user must fix: a model or sweep file (bad JSON, an
 /// unknown field, a file that is not there), a flag's value, a folder (one
@@ -106,8 +106,8 @@ enum Command {
         /// The ceiling on the memory a run is estimated to need, in GiB
         /// (the model's instances, call edges, policy windows, cache keys,
         /// time series): a model over it is refused, naming its largest part.
-        #[arg(long, value_name = "GIB", default_value_t = DEFAULT_MEMORY_LIMIT_GB)]
-        memory_limit_gb: f64,
+        #[arg(long = "memory-limit-gb", value_name = "GIB", default_value = DEFAULT_MEMORY_LIMIT_GB, value_parser = parse_memory_limit)]
+        memory_limit: u64,
     },
     /// Run a sweep file: a model at many points of its parameter space, each
     /// replicated; write results.csv and aggregate.csv.
@@ -153,8 +153,8 @@ enum Command {
         accept_partial: bool,
         /// The ceiling on the memory each run is estimated to need, in GiB
         /// (as for `run`): a point over it is refused, naming its axis value.
-        #[arg(long, value_name = "GIB", default_value_t = DEFAULT_MEMORY_LIMIT_GB)]
-        memory_limit_gb: f64,
+        #[arg(long = "memory-limit-gb", value_name = "GIB", default_value = DEFAULT_MEMORY_LIMIT_GB, value_parser = parse_memory_limit)]
+        memory_limit: u64,
     },
     /// Merge the results of a sweep's shards into its tables: the same bytes as
     /// an unsharded run.
@@ -185,8 +185,8 @@ enum Command {
         quiet: bool,
         /// The ceiling on the memory each run is estimated to need, in GiB
         /// (as for `run`): a point over it is refused, naming its axis value.
-        #[arg(long, value_name = "GIB", default_value_t = DEFAULT_MEMORY_LIMIT_GB)]
-        memory_limit_gb: f64,
+        #[arg(long = "memory-limit-gb", value_name = "GIB", default_value = DEFAULT_MEMORY_LIMIT_GB, value_parser = parse_memory_limit)]
+        memory_limit: u64,
     },
     /// Measure the simulator's speed on a model, one variant after another on one
     /// thread: events/s, requests/s, attempts/s, peak memory and memory per
@@ -245,8 +245,8 @@ enum Command {
         /// The ceiling on the memory a run is estimated to need, in GiB
         /// (the model's instances, call edges, policy windows, cache keys,
         /// time series): a model over it is refused, naming its largest part.
-        #[arg(long, value_name = "GIB", default_value_t = DEFAULT_MEMORY_LIMIT_GB)]
-        memory_limit_gb: f64,
+        #[arg(long = "memory-limit-gb", value_name = "GIB", default_value = DEFAULT_MEMORY_LIMIT_GB, value_parser = parse_memory_limit)]
+        memory_limit: u64,
     },
 }
 
@@ -273,11 +273,8 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Check {
             model,
             sets,
-            memory_limit_gb,
+            memory_limit,
         } => {
-            let Some(memory_limit) = memory_limit_bytes(memory_limit_gb) else {
-                return Ok(ExitCode::from(EXIT_BAD_INPUT));
-            };
             if is_sweep_file(&model) {
                 return Ok(check_sweep(&model, &sets, memory_limit));
             }
@@ -324,14 +321,11 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             force,
             quiet,
             accept_partial,
-            memory_limit_gb,
+            memory_limit,
         } => {
             let shard = match shard.as_deref().map(sweep_cmd::parse_shard).transpose() {
                 Ok(s) => s,
                 Err(message) => return Ok(refuse(&message)),
-            };
-            let Some(memory_limit) = memory_limit_bytes(memory_limit_gb) else {
-                return Ok(ExitCode::from(EXIT_BAD_INPUT));
             };
             let Some(loaded) = load_sweep_or_report(&sweep, memory_limit) else {
                 return Ok(ExitCode::from(EXIT_BAD_INPUT));
@@ -360,11 +354,8 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             out,
             jobs,
             quiet,
-            memory_limit_gb,
+            memory_limit,
         } => {
-            let Some(memory_limit) = memory_limit_bytes(memory_limit_gb) else {
-                return Ok(ExitCode::from(EXIT_BAD_INPUT));
-            };
             let Some(loaded) = load_sweep_or_report(&sweep, memory_limit) else {
                 return Ok(ExitCode::from(EXIT_BAD_INPUT));
             };
@@ -411,11 +402,8 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             attempts,
             force,
             accept_partial,
-            memory_limit_gb,
+            memory_limit,
         } => {
-            let Some(memory_limit) = memory_limit_bytes(memory_limit_gb) else {
-                return Ok(ExitCode::from(EXIT_BAD_INPUT));
-            };
             if out.is_some() && models.len() > 1 {
                 eprintln!(
                     "error: --out takes one model; with several, each goes to outputs/<name>/"
@@ -749,17 +737,18 @@ fn parse_sets(sets: &[String]) -> std::result::Result<Vec<(String, String)>, Vec
 
 /// Loads a model; on a problem (a file that cannot be read, a bad `--set`, a
 /// model error) prints every problem and returns `None`.
-/// The default of `--memory-limit-gb`: [`DEFAULT_MEMORY_LIMIT_BYTES`] in GiB.
-const DEFAULT_MEMORY_LIMIT_GB: f64 = (DEFAULT_MEMORY_LIMIT_BYTES >> 30) as f64;
+/// The default of `--memory-limit-gb`: `stormsim_sim::memory::DEFAULT_MEMORY_LIMIT_BYTES`
+/// in GiB (a test holds them together).
+const DEFAULT_MEMORY_LIMIT_GB: &str = "4";
 
 /// `--memory-limit-gb` in bytes, or `None` (said why) if it is not a
 /// positive number.
-fn memory_limit_bytes(gb: f64) -> Option<u64> {
-    if gb.is_finite() && gb > 0.0 {
-        Some((gb * f64::from(1u32 << 30)).min(u64::MAX as f64) as u64)
-    } else {
-        eprintln!("error: --memory-limit-gb: expected a positive number of GiB, got {gb}");
-        None
+fn parse_memory_limit(text: &str) -> std::result::Result<u64, String> {
+    match text.parse::<f64>() {
+        Ok(gb) if gb.is_finite() && gb > 0.0 => {
+            Ok((gb * f64::from(1u32 << 30)).min(u64::MAX as f64) as u64)
+        }
+        _ => Err(format!("expected a positive number of GiB, got {text:?}")),
     }
 }
 
@@ -805,5 +794,21 @@ fn load_or_report(path: &Path, sets: &[String], seed: Option<u64>) -> Option<Loa
             report_problems(path, &problems);
             None
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_memory_limit_is_the_simulators() {
+        assert_eq!(
+            parse_memory_limit(DEFAULT_MEMORY_LIMIT_GB),
+            Ok(stormsim_sim::memory::DEFAULT_MEMORY_LIMIT_BYTES)
+        );
+        assert!(parse_memory_limit("0").is_err());
+        assert!(parse_memory_limit("nan").is_err());
+        assert_eq!(parse_memory_limit("0.5"), Ok(1 << 29));
     }
 }

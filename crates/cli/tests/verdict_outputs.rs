@@ -3,10 +3,8 @@
 
 mod common;
 
-use common::{read, stormsim, write_json};
+use common::{assert_ok, read, stormsim, stormsim_into, write_json};
 use serde_json::{json, Value};
-use std::path::Path;
-use std::process::Output;
 
 /// The CSV's rows as maps from column to cell.
 fn csv_rows(text: &str) -> Vec<std::collections::BTreeMap<String, String>> {
@@ -21,24 +19,6 @@ fn csv_rows(text: &str) -> Vec<std::collections::BTreeMap<String, String>> {
                 .collect()
         })
         .collect()
-}
-
-/// Runs `command FILE --out OUT extra...` and checks that it succeeded.
-fn succeeds(command: &str, file: &Path, out: &Path, extra: &[&str]) -> Output {
-    let mut args = vec![
-        command,
-        file.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ];
-    args.extend(extra);
-    let run = stormsim(&args, &[]);
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
-    run
 }
 
 /// One server fed 1,000 requests per second; the `slow` variant's 3 ms of
@@ -64,7 +44,18 @@ fn a_partial_run_is_marked_in_every_output() {
     let dir = tempfile::tempdir().unwrap();
     let model = write_json(&dir.path().join("limited.json"), limited_model());
     let out = dir.path().join("out");
-    let run = succeeds("run", &model, &out, &["--accept-partial"]);
+    // Not --quiet: the console table is one of the outputs checked.
+    let run = stormsim(
+        &[
+            "run",
+            model.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--accept-partial",
+        ],
+        &[],
+    );
+    assert_ok(&run);
     let stdout = String::from_utf8_lossy(&run.stdout);
     // The console table.
     assert!(stdout.contains("slow (PARTIAL: max_in_flight)"), "{stdout}");
@@ -119,7 +110,7 @@ fn ok_latency_zero() {
     });
     let path = write_json(&dir.path().join("dropped.json"), model.clone());
     let out = dir.path().join("out");
-    succeeds("run", &path, &out, &["--quiet"]);
+    assert_ok(&stormsim_into("run", &path, &out, &[]));
     let rows = csv_rows(&read(&out.join("summary.csv")));
     assert_eq!(rows[0]["succeeded"], "0");
     assert_eq!(rows[0]["ok_latency_p50_ms"], "");
@@ -167,7 +158,7 @@ fn a_sweep_leaves_partial_runs_out_of_its_aggregate() {
     });
     let path = write_json(&dir.path().join("lim.sweep.json"), sweep);
     let out = dir.path().join("out");
-    succeeds("sweep", &path, &out, &["--quiet", "--accept-partial"]);
+    assert_ok(&stormsim_into("sweep", &path, &out, &["--accept-partial"]));
     let results = csv_rows(&read(&out.join("results.csv")));
     let marks: Vec<(&str, &str)> = results
         .iter()
@@ -209,7 +200,7 @@ fn timeseries_shows_latency_over_time() {
     });
     let path = write_json(&dir.path().join("steady.json"), model);
     let out = dir.path().join("out");
-    succeeds("run", &path, &out, &["--quiet"]);
+    assert_ok(&stormsim_into("run", &path, &out, &[]));
     let rows = csv_rows(&read(&out.join("timeseries.csv")));
     assert!(rows.len() >= 20);
     let num = |r: &std::collections::BTreeMap<String, String>, c: &str| -> Option<f64> {

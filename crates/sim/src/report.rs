@@ -1,7 +1,7 @@
 //! Reports of a run, and their stable file formats.
 //!
 //! `summary.csv` and `timeseries.csv` are contracts that notebooks and scripts
-//! rely on: their columns are documented in the README and none is renamed
+//! rely on: their columns are documented in docs/outputs.md and none is renamed
 //! without a note there.
 
 use crate::analysis::{classify, samples_of, Verdict};
@@ -474,6 +474,7 @@ pub(crate) fn variant_report(
             .fold(0.0, f64::max);
         round_ratio(peak)
     });
+    let peak_offered_rps = round_ratio(peak_rps(series, |b| series.service(b, focus).offered()));
     let verdict = sim
         .model
         .metastability
@@ -523,7 +524,7 @@ pub(crate) fn variant_report(
         ok_latency_ms: ok_latency.quantiles(),
         services,
         focus: sim.model.services[focus].name.clone(),
-        peak_offered_rps: round_ratio(peak_rps(series, |b| series.service(b, focus).offered())),
+        peak_offered_rps,
         storm_offered_rps,
         peak_after_trigger_rps,
         verdict,
@@ -536,7 +537,8 @@ pub(crate) fn variant_report(
         stopped_by_limit: stopped.map(|s| s.to_string()),
         zombies: zombie_report(&sim.zombies),
         latency_cdf: latency.cdf(),
-        series: series.clone(),
+        // The report keeps the closed copy: one clone of the series, not two.
+        series: closed,
         timeline: changes
             .iter()
             .map(|c| (seconds(c.at), c.name.clone(), c.role))
