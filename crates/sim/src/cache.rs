@@ -15,8 +15,8 @@
 //! A hot key expiring under a crowd is the stampede: every request in the crowd
 //! misses, and without coalescing each one queries the backend.
 
-use crate::call::CallOrigin;
 use crate::metrics::Outcome;
+use crate::policy_state::InstanceCache;
 use crate::simulator::Simulator;
 use crate::world::*;
 use stormsim_engine::{SimTime, StreamKey};
@@ -49,45 +49,41 @@ fn draw_key(cumulative: &[f64], u: f64) -> u32 {
         .min(cumulative.len() - 1) as u32
 }
 
-/// The cache of one instance on one edge.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct InstanceCache {
-    /// Keys ever loaded (or warm), by rank; a `BTreeMap` for a deterministic
-    /// order whatever the keys.
-    pub entries: std::collections::BTreeMap<u32, CacheEntry>,
-}
-
 impl Simulator<'_> {
     /// A handler reaches a cached call step.
     pub(crate) fn start_cached_call(&mut self, task_id: TaskId, edge: EdgeId, step_key: StreamKey) {
         let now = self.now();
-        let policy: CachePolicy = self.edges[edge as usize].cache.expect("a cached call step");
-        let caller = self.tasks[task_id].instance;
+        let policy: CachePolicy = self.topology.edges[edge as usize]
+            .cache
+            .expect("a cached call step");
+        let caller = self.world.tasks[task_id].instance;
         let e = edge as usize;
         // Made when first needed, and again when a timeline change alters them.
-        if self.caches.len() <= e {
-            self.caches.resize_with(e + 1, Vec::new);
-            self.cache_zipf.resize_with(e + 1, Default::default);
+        if self.policies.caches.len() <= e {
+            self.policies.caches.resize_with(e + 1, Vec::new);
+            self.policies
+                .cache_zipf
+                .resize_with(e + 1, Default::default);
         }
-        if self.caches[e].len() <= caller as usize {
-            self.caches[e].resize_with(caller as usize + 1, InstanceCache::default);
+        if self.policies.caches[e].len() <= caller as usize {
+            self.policies.caches[e].resize_with(caller as usize + 1, InstanceCache::default);
         }
-        if self.cache_zipf[e].0 != (policy.keys, policy.zipf_s.to_bits()) {
-            self.cache_zipf[e] = (
+        if self.policies.cache_zipf[e].0 != (policy.keys, policy.zipf_s.to_bits()) {
+            self.policies.cache_zipf[e] = (
                 (policy.keys, policy.zipf_s.to_bits()),
                 zipf_cumulative(policy.keys, policy.zipf_s),
             );
         }
         let key = draw_key(
-            &self.cache_zipf[e].1,
+            &self.policies.cache_zipf[e].1,
             step_key.index(CACHE_KEY).rng().unit(),
         );
-        let cache = &mut self.caches[e][caller as usize];
+        let cache = &mut self.policies.caches[e][caller as usize];
         let entry = *cache.entries.entry(key).or_insert(CacheEntry {
             fresh_until: policy.warm_until.unwrap_or(SimTime::ZERO),
             loading: None,
         });
-        let counters = &mut self.edge_counters[edge as usize].cache;
+        let counters = &mut self.measured.edges[edge as usize].cache;
         if now < entry.fresh_until {
             counters.hits += 1;
             self.call_finished(task_id, Outcome::Ok);
@@ -107,8 +103,8 @@ impl Simulator<'_> {
         }
         if let (true, Some(load)) = (policy.coalesce, entry.loading) {
             counters.coalesced += 1;
-            self.cache_loads[load].waiters.push(task_id);
-            self.tasks[task_id].state = TaskState::AwaitingCache(load);
+            self.world.cache_loads[load].waiters.push(task_id);
+            self.world.tasks[task_id].state = TaskState::AwaitingCache(load);
             return;
         }
         counters.misses += 1;
@@ -126,7 +122,7 @@ impl Simulator<'_> {
         step_key: StreamKey,
         shared: bool,
     ) {
-        let load = self.cache_loads.insert(CacheLoad {
+        let load = self.world.cache_loads.insert(CacheLoad {
             edge,
             caller,
             key,
@@ -135,7 +131,7 @@ impl Simulator<'_> {
             shared,
         });
         if shared {
-            if let Some(entry) = self.caches[edge as usize][caller as usize]
+            if let Some(entry) = self.policies.caches[edge as usize][caller as usize]
                 .entries
                 .get_mut(&key)
             {
@@ -144,7 +140,7 @@ impl Simulator<'_> {
         }
         // The first waiter's request names the load in the telemetry; a shared
         // load keeps none of its deadline, its own call's policies bound it.
-        let (request, deadline, class) = match waiter.and_then(|t| self.tasks.get(t)) {
+        let (request, deadline, class) = match waiter.and_then(|t| self.world.tasks.get(t)) {
             Some(t) => (
                 t.request,
                 (!shared).then_some(t.deadline()).flatten(),
@@ -153,7 +149,7 @@ impl Simulator<'_> {
             None => (0, None, None),
         };
         if let Some(task) = waiter {
-            self.tasks[task].state = TaskState::AwaitingCache(load);
+            self.world.tasks[task].state = TaskState::AwaitingCache(load);
         }
         let origin = CallOrigin {
             owner: Owner::CacheLoad(load),
@@ -162,7 +158,7 @@ impl Simulator<'_> {
             class,
         };
         let call = self.start_call(origin, edge, step_key.index(CACHE_LOAD), None);
-        if let Some(l) = self.cache_loads.get_mut(load) {
+        if let Some(l) = self.world.cache_loads.get_mut(load) {
             l.call = Some(call);
         }
     }
@@ -170,15 +166,15 @@ impl Simulator<'_> {
     /// A load ended: fill the entry on success and hand the outcome to every
     /// handler still waiting for it.
     pub(crate) fn cache_load_finished(&mut self, load: CacheLoadId, outcome: Outcome) {
-        let Some(l) = self.cache_loads.remove(load) else {
+        let Some(l) = self.world.cache_loads.remove(load) else {
             return;
         };
         let now = self.now();
-        let ttl = self.edges[l.edge as usize]
+        let ttl = self.topology.edges[l.edge as usize]
             .cache
             .map(|c| c.ttl)
             .expect("a cached edge");
-        if let Some(entry) = self.caches[l.edge as usize][l.caller as usize]
+        if let Some(entry) = self.policies.caches[l.edge as usize][l.caller as usize]
             .entries
             .get_mut(&l.key)
         {
@@ -191,6 +187,7 @@ impl Simulator<'_> {
         }
         for task in l.waiters {
             let waiting = self
+                .world
                 .tasks
                 .get(task)
                 .is_some_and(|t| matches!(t.state, TaskState::AwaitingCache(x) if x == load));
@@ -203,14 +200,14 @@ impl Simulator<'_> {
     /// A waiting handler's caller left and the step watches for it: it stops
     /// waiting; its own (unshared) load is cancelled, a shared one runs on.
     pub(crate) fn leave_cache_load(&mut self, load: CacheLoadId) {
-        let Some(l) = self.cache_loads.get(load) else {
+        let Some(l) = self.world.cache_loads.get(load) else {
             return;
         };
         if l.shared {
             return;
         }
         let call = l.call;
-        self.cache_loads.remove(load);
+        self.world.cache_loads.remove(load);
         if let Some(call) = call {
             self.cancel_call(call);
         }

@@ -17,6 +17,7 @@
 //! callee: the connection closes. Whether the callee stops depends on what it is
 //! doing ([`crate::service`]).
 
+use crate::attempts::{AttemptOutcomeKind, AttemptRecord};
 use crate::metrics::{FailReason, Outcome};
 use crate::policy::backoff::{base_delay, next_delay};
 use crate::policy::balancer::LoadBalancer;
@@ -25,7 +26,6 @@ use crate::policy::budget::AttemptOutcome;
 use crate::policy::deadline::{plan_attempt, AttemptPlan};
 use crate::policy::rate_limit::RateDecision;
 use crate::policy::retry::{decide, is_retryable, RetryDecision};
-use crate::report::{AttemptOutcomeKind, AttemptRecord};
 use crate::simulator::{Event, Simulator, NET_DOWN};
 use crate::world::*;
 use crate::zombie::NO_ROOT;
@@ -70,7 +70,7 @@ fn exclude_for_hedge(
         return;
     };
     let zone =
-        |i: usize| crate::simulator::host_of_instance(host_of, i as u32) as u32 / hosts.per_zone;
+        |i: usize| crate::topology::host_of_instance(host_of, i as u32) as u32 / hosts.per_zone;
     let tried_zones: Vec<u32> = tried.iter().map(|&i| zone(i as usize)).collect();
     let elsewhere: Vec<bool> = eligible
         .iter()
@@ -80,18 +80,6 @@ fn exclude_for_hedge(
     if elsewhere.contains(&true) {
         eligible.copy_from_slice(&elsewhere);
     }
-}
-
-/// Whose call it is, and what it inherits from the request it serves.
-pub(crate) struct CallOrigin {
-    /// Who waits for it.
-    pub owner: Owner,
-    /// The logical request.
-    pub request: u32,
-    /// The request's deadline, in the caller's view.
-    pub deadline: Option<SimTime>,
-    /// The request's priority class.
-    pub class: Option<u8>,
 }
 
 impl Simulator<'_> {
@@ -113,19 +101,19 @@ impl Simulator<'_> {
         // client library does.
         let (caller, root) = match owner {
             Owner::Task(task) => {
-                let task = &self.tasks[task];
+                let task = &self.world.tasks[task];
                 (task.instance, task.root)
             }
             Owner::FanOut(fan) => {
-                let task = &self.tasks[self.fan_outs[fan].task];
+                let task = &self.world.tasks[self.world.fan_outs[fan].task];
                 (task.instance, task.root)
             }
             // A cache load serves whoever asks for the key, no one request.
-            Owner::CacheLoad(load) => (self.cache_loads[load].caller, NO_ROOT),
+            Owner::CacheLoad(load) => (self.world.cache_loads[load].caller, NO_ROOT),
             // A workload's request opens a root per attempt.
             Owner::Root { .. } => (0, NO_ROOT),
         };
-        let hedging = self.edges[edge as usize].hedge.map(|policy| {
+        let hedging = self.topology.edges[edge as usize].hedge.map(|policy| {
             Box::new(Hedging {
                 policy,
                 others: Vec::new(),
@@ -134,7 +122,7 @@ impl Simulator<'_> {
                 try_sent: SimTime::ZERO,
             })
         });
-        let call = self.calls.insert(Call {
+        let call = self.world.calls.insert(Call {
             owner,
             request,
             shard: shard.unwrap_or(NO_SHARD),
@@ -152,16 +140,16 @@ impl Simulator<'_> {
             bulkhead: BulkheadHold::None,
             class,
         });
-        let Some(bulkhead) = self.edges[edge as usize].bulkhead.clone() else {
+        let Some(bulkhead) = self.topology.edges[edge as usize].bulkhead.clone() else {
             self.send_attempt(call);
             return call;
         };
         // Bulkhead layer (resilience4j semantics): a slot for the whole call.
         let now = self.now();
-        let state = &mut self.edge_state[edge as usize][caller as usize];
+        let state = &mut self.policies.edges[edge as usize][caller as usize];
         if state.bulkhead_in_use < bulkhead.max_concurrent_calls {
             state.bulkhead_in_use += 1;
-            self.calls[call].bulkhead = BulkheadHold::Holding;
+            self.world.calls[call].bulkhead = BulkheadHold::Holding;
             self.send_attempt(call);
             return call;
         }
@@ -172,11 +160,11 @@ impl Simulator<'_> {
             let timer = self
                 .queue
                 .schedule_timer(give_up, Event::BulkheadTimeout(call));
-            self.calls[call].bulkhead = BulkheadHold::Waiting(timer);
+            self.world.calls[call].bulkhead = BulkheadHold::Waiting(timer);
         } else {
-            let to = self.edges[edge as usize].to;
-            self.services[to].counters.bulkhead_full += 1;
-            self.edge_counters[edge as usize].bulkhead_full += 1;
+            let to = self.topology.edges[edge as usize].to;
+            self.measured.services[to].bulkhead_full += 1;
+            self.measured.edges[edge as usize].bulkhead_full += 1;
             self.finish_call(call, Outcome::Failed(FailReason::BulkheadFull));
         }
         call
@@ -184,16 +172,16 @@ impl Simulator<'_> {
 
     /// A call waited for a bulkhead slot as long as it could.
     pub(crate) fn on_bulkhead_timeout(&mut self, call_id: CallId) {
-        let Some(call) = self.calls.get_mut(call_id) else {
+        let Some(call) = self.world.calls.get_mut(call_id) else {
             return;
         };
         if !matches!(call.bulkhead, BulkheadHold::Waiting(_)) {
             return;
         }
         call.bulkhead = BulkheadHold::None;
-        let to = self.edges[call.edge as usize].to;
-        self.services[to].counters.bulkhead_full += 1;
-        self.edge_counters[call.edge as usize].bulkhead_full += 1;
+        let to = self.topology.edges[call.edge as usize].to;
+        self.measured.services[to].bulkhead_full += 1;
+        self.measured.edges[call.edge as usize].bulkhead_full += 1;
         self.finish_call(call_id, Outcome::Failed(FailReason::BulkheadFull));
     }
 
@@ -204,10 +192,10 @@ impl Simulator<'_> {
             BulkheadHold::None => {}
             BulkheadHold::Waiting(timer) => self.queue.cancel(timer),
             BulkheadHold::Holding => {
-                let state = &mut self.edge_state[edge as usize][caller as usize];
+                let state = &mut self.policies.edges[edge as usize][caller as usize];
                 state.bulkhead_in_use -= 1;
                 while let Some(next) = state.bulkhead_waiters.pop_front() {
-                    let Some(call) = self.calls.get_mut(next) else {
+                    let Some(call) = self.world.calls.get_mut(next) else {
                         continue;
                     };
                     let BulkheadHold::Waiting(timer) = call.bulkhead else {
@@ -216,7 +204,7 @@ impl Simulator<'_> {
                     self.queue.cancel(timer);
                     call.bulkhead = BulkheadHold::Holding;
                     state.bulkhead_in_use += 1;
-                    self.ready_calls.push_back(next);
+                    self.world.ready_calls.push_back(next);
                     break;
                 }
             }
@@ -235,7 +223,7 @@ impl Simulator<'_> {
     /// goes on, and the retry loop is not involved.
     fn launch_attempt(&mut self, call_id: CallId, hedge: u32) {
         let now = self.now();
-        let call = &mut self.calls[call_id];
+        let call = &mut self.world.calls[call_id];
         if hedge == 0 {
             call.attempts += 1;
             call.sleeping = false;
@@ -270,13 +258,13 @@ impl Simulator<'_> {
         // The replicas this call already has an attempt on: a hedge goes elsewhere.
         let tried: Vec<u32> = if hedge > 0 {
             self.attempts_in_flight(call_id)
-                .filter_map(|a| self.attempts.get(a).map(|a| a.instance))
+                .filter_map(|a| self.world.attempts.get(a).map(|a| a.instance))
                 .collect()
         } else {
             Vec::new()
         };
         let deadline = self.deadline_as_seen(owner, edge, now).or(deadline);
-        let policy = &self.edges[edge as usize];
+        let policy = &self.topology.edges[edge as usize];
         let to = policy.to;
         let plan = plan_attempt(
             now,
@@ -292,7 +280,7 @@ impl Simulator<'_> {
         } = plan
         else {
             if holds_budget_slot {
-                self.edge_state[edge as usize][caller as usize]
+                self.policies.edges[edge as usize][caller as usize]
                     .budget
                     .on_retry_finished();
             }
@@ -302,7 +290,7 @@ impl Simulator<'_> {
             self.finish_call(call_id, Outcome::Failed(FailReason::DeadlineExceeded));
             return;
         };
-        let state = &mut self.edge_state[edge as usize][caller as usize];
+        let state = &mut self.policies.edges[edge as usize][caller as usize];
         let permit = match state.breaker.as_mut().map(|b| b.try_acquire(now)) {
             None => None,
             Some(Ok(permit)) => Some(permit),
@@ -310,8 +298,8 @@ impl Simulator<'_> {
                 if holds_budget_slot {
                     state.budget.on_retry_finished();
                 }
-                self.services[to].counters.breaker_rejected += 1;
-                self.edge_counters[edge as usize].breaker_rejected += 1;
+                self.measured.services[to].breaker_rejected += 1;
+                self.measured.edges[edge as usize].breaker_rejected += 1;
                 if hedge == 0 {
                     self.after_attempt(call_id, Outcome::Failed(FailReason::BreakerOpen), None);
                 }
@@ -323,14 +311,14 @@ impl Simulator<'_> {
         if let Some(throttle) = state.throttle.as_mut() {
             let mut rng = attempt_key.index(THROTTLE).rng();
             if throttle.should_reject(now, &mut rng) {
-                self.services[to].counters.throttled += 1;
-                self.edge_counters[edge as usize].throttled += 1;
+                self.measured.services[to].throttled += 1;
+                self.measured.edges[edge as usize].throttled += 1;
                 local_refusal = Some((FailReason::Throttled, None));
             }
         }
         // The balancer picks the callee's instance among those this caller has
         // not ejected; none left is Envoy's "no healthy upstream" (503).
-        let callee = &self.model.services[to];
+        let callee = &self.topology.model.services[to];
         let instances = callee.instances as usize;
         let mut instance = 0;
         if (instances > 1 || hedge > 0) && local_refusal.is_none() {
@@ -360,8 +348,8 @@ impl Simulator<'_> {
             if hedge > 0 {
                 exclude_for_hedge(
                     callee,
-                    self.model,
-                    &self.edges[edge as usize],
+                    self.topology.model,
+                    &self.topology.edges[edge as usize],
                     &tried,
                     &mut eligible,
                 );
@@ -385,8 +373,8 @@ impl Simulator<'_> {
                 if let (Some(breaker), Some(permit)) = (state.breaker.as_mut(), permit) {
                     breaker.record(now, permit, CallOutcome::Ignored, SimDuration::ZERO);
                 }
-                self.services[to].counters.budget_denied += 1;
-                self.edge_counters[edge as usize].budget_denied += 1;
+                self.measured.services[to].budget_denied += 1;
+                self.measured.edges[edge as usize].budget_denied += 1;
                 return;
             }
             holds_budget_slot = true;
@@ -398,8 +386,8 @@ impl Simulator<'_> {
                     RateDecision::Admit => {}
                     RateDecision::WaitUntil(t) => send_at = t,
                     RateDecision::Reject { retry_after } => {
-                        self.services[to].counters.rate_limited += 1;
-                        self.edge_counters[edge as usize].rate_limited += 1;
+                        self.measured.services[to].rate_limited += 1;
+                        self.measured.edges[edge as usize].rate_limited += 1;
                         local_refusal = Some((FailReason::RateLimited, Some(retry_after)));
                     }
                 }
@@ -432,37 +420,39 @@ impl Simulator<'_> {
             if let Some(brake) = state.hedge_brake.as_mut() {
                 brake.on_hedge_sent(now);
             }
-            self.edge_counters[edge as usize].hedges += 1;
+            self.measured.edges[edge as usize].hedges += 1;
         }
         state.in_flight += 1;
         state.outstanding[instance] += 1;
-        self.edge_counters[edge as usize].attempts += 1;
+        self.measured.edges[edge as usize].attempts += 1;
         let key = attempt_key;
         let root = match owner {
-            Owner::Root { workload, user, .. } => self.zombies.open(u32::from(workload), user),
+            Owner::Root { workload, user, .. } => {
+                self.measured.zombies.open(u32::from(workload), user)
+            }
             _ => {
-                self.zombies.hold(call_root);
+                self.measured.zombies.hold(call_root);
                 call_root
             }
         };
         let budget = match budget {
             None => SentDeadline::None,
-            Some(budget) if self.edges[edge as usize].deadline.absolute => {
+            Some(budget) if self.topology.edges[edge as usize].deadline.absolute => {
                 // The caller writes its deadline on its own clock; the callee
                 // reads it on its own: the skew between them moves it.
-                let skew = self.clock_offset_of_caller(edge, caller)
-                    - self.clock_offset(to, instance as u32);
+                let skew = self.topology.clock_offset_of_caller(edge, caller)
+                    - self.topology.clock_offset(to, instance as u32);
                 SentDeadline::At(now.offset_by(budget, skew))
             }
             Some(budget) => SentDeadline::Relative(budget),
         };
-        let hop = self.network_delay(key, NET_DOWN);
+        let hop = self.topology.network_delay(key, NET_DOWN);
         // The edge's own timeout recurs: a FIFO lane. A timeout cut by the
         // deadline or capped varies: the heap. Sent now and not expiring on
         // the way, it is armed on arrival, unless refused at once (see
         // AttemptTimer); otherwise it is armed below, once the attempt has its
         // key.
-        let recurring = timeout == self.edges[edge as usize].attempt_timeout;
+        let recurring = timeout == self.topology.edges[edge as usize].attempt_timeout;
         let arm_now = !timeout.is_infinite() && (send_at > now || hop >= timeout);
         let timer = if timeout.is_infinite() || arm_now {
             AttemptTimer::None
@@ -472,7 +462,7 @@ impl Simulator<'_> {
                 recurring,
             }
         };
-        let attempt = self.attempts.insert(Attempt {
+        let attempt = self.world.attempts.insert(Attempt {
             call: call_id,
             edge,
             caller,
@@ -496,7 +486,7 @@ impl Simulator<'_> {
         });
         // The new attempt is the call's current one; a hedged one stays in
         // flight beside it.
-        let call = &mut self.calls[call_id];
+        let call = &mut self.world.calls[call_id];
         if let (Some(previous), Some(h)) = (call.current, call.hedging.as_mut()) {
             if hedge > 0 {
                 h.others.push(previous);
@@ -514,7 +504,7 @@ impl Simulator<'_> {
             } else {
                 self.queue.schedule_owned(now + timeout, event);
             }
-            self.attempts[attempt].timer = AttemptTimer::Armed;
+            self.world.attempts[attempt].timer = AttemptTimer::Armed;
         }
         if send_at > now {
             self.queue
@@ -522,7 +512,7 @@ impl Simulator<'_> {
         } else {
             self.deliver_after(hop, Event::AttemptArrives(attempt));
         }
-        if self.edges[edge as usize].hedge.is_some() {
+        if self.topology.edges[edge as usize].hedge.is_some() {
             self.schedule_hedge(call_id);
         }
     }
@@ -530,8 +520,8 @@ impl Simulator<'_> {
     /// Arms the timer of the call's next hedge, if its edge hedges, it has
     /// hedges left for this try, and a delay is known yet.
     fn schedule_hedge(&mut self, call_id: CallId) {
-        let call = &self.calls[call_id];
-        let Some(policy) = self.edges[call.edge as usize].hedge else {
+        let call = &self.world.calls[call_id];
+        let Some(policy) = self.topology.edges[call.edge as usize].hedge else {
             return;
         };
         let Some(hedging) = call.hedging.as_ref() else {
@@ -540,7 +530,7 @@ impl Simulator<'_> {
         if hedging.sent >= policy.max_hedges {
             return;
         }
-        let state = &self.edge_state[call.edge as usize][call.caller as usize];
+        let state = &self.policies.edges[call.edge as usize][call.caller as usize];
         let Some(delay) = state.hedge_delay.as_ref().and_then(|d| d.delay()) else {
             return;
         };
@@ -551,7 +541,7 @@ impl Simulator<'_> {
         } else {
             self.queue.schedule_timer(self.now() + delay, event)
         };
-        if let Some(old) = self.calls[call_id]
+        if let Some(old) = self.world.calls[call_id]
             .hedging
             .as_mut()
             .and_then(|h| h.timer.replace(timer))
@@ -564,7 +554,7 @@ impl Simulator<'_> {
     /// brake allows, send a hedge to another replica.
     pub(crate) fn on_hedge_due(&mut self, call_id: CallId) {
         let now = self.now();
-        let Some(call) = self.calls.get_mut(call_id) else {
+        let Some(call) = self.world.calls.get_mut(call_id) else {
             return;
         };
         let (edge, caller) = (call.edge as usize, call.caller as usize);
@@ -576,11 +566,11 @@ impl Simulator<'_> {
         if !waiting {
             return;
         }
-        let state = &mut self.edge_state[edge][caller];
+        let state = &mut self.policies.edges[edge][caller];
         // Asked now, spent in `launch_attempt` only if the hedge goes.
         if let Some(brake) = state.hedge_brake.as_ref() {
             if !brake.may_hedge(now) {
-                self.edge_counters[edge].hedges_braked += 1;
+                self.measured.edges[edge].hedges_braked += 1;
                 return;
             }
         }
@@ -594,7 +584,7 @@ impl Simulator<'_> {
         &self,
         call_id: CallId,
     ) -> impl Iterator<Item = AttemptId> + '_ {
-        let call = self.calls.get(call_id);
+        let call = self.world.calls.get(call_id);
         let current = call.and_then(|c| c.current);
         let others = call
             .and_then(|c| c.hedging.as_ref())
@@ -608,7 +598,7 @@ impl Simulator<'_> {
     /// been armed at send.
     pub(crate) fn arm_timer_unless_answered_by(&mut self, attempt: AttemptId, answer_at: SimTime) {
         let now = self.now();
-        let Some(a) = self.attempts.get_mut(attempt) else {
+        let Some(a) = self.world.attempts.get_mut(attempt) else {
             return;
         };
         let AttemptTimer::Pending { expires, recurring } = a.timer else {
@@ -621,7 +611,7 @@ impl Simulator<'_> {
         // From arrival, a recurring timeout over a constant hop is itself a
         // constant delay.
         a.timer = AttemptTimer::Armed;
-        if recurring && self.model.network.is_constant() {
+        if recurring && self.topology.model.network.is_constant() {
             self.queue.schedule_constant_owned(expires - now, event);
         } else {
             self.queue.schedule_owned(expires, event);
@@ -633,7 +623,7 @@ impl Simulator<'_> {
     /// the breaker nothing (resilience4j's ignored call) and the budget no result.
     fn end_attempt(&mut self, a: &Attempt, outcome: Option<Outcome>) {
         let now = self.now();
-        let retry_policy_of_edge = &self.edges[a.edge as usize].retry;
+        let retry_policy_of_edge = &self.topology.edges[a.edge as usize].retry;
         let budget_outcome = outcome.map(|o| match o {
             Outcome::Ok => AttemptOutcome::Success,
             Outcome::Failed(reason) if is_retryable(retry_policy_of_edge, reason) => {
@@ -641,7 +631,7 @@ impl Simulator<'_> {
             }
             Outcome::Failed(_) => AttemptOutcome::NonRetryableFailure,
         });
-        let state = &mut self.edge_state[a.edge as usize][a.caller as usize];
+        let state = &mut self.policies.edges[a.edge as usize][a.caller as usize];
         state.in_flight -= 1;
         state.outstanding[a.instance as usize] -= 1;
         if let (Some(outlier), Some(o)) = (state.outlier.as_mut(), outcome) {
@@ -676,14 +666,14 @@ impl Simulator<'_> {
 
     /// The callee's answer arrived. Ignored if the caller stopped waiting.
     pub(crate) fn on_response(&mut self, attempt: AttemptId, outcome: Outcome) {
-        let Some(a) = self.attempts.remove(attempt) else {
+        let Some(a) = self.world.attempts.remove(attempt) else {
             return;
         };
-        let is_root = self.is_workload_edge(a.edge) && !a.orphaned;
+        let is_root = self.topology.is_workload_edge(a.edge) && !a.orphaned;
         if is_root {
-            self.zombies.end(a.root, outcome == Outcome::Ok);
+            self.measured.zombies.end(a.root, outcome == Outcome::Ok);
         }
-        self.zombies.release(a.root);
+        self.measured.zombies.release(a.root);
         if is_root {
             // What the answer left running below it is work for nobody.
             self.settle_zombie(a.root);
@@ -708,11 +698,11 @@ impl Simulator<'_> {
 
     /// The per-attempt timer expired: give up on the attempt, then retry or fail.
     pub(crate) fn on_attempt_timeout(&mut self, attempt: AttemptId) {
-        let Some(a) = self.attempts.remove(attempt) else {
+        let Some(a) = self.world.attempts.remove(attempt) else {
             return;
         };
-        let outcome = Outcome::Failed(Self::reason_of_expiry(a.ends_at_deadline));
-        self.edge_counters[a.edge as usize].timeouts += 1;
+        let outcome = Outcome::Failed(FailReason::of_expiry(a.ends_at_deadline));
+        self.measured.edges[a.edge as usize].timeouts += 1;
         self.end_attempt(&a, Some(outcome));
         self.log_attempt(&a, AttemptOutcomeKind::Timeout);
         self.give_up_on(&a);
@@ -729,7 +719,7 @@ impl Simulator<'_> {
     /// A success ends the race: the other copies are cancelled (tied) or left
     /// to run, their answers ignored (untied).
     fn settle_copies(&mut self, call_id: CallId, attempt: AttemptId, outcome: Outcome) -> bool {
-        let Some(call) = self.calls.get_mut(call_id) else {
+        let Some(call) = self.world.calls.get_mut(call_id) else {
             return false;
         };
         let Some(hedging) = call.hedging.as_mut() else {
@@ -752,7 +742,7 @@ impl Simulator<'_> {
         // tries as fast and pull the percentile, and with it the delay, down.
         if outcome == Outcome::Ok {
             let latency = self.queue.now() - hedging.try_sent;
-            let state = &mut self.edge_state[call.edge as usize][call.caller as usize];
+            let state = &mut self.policies.edges[call.edge as usize][call.caller as usize];
             if let Some(delay) = state.hedge_delay.as_mut() {
                 delay.record(latency);
             }
@@ -782,44 +772,44 @@ impl Simulator<'_> {
     /// An untied loser: the caller stops listening without telling the callee,
     /// whose work runs on and is wasted.
     fn leave_running(&mut self, attempt: AttemptId) {
-        let Some(a) = self.attempts.get(attempt).copied() else {
+        let Some(a) = self.world.attempts.get(attempt).copied() else {
             return;
         };
         // Its timeout, if armed, is void once the attempt is removed or
         // orphaned below.
-        self.edge_counters[a.edge as usize].losers_untied += 1;
+        self.measured.edges[a.edge as usize].losers_untied += 1;
         self.end_attempt(&a, None);
         self.log_attempt(&a, AttemptOutcomeKind::Cancelled);
-        if self.is_workload_edge(a.edge) {
-            self.zombies.end(a.root, false);
+        if self.topology.is_workload_edge(a.edge) {
+            self.measured.zombies.end(a.root, false);
         }
         match a.child {
             // Running: it finishes for nobody; its answer finds no attempt.
             Some(child) => {
-                self.attempts.remove(attempt);
-                self.zombies.release(a.root);
-                if let Some(task) = self.tasks.get_mut(child) {
+                self.world.attempts.remove(attempt);
+                self.measured.zombies.release(a.root);
+                if let Some(task) = self.world.tasks.get_mut(child) {
                     task.unheard = true;
                 }
             }
             // Still on the wire: it arrives all the same (see `orphaned`).
             None => {
-                let a = &mut self.attempts[attempt];
+                let a = &mut self.world.attempts[attempt];
                 a.orphaned = true;
                 a.timer = AttemptTimer::None;
             }
         }
-        if self.is_workload_edge(a.edge) {
+        if self.topology.is_workload_edge(a.edge) {
             self.settle_zombie(a.root);
         }
     }
 
     /// Appends the attempt's record, when records are kept.
     fn log_attempt(&mut self, a: &Attempt, outcome: AttemptOutcomeKind) {
-        let Some(log) = self.attempt_log.as_mut() else {
+        let Some(log) = self.measured.attempt_log.as_mut() else {
             return;
         };
-        let service = &self.model.services[a.to as usize];
+        let service = &self.topology.model.services[a.to as usize];
         log.record(&AttemptRecord {
             request: u64::from(a.request),
             service: a.to as usize,
@@ -846,24 +836,24 @@ impl Simulator<'_> {
             return;
         };
         let now = self.now();
-        let call = &self.calls[call_id];
+        let call = &self.world.calls[call_id];
         let edge = call.edge as usize;
-        let policy = &self.edges[edge];
+        let policy = &self.topology.edges[edge];
         if decide(&policy.retry, call.attempts, reason) == RetryDecision::GiveUp {
             self.finish_call(call_id, outcome);
             return;
         }
         let to = policy.to;
-        let state = &mut self.edge_state[edge][call.caller as usize];
-        let policy = &self.edges[edge];
+        let state = &mut self.policies.edges[edge][call.caller as usize];
+        let policy = &self.topology.edges[edge];
         if !state.budget.try_retry(now, state.in_flight) {
-            self.services[to].counters.budget_denied += 1;
-            self.edge_counters[edge].budget_denied += 1;
+            self.measured.services[to].budget_denied += 1;
+            self.measured.edges[edge].budget_denied += 1;
             self.finish_call(call_id, outcome);
             return;
         }
-        self.services[to].counters.retries += 1;
-        self.edge_counters[edge].retries += 1;
+        self.measured.services[to].retries += 1;
+        self.measured.edges[edge].retries += 1;
         // Without jitter there is nothing to draw, and no stream to set up.
         let delay = if policy.retry.jitter == Jitter::None {
             base_delay(&policy.retry.backoff, call.attempts)
@@ -881,15 +871,15 @@ impl Simulator<'_> {
         let deadline = self
             .deadline_as_seen(call.owner, call.edge, now)
             .unwrap_or(call.deadline);
-        let call = &mut self.calls[call_id];
+        let call = &mut self.world.calls[call_id];
         call.holds_retry = true;
         call.last_delay = delay;
-        if delay == SimDuration::ZERO && self.retry_depth < MAX_RETRIES_IN_PLACE {
+        if delay == SimDuration::ZERO && self.world.retry_depth < MAX_RETRIES_IN_PLACE {
             // At once, in place (the order of a run's events as it has always
             // been) ...
-            self.retry_depth += 1;
+            self.world.retry_depth += 1;
             self.send_attempt(call_id);
-            self.retry_depth -= 1;
+            self.world.retry_depth -= 1;
         } else if delay == SimDuration::ZERO {
             // ... but a retry refused locally at once (no healthy upstream)
             // retries again from inside this call: past a few levels, the
@@ -897,7 +887,7 @@ impl Simulator<'_> {
             // instant, so the stack stays shallow and `limits.max_events`
             // counts the loop.
             self.queue.schedule_owned(now, Event::BackoffDone(call_id));
-            self.calls[call_id].sleeping = true;
+            self.world.calls[call_id].sleeping = true;
         } else {
             let wake = now + delay;
             let fixed = matches!(policy.retry.jitter, Jitter::None)
@@ -913,20 +903,23 @@ impl Simulator<'_> {
             } else {
                 self.queue.schedule_owned(wake, event);
             }
-            self.calls[call_id].sleeping = true;
+            self.world.calls[call_id].sleeping = true;
         }
     }
 
     /// Delivered only while the call sleeps (an owned timer: see
     /// `Simulator::next_event`), so the call is alive.
     pub(crate) fn on_backoff_done(&mut self, call: CallId) {
-        debug_assert!(self.calls.contains_key(call), "a backoff outlived its call");
+        debug_assert!(
+            self.world.calls.contains_key(call),
+            "a backoff outlived its call"
+        );
         self.send_attempt(call);
     }
 
     /// The call ended: hand the outcome to whoever waits.
     fn finish_call(&mut self, call_id: CallId, outcome: Outcome) {
-        let Some(call) = self.calls.remove(call_id) else {
+        let Some(call) = self.world.calls.remove(call_id) else {
             return;
         };
         self.leave_bulkhead(call.edge, call.caller, call.bulkhead);
@@ -948,10 +941,10 @@ impl Simulator<'_> {
     /// Stop waiting for an attempt and tell the callee (its connection closes).
     pub(crate) fn abandon_attempt(&mut self, attempt: AttemptId) {
         // Removing it voids its timeout (an owned timer).
-        let Some(a) = self.attempts.remove(attempt) else {
+        let Some(a) = self.world.attempts.remove(attempt) else {
             return;
         };
-        self.edge_counters[a.edge as usize].cancellations += 1;
+        self.measured.edges[a.edge as usize].cancellations += 1;
         self.end_attempt(&a, None);
         self.log_attempt(&a, AttemptOutcomeKind::Cancelled);
         self.give_up_on(&a);
@@ -960,11 +953,11 @@ impl Simulator<'_> {
     /// The caller stopped waiting for a removed attempt: its callee is told,
     /// and a workload's attempt whose work runs on becomes a zombie.
     fn give_up_on(&mut self, a: &Attempt) {
-        let is_root = self.is_workload_edge(a.edge);
+        let is_root = self.topology.is_workload_edge(a.edge);
         if is_root {
-            self.zombies.end(a.root, false);
+            self.measured.zombies.end(a.root, false);
         }
-        self.zombies.release(a.root);
+        self.measured.zombies.release(a.root);
         if let Some(child) = a.child {
             self.caller_gone(child);
         }
@@ -977,9 +970,9 @@ impl Simulator<'_> {
     /// series' per-bucket peak, so that a zombie that lives and dies between
     /// two bucket starts still shows.
     fn settle_zombie(&mut self, root: u32) {
-        self.zombies.settle(root);
-        let alive = self.zombies.alive;
-        let bucket = self.series.global_mut();
+        self.measured.zombies.settle(root);
+        let alive = self.measured.zombies.alive;
+        let bucket = self.measured.series.global_mut();
         bucket.zombies = bucket.zombies.max(alive);
     }
 
@@ -991,8 +984,8 @@ impl Simulator<'_> {
     /// real deadline.
     fn deadline_as_seen(&self, owner: Owner, edge: EdgeId, now: SimTime) -> Option<SimTime> {
         match owner {
-            Owner::Task(task) if !self.edges[edge as usize].deadline.subtract_elapsed => {
-                let task = &self.tasks[task];
+            Owner::Task(task) if !self.topology.edges[edge as usize].deadline.subtract_elapsed => {
+                let task = &self.world.tasks[task];
                 task.deadline()
                     .map(|d| now + d.saturating_since(task.arrived))
             }
@@ -1000,15 +993,10 @@ impl Simulator<'_> {
         }
     }
 
-    /// Whether `edge` is a workload's own (its attempts are roots).
-    pub(crate) fn is_workload_edge(&self, edge: EdgeId) -> bool {
-        (edge as usize) < self.model.workloads.len()
-    }
-
     /// The owner no longer wants the call: abandon its attempt, stop its sleep.
     /// No outcome is delivered.
     pub(crate) fn cancel_call(&mut self, call_id: CallId) {
-        let Some(call) = self.calls.remove(call_id) else {
+        let Some(call) = self.world.calls.remove(call_id) else {
             return;
         };
         // Its bulkhead slot (or its place in the wait) goes too, as when it
@@ -1027,7 +1015,7 @@ impl Simulator<'_> {
         }
         // Its backoff, if sleeping, died with it (an owned timer).
         if call.holds_retry {
-            self.edge_state[call.edge as usize][call.caller as usize]
+            self.policies.edges[call.edge as usize][call.caller as usize]
                 .budget
                 .on_retry_finished();
         }

@@ -7,7 +7,6 @@
 //! `wait_for` cannot be reached. At its deadline it answers with what has
 //! come: `partial` if some children succeeded, `deadline_exceeded` if none did.
 
-use crate::call::CallOrigin;
 use crate::metrics::{FailReason, FanOutStatus, Outcome};
 use crate::simulator::{Event, Simulator};
 use crate::world::*;
@@ -17,10 +16,10 @@ use stormsim_model::CallPolicy;
 impl Simulator<'_> {
     /// Starts the fan-out of `task`'s current step.
     pub(crate) fn start_fan_out(&mut self, task_id: TaskId, edge: EdgeId, step_key: StreamKey) {
-        let policy: &CallPolicy = &self.edges[edge as usize];
+        let policy: &CallPolicy = &self.topology.edges[edge as usize];
         let fan_out = policy.fan_out.expect("a fan-out step");
-        let total = self.model.services[policy.to].shards;
-        let task = &self.tasks[task_id];
+        let total = self.topology.model.services[policy.to].shards;
+        let task = &self.world.tasks[task_id];
         let (deadline, class, request) = (task.deadline(), task.class, task.request);
         let now = self.now();
         let timer = fan_out
@@ -32,7 +31,7 @@ impl Simulator<'_> {
         // which inherit that deadline, are each refused for it at once.
         let started_late = timer.is_some_and(|at| at <= now);
         let timer = timer.filter(|_| !started_late);
-        let fan = self.fan_outs.insert(FanOutState {
+        let fan = self.world.fan_outs.insert(FanOutState {
             task: task_id,
             children: Vec::with_capacity(total as usize),
             total,
@@ -42,10 +41,10 @@ impl Simulator<'_> {
             timer: None,
             started_late,
         });
-        self.tasks[task_id].state = TaskState::FanningOut(fan);
+        self.world.tasks[task_id].state = TaskState::FanningOut(fan);
         if let Some(at) = timer {
             let handle = self.queue.schedule_timer(at, Event::FanOutDeadline(fan));
-            self.fan_outs[fan].timer = Some(handle);
+            self.world.fan_outs[fan].timer = Some(handle);
         }
         for shard in 0..total {
             let origin = CallOrigin {
@@ -57,7 +56,7 @@ impl Simulator<'_> {
             let child =
                 self.start_call(origin, edge, step_key.index(u64::from(shard)), Some(shard));
             // A child that ended at once may have completed the fan-out.
-            match self.fan_outs.get_mut(fan) {
+            match self.world.fan_outs.get_mut(fan) {
                 Some(state) => state.children.push(child),
                 None => return,
             }
@@ -66,7 +65,7 @@ impl Simulator<'_> {
 
     /// A child call ended.
     pub(crate) fn fan_out_child_finished(&mut self, fan: FanOutId, outcome: Outcome) {
-        let Some(state) = self.fan_outs.get_mut(fan) else {
+        let Some(state) = self.world.fan_outs.get_mut(fan) else {
             return;
         };
         state.ended += 1;
@@ -88,7 +87,7 @@ impl Simulator<'_> {
 
     /// The fan-out's deadline: answer with what has come.
     pub(crate) fn on_fan_out_deadline(&mut self, fan: FanOutId) {
-        let Some(state) = self.fan_outs.get_mut(fan) else {
+        let Some(state) = self.world.fan_outs.get_mut(fan) else {
             return;
         };
         state.timer = None;
@@ -105,9 +104,9 @@ impl Simulator<'_> {
     fn complete_fan_out(&mut self, fan: FanOutId, status: FanOutStatus) {
         let state = self.drop_fan_out(fan);
         let task = state.task;
-        if let Some(t) = self.tasks.get(task) {
-            let edge = self.step_edge[t.service][t.step];
-            self.edge_counters[edge as usize].fan_out.count(status);
+        if let Some(t) = self.world.tasks.get(task) {
+            let edge = self.topology.step_edge[t.service][t.step];
+            self.measured.edges[edge as usize].fan_out.count(status);
         }
         let outcome = match status {
             FanOutStatus::Ok | FanOutStatus::Partial => Outcome::Ok,
@@ -120,7 +119,7 @@ impl Simulator<'_> {
     /// Removes a fan-out and cancels its timer and its children still running
     /// (their callees are told, as for any abandoned call).
     pub(crate) fn drop_fan_out(&mut self, fan: FanOutId) -> FanOutState {
-        let state = self.fan_outs.remove(fan).expect("a live fan-out");
+        let state = self.world.fan_outs.remove(fan).expect("a live fan-out");
         if let Some(timer) = state.timer {
             self.queue.cancel(timer);
         }

@@ -6,22 +6,27 @@
 #![warn(missing_docs)]
 
 pub mod analysis;
+mod attempts;
 mod cache;
 mod call;
 mod fan_out;
 pub mod hosts;
+mod measurements;
 pub mod memory;
 pub mod metrics;
 pub mod policy;
+mod policy_state;
 pub mod report;
 mod service;
 mod simulator;
 pub mod timeseries;
+mod topology;
 mod world;
 pub mod zombie;
 
+pub use report::LimitHit;
 pub use report::{RunReport, ServiceReport, VariantReport, WorkloadReport};
-pub use simulator::{Event, LimitHit, Simulator, MAX_SERIES_ROWS};
+pub use simulator::{Event, Simulator, MAX_SERIES_ROWS};
 use stormsim_model::{LoadedModel, Variant};
 
 /// Runs one variant, its timeline included.

@@ -18,7 +18,8 @@
 //! variant's run state plus every variant's series.
 
 use crate::hosts::HostPeriods;
-use crate::simulator::{EdgeState, InstanceState};
+use crate::policy_state::{AdmissionState, EdgeState};
+use crate::world::InstanceState;
 use crate::zombie::UserZombies;
 use std::mem::size_of;
 use stormsim_model::{
@@ -256,7 +257,10 @@ fn run_state(model: &Model) -> Vec<Contributor> {
         parts.push(Contributor {
             path: format!("services[{}].instances", s.name),
             what: format!("the state of {} instances of {:?}", s.instances, s.name),
-            bytes: mul(u64::from(s.instances), size::<InstanceState>()),
+            bytes: mul(
+                u64::from(s.instances),
+                size::<InstanceState>().saturating_add(size::<AdmissionState>()),
+            ),
         });
         for (j, step) in s.steps.iter().enumerate() {
             if let Step::Call(policy) = step {

@@ -30,6 +30,18 @@ pub enum FailReason {
     Throttled,
 }
 
+impl FailReason {
+    /// How work that reached its limit failed: past the request's deadline,
+    /// or past its own timeout.
+    pub fn of_expiry(ends_at_deadline: bool) -> FailReason {
+        if ends_at_deadline {
+            FailReason::DeadlineExceeded
+        } else {
+            FailReason::Timeout
+        }
+    }
+}
+
 /// How an attempt or a handler ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Outcome {

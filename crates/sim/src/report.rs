@@ -5,14 +5,39 @@
 //! without a note there.
 
 use crate::analysis::{classify, samples_of, Verdict};
+use crate::measurements::Measurements;
 use crate::metrics::{
     round_ms, EdgeCounters, FailureCounts, LatencyRecorder, Quantiles, ServiceCounters,
 };
-use crate::simulator::{LimitHit, Simulator};
+use crate::policy_state::PolicyState;
 use crate::timeseries::TimeSeries;
+use crate::topology::Topology;
 use serde::Serialize;
 use stormsim_engine::SimTime;
-use stormsim_model::TimelineRole;
+use stormsim_model::{TimelineRole, MAX_SERIES_ROWS};
+
+pub use crate::attempts::{AttemptOutcomeKind, AttemptRecord, AttemptSink};
+
+/// Why a run stopped before its natural end.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum LimitHit {
+    /// Too many events.
+    #[error("stopped after {0} events (limits.max_events): the model may be unstable; the report is partial")]
+    Events(u64),
+    /// Too many requests alive at once.
+    #[error("stopped with {0} requests in flight (limits.max_in_flight): the model may be unstable; the report is partial")]
+    InFlight(u64),
+    /// The time series would outgrow [`MAX_SERIES_ROWS`]: a run with no
+    /// horizon whose events reach far (a work of 10^12 s), or buckets far
+    /// narrower than the run (validation bounds them only against a horizon).
+    #[error("stopped at {buckets} time-series buckets of {bucket_s} s ({} s simulated): the series may hold at most {MAX_SERIES_ROWS} rows, one per bucket and one per service and per workload and bucket; widen timeseries.bucket_s or set horizon_s; the report is partial", *buckets as f64 * bucket_s)]
+    Buckets {
+        /// Buckets recorded.
+        buckets: u64,
+        /// Their width, seconds.
+        bucket_s: f64,
+    },
+}
 
 /// What one variant's run measured.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -144,29 +169,6 @@ fn zombie_report(z: &crate::zombie::Zombies) -> ZombieReport {
     }
 }
 
-/// One attempt on the wire, for `attempts.csv`.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct AttemptRecord {
-    /// The logical request, numbered in arrival order from 0.
-    pub request: u64,
-    /// The callee.
-    pub service: usize,
-    /// For a fan-out's child, the callee's shard.
-    pub shard: Option<u32>,
-    /// The callee's replica (instance).
-    pub replica: u32,
-    /// The try it belongs to, from 1.
-    pub attempt_no: u32,
-    /// 0 for the try itself, `n` for its `n`-th hedge.
-    pub hedge: u32,
-    /// Sent.
-    pub started: SimTime,
-    /// Answered, timed out or cancelled.
-    pub finished: SimTime,
-    /// How it ended.
-    pub outcome: AttemptOutcomeKind,
-}
-
 impl AttemptRecord {
     /// Its row of `attempts.csv` ([`ATTEMPT_COLUMNS`]), in variant `variant`
     /// whose services are named `services` in model order. One function for
@@ -188,53 +190,6 @@ impl AttemptRecord {
             ms(self.finished),
             self.outcome.as_str().to_string(),
         ]
-    }
-}
-
-/// Where a run sends each attempt's record as the attempt ends: memory (a
-/// `Vec`, for tests and small models) or a stream the caller writes out as
-/// the run goes (`--attempts`), so that memory does not grow with the
-/// attempts simulated. Called once per attempt, only when records were asked
-/// for: a run without them never reaches it.
-pub trait AttemptSink: Send {
-    /// One attempt ended.
-    fn record(&mut self, record: &AttemptRecord);
-}
-
-impl<S: AttemptSink + ?Sized> AttemptSink for &mut S {
-    fn record(&mut self, record: &AttemptRecord) {
-        (**self).record(record);
-    }
-}
-
-impl AttemptSink for Vec<AttemptRecord> {
-    fn record(&mut self, record: &AttemptRecord) {
-        self.push(*record);
-    }
-}
-
-/// How an attempt ended, as S4's telemetry names it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum AttemptOutcomeKind {
-    /// Answered with success.
-    Success,
-    /// Its timer expired.
-    Timeout,
-    /// Answered with an error.
-    Error,
-    /// Its caller stopped waiting (another copy won, or the call was cancelled).
-    Cancelled,
-}
-
-impl AttemptOutcomeKind {
-    /// The CSV spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            AttemptOutcomeKind::Success => "success",
-            AttemptOutcomeKind::Timeout => "timeout",
-            AttemptOutcomeKind::Error => "error",
-            AttemptOutcomeKind::Cancelled => "cancelled",
-        }
     }
 }
 
@@ -348,28 +303,35 @@ fn peak_rps(series: &TimeSeries, count: impl Fn(usize) -> u64) -> f64 {
         .fold(0.0, f64::max)
 }
 
+/// The report of a run: what was measured, with the policy state at the end
+/// (how long breakers stayed open), in the terms of the model in force.
+/// `events`: the events the run handled.
 pub(crate) fn variant_report(
-    sim: &Simulator<'_>,
+    topology: &Topology<'_>,
+    policies: &PolicyState,
+    measured: &Measurements<'_>,
+    events: u64,
     variant: &str,
     stopped: Option<LimitHit>,
 ) -> VariantReport {
-    let requests = sim.requests;
+    let requests = measured.requests;
     let latency = LatencyRecorder::merged(
-        sim.per_workload
+        measured
+            .per_workload
             .iter()
             .flat_map(|w| [&w.ok_latency, &w.failed_latency]),
     );
-    let ok_latency = LatencyRecorder::merged(sim.per_workload.iter().map(|w| &w.ok_latency));
+    let ok_latency = LatencyRecorder::merged(measured.per_workload.iter().map(|w| &w.ok_latency));
     let per_request = |x: u64| (requests > 0).then(|| round_ratio(x as f64 / requests as f64));
     // The last bucket's per-workload quantiles are computed when it closes.
-    let mut closed = sim.series.clone();
+    let mut closed = measured.series.clone();
     closed.close();
     let series = &closed;
-    let services = sim
+    let services = topology
         .model
         .services
         .iter()
-        .zip(&sim.services)
+        .zip(&measured.services)
         .enumerate()
         .map(|(s, (spec, state))| {
             let ServiceCounters {
@@ -392,8 +354,8 @@ pub(crate) fn variant_report(
                 expired,
                 work_timeouts,
                 started_late,
-            } = state.counters;
-            let shed_by_class = sim
+            } = *state;
+            let shed_by_class = topology
                 .model
                 .classes
                 .iter()
@@ -405,9 +367,10 @@ pub(crate) fn variant_report(
                 .collect();
             // The edges into this service: their callers' state, and counters.
             let into_s = || {
-                sim.edges
+                topology
+                    .edges
                     .iter()
-                    .zip(sim.edge_state.iter().zip(&sim.edge_counters))
+                    .zip(policies.edges.iter().zip(&measured.edges))
                     .filter(move |(edge, _)| edge.to == s)
                     .map(|(_, state_and_counters)| state_and_counters)
             };
@@ -417,10 +380,10 @@ pub(crate) fn variant_report(
                     .filter_map(|st| st.breaker.as_ref())
             };
             let breaker_open_s: f64 = breakers()
-                .map(|b| b.open_time(sim.ended).as_ms() / 1000.0)
+                .map(|b| b.open_time(measured.ended).as_ms() / 1000.0)
                 // `sum` of no f64 is -0.0; fold from +0.0 so the column reads 0.
                 .fold(0.0, |a, b| a + b);
-            let breaker_opened: u64 = breakers().map(|b| b.times_opened(sim.ended)).sum();
+            let breaker_opened: u64 = breakers().map(|b| b.times_opened(measured.ended)).sum();
             ServiceReport {
                 name: spec.name.clone(),
                 hedges: into_s().map(|(_, c)| c.hedges).sum(),
@@ -450,18 +413,18 @@ pub(crate) fn variant_report(
             }
         })
         .collect();
-    let focus = sim.model.focus;
-    let changes = sim.changes;
+    let focus = topology.model.focus;
+    let changes = topology.changes;
     let role_time = |role| changes.iter().find(|c| c.role == Some(role)).map(|c| c.at);
     // Neither exists for a run that ended before its trigger did.
-    let trigger_end = role_time(TimelineRole::TriggerEnd).filter(|&t| t < sim.ended);
+    let trigger_end = role_time(TimelineRole::TriggerEnd).filter(|&t| t < measured.ended);
     let storm_offered_rps = trigger_end.map(|from| {
         let until = changes
             .iter()
             .filter(|c| c.role == Some(TimelineRole::Intervention) && c.at >= from)
             .map(|c| c.at)
             .next()
-            .unwrap_or(sim.ended);
+            .unwrap_or(measured.ended);
         round_ratio(mean_rate(series, from, until, |b| {
             series.service(b, focus).offered()
         }))
@@ -475,17 +438,17 @@ pub(crate) fn variant_report(
         round_ratio(peak)
     });
     let peak_offered_rps = round_ratio(peak_rps(series, |b| series.service(b, focus).offered()));
-    let verdict = sim
+    let verdict = topology
         .model
         .metastability
         .as_ref()
         .and_then(|policy| classify(&samples_of(series), series.bucket, changes, policy));
-    let failed = sim.failures.total();
-    let workloads = sim
+    let failed = measured.failures.total();
+    let workloads = topology
         .model
         .workloads
         .iter()
-        .zip(&sim.per_workload)
+        .zip(&measured.per_workload)
         .map(|(w, c)| WorkloadReport {
             name: w.name.clone(),
             requests: c.requests,
@@ -495,18 +458,18 @@ pub(crate) fn variant_report(
             latency_ms: c.latency().quantiles(),
         })
         .collect();
-    let edges = sim
+    let edges = topology
         .edges
         .iter()
-        .zip(&sim.edge_caller)
-        .zip(&sim.edge_counters)
+        .zip(&topology.edge_caller)
+        .zip(&measured.edges)
         .enumerate()
         .map(|(i, ((edge, caller), counters))| EdgeReport {
             caller: match caller {
-                Some(s) => sim.model.services[*s].name.clone(),
-                None => format!("workload:{}", sim.model.workloads[i].name),
+                Some(s) => topology.model.services[*s].name.clone(),
+                None => format!("workload:{}", topology.model.workloads[i].name),
             },
-            callee: sim.model.services[edge.to].name.clone(),
+            callee: topology.model.services[edge.to].name.clone(),
             counters: counters.clone(),
         })
         .collect();
@@ -515,27 +478,27 @@ pub(crate) fn variant_report(
         edges,
         variant: variant.to_string(),
         requests,
-        succeeded: sim.succeeded,
+        succeeded: measured.succeeded,
         failed,
-        failed_by_reason: sim.failures,
-        unanswered: requests - sim.succeeded - failed,
-        success_rate: per_request(sim.succeeded),
+        failed_by_reason: measured.failures,
+        unanswered: requests - measured.succeeded - failed,
+        success_rate: per_request(measured.succeeded),
         latency_ms: latency.quantiles(),
         ok_latency_ms: ok_latency.quantiles(),
         services,
-        focus: sim.model.services[focus].name.clone(),
+        focus: topology.model.services[focus].name.clone(),
         peak_offered_rps,
         storm_offered_rps,
         peak_after_trigger_rps,
         verdict,
-        completion_s: seconds(sim.last_answer),
-        events: sim.queue.delivered(),
-        sim_time_s: seconds(sim.ended),
-        peak_requests_in_flight: sim.peak_in_flight,
+        completion_s: seconds(measured.last_answer),
+        events,
+        sim_time_s: seconds(measured.ended),
+        peak_requests_in_flight: measured.peak_in_flight,
         complete: stopped.is_none(),
         stopped_by: stopped.as_ref().map(limit_name),
         stopped_by_limit: stopped.map(|s| s.to_string()),
-        zombies: zombie_report(&sim.zombies),
+        zombies: zombie_report(&measured.zombies),
         latency_cdf: latency.cdf(),
         // The report keeps the closed copy: one clone of the series, not two.
         series: closed,

@@ -1,7 +1,6 @@
 //! The service side: admission (workers and queue), handler steps, answers,
 //! and what a handler does when its caller gives up.
 
-use crate::call::CallOrigin;
 use crate::metrics::{FailReason, Outcome};
 use crate::policy::rate_limit::RateDecision;
 use crate::simulator::{Event, Simulator, NET_UP};
@@ -19,26 +18,26 @@ impl Simulator<'_> {
     /// queue, or a rejection.
     pub(crate) fn on_attempt_arrives(&mut self, attempt: AttemptId) {
         // Gone: the caller gave up while the request was on the wire.
-        let Some(a) = self.attempts.get(attempt) else {
+        let Some(a) = self.world.attempts.get(attempt) else {
             return;
         };
         let now = self.now();
         let (service_id, key, budget, attempt_no) = (a.to as usize, a.key, a.budget, a.attempt_no);
         let (instance, edge, sent_at) = (a.instance as usize, a.edge, a.sent_at);
         let (orphaned, a_root) = (a.orphaned, a.root);
-        let service = self.service_of(service_id);
+        let service = self.topology.service_of(service_id);
         if (instance as u32) < service.instances_down {
             // A down instance: nobody counts the call.
             match service.down_mode {
                 DownMode::Refuse => self.refuse(attempt, key, FailReason::ConnectionRefused),
                 DownMode::Blackhole if orphaned => {
-                    self.attempts.remove(attempt);
-                    self.zombies.release(a_root);
+                    self.world.attempts.remove(attempt);
+                    self.measured.zombies.release(a_root);
                 }
                 DownMode::Blackhole => {
-                    let connect = self.edges[edge as usize].connect_timeout;
+                    let connect = self.topology.edges[edge as usize].connect_timeout;
                     let answer_at = if connect.is_infinite() {
-                        self.hung_in_blackhole = true;
+                        self.world.hung_in_blackhole = true;
                         SimTime::NEVER
                     } else {
                         (sent_at + connect).max(now)
@@ -55,8 +54,8 @@ impl Simulator<'_> {
             }
             return;
         }
-        self.services[service_id].counters.calls += 1;
-        let bucket = self.series.service_mut(service_id);
+        self.measured.services[service_id].calls += 1;
+        let bucket = self.measured.series.service_mut(service_id);
         if attempt_no > 1 {
             bucket.offered_retry += 1;
         } else {
@@ -69,8 +68,8 @@ impl Simulator<'_> {
             self.shed(service_id, attempt, key, FailReason::Rejected);
             return;
         }
-        let state = &mut self.services[service_id];
-        if let Some(limiter) = state.instances[instance].limiter.as_mut() {
+        let admission_state = &mut self.policies.admission[service_id][instance];
+        if let Some(limiter) = admission_state.limiter.as_mut() {
             let retry_after = match limiter.try_acquire(now) {
                 RateDecision::Admit => None,
                 // A server does not hold a request for a permit: it refuses it,
@@ -79,16 +78,17 @@ impl Simulator<'_> {
                 RateDecision::Reject { retry_after } => Some(retry_after),
             };
             if let Some(after) = retry_after {
-                state.counters.rate_limited += 1;
-                state.counters.refused_429 += 1;
-                self.series.service_mut(service_id).rejected += 1;
-                self.attempts[attempt].retry_after = after;
+                let counters = &mut self.measured.services[service_id];
+                counters.rate_limited += 1;
+                counters.refused_429 += 1;
+                self.measured.series.service_mut(service_id).rejected += 1;
+                self.world.attempts[attempt].retry_after = after;
                 self.refuse(attempt, key, FailReason::RateLimited);
                 return;
             }
         }
-        let in_flight = state.instances[instance].in_flight();
-        let class = self.attempts[attempt].class;
+        let in_flight = self.world.instances[service_id][instance].in_flight();
+        let class = self.world.attempts[attempt].class;
         let class_limit = class.map_or(u32::MAX, |c| {
             admission
                 .shed_classes
@@ -96,7 +96,7 @@ impl Simulator<'_> {
                 .copied()
                 .unwrap_or(u32::MAX)
         });
-        let over_limit = state.instances[instance]
+        let over_limit = self.policies.admission[service_id][instance]
             .concurrency
             .as_ref()
             .is_some_and(|limit| !limit.try_acquire(in_flight));
@@ -116,23 +116,23 @@ impl Simulator<'_> {
         // in time is refused before any work (504).
         if let (Some(margin), Some(d)) = (admission.drop_expired_margin, deadline) {
             if now + margin >= d {
-                self.services[service_id].counters.expired += 1;
-                self.count_shed(service_id, self.attempts[attempt].class);
+                self.measured.services[service_id].expired += 1;
+                self.count_shed(service_id, self.world.attempts[attempt].class);
                 self.refuse(attempt, key, FailReason::DeadlineExceeded);
                 return;
             }
         }
-        let state = &self.services[service_id].instances[instance];
+        let state = &self.world.instances[service_id][instance];
         let admitted = state.busy < service.workers;
         if !admitted && state.queue.len() >= service.queue_capacity {
-            self.services[service_id].counters.rejected += 1;
-            self.series.service_mut(service_id).rejected += 1;
+            self.measured.services[service_id].rejected += 1;
+            self.measured.series.service_mut(service_id).rejected += 1;
             self.refuse_with_retry_after(service_id, attempt, key, FailReason::Rejected);
             return;
         }
-        let request = self.attempts[attempt].request;
-        self.zombies.hold(a_root);
-        let task = self.tasks.insert(Task {
+        let request = self.world.attempts[attempt].request;
+        self.measured.zombies.hold(a_root);
+        let task = self.world.tasks.insert(Task {
             request,
             root: a_root,
             service: service_id,
@@ -152,30 +152,30 @@ impl Simulator<'_> {
             in_flight_at_arrival: in_flight + 1,
         });
         if orphaned {
-            self.attempts.remove(attempt);
-            self.zombies.release(a_root);
+            self.world.attempts.remove(attempt);
+            self.measured.zombies.release(a_root);
         } else {
-            self.attempts[attempt].child = Some(task);
+            self.world.attempts[attempt].child = Some(task);
             // Kept: it may now run past its timeout.
             self.arm_timer_unless_answered_by(attempt, SimTime::NEVER);
         }
         if admitted {
-            let busy = self.services[service_id].instances[instance].busy + 1;
+            let busy = self.world.instances[service_id][instance].busy + 1;
             self.set_busy(service_id, instance, busy);
-            self.series.service_mut(service_id).started += 1;
+            self.measured.series.service_mut(service_id).started += 1;
             self.run_step(task);
         } else {
-            self.series.service_mut(service_id).queued += 1;
-            let state = &mut self.services[service_id];
-            let queue = &mut state.instances[instance].queue;
+            self.measured.series.service_mut(service_id).queued += 1;
+            let queue = &mut self.world.instances[service_id][instance].queue;
             queue.push_back(task);
-            state.counters.max_queue = state.counters.max_queue.max(queue.len() as u64);
+            let counters = &mut self.measured.services[service_id];
+            counters.max_queue = counters.max_queue.max(queue.len() as u64);
         }
     }
 
     /// Admission control refuses an arriving attempt: 503, counted as shed.
     fn shed(&mut self, service: usize, attempt: AttemptId, key: StreamKey, reason: FailReason) {
-        let class = self.attempts[attempt].class;
+        let class = self.world.attempts[attempt].class;
         self.count_shed(service, class);
         self.refuse_with_retry_after(service, attempt, key, reason);
     }
@@ -188,8 +188,8 @@ impl Simulator<'_> {
         key: StreamKey,
         reason: FailReason,
     ) {
-        if let Some(after) = self.service_of(service).admission.retry_after {
-            self.attempts[attempt].retry_after = after;
+        if let Some(after) = self.topology.service_of(service).admission.retry_after {
+            self.world.attempts[attempt].retry_after = after;
         }
         self.refuse(attempt, key, reason);
     }
@@ -197,16 +197,16 @@ impl Simulator<'_> {
     /// Counts a request refused or dropped by admission control, in the
     /// run's counters (per class) and in the time series.
     fn count_shed(&mut self, service: usize, class: Option<u8>) {
-        let counters = &mut self.services[service].counters;
+        let counters = &mut self.measured.services[service];
         counters.shed += 1;
         let slot = class.map_or(counters.shed_by_class.len() - 1, usize::from);
         counters.shed_by_class[slot] += 1;
-        self.series.service_mut(service).shed += 1;
+        self.measured.series.service_mut(service).shed += 1;
     }
 
     /// Answers an attempt at once with an error, before any handler ran.
     fn refuse(&mut self, attempt: AttemptId, key: StreamKey, reason: FailReason) {
-        let hop = self.network_delay(key, NET_UP);
+        let hop = self.topology.network_delay(key, NET_UP);
         self.arm_timer_unless_answered_by(attempt, self.now() + hop);
         self.deliver_after(
             hop,
@@ -216,8 +216,8 @@ impl Simulator<'_> {
 
     /// Runs the task's current step, or answers if the handler is done.
     pub(crate) fn run_step(&mut self, task_id: TaskId) {
-        let service = self.service_of(self.tasks[task_id].service);
-        let task = &mut self.tasks[task_id];
+        let service = self.topology.service_of(self.world.tasks[task_id].service);
+        let task = &mut self.world.tasks[task_id];
         // Steps for other classes are skipped (routing by kind of request).
         while let Some(Some(allowed)) = service.only_classes.get(task.step) {
             if task.class.is_some_and(|c| allowed.contains(&c)) {
@@ -225,7 +225,7 @@ impl Simulator<'_> {
             }
             task.step += 1;
         }
-        let task = &self.tasks[task_id];
+        let task = &self.world.tasks[task_id];
         let Some(step) = service.steps.get(task.step) else {
             self.complete_task(task_id, Outcome::Ok);
             return;
@@ -252,7 +252,9 @@ impl Simulator<'_> {
                 // Work that starts on a host in a slow period takes longer.
                 let (service_id, instance) = (task.service, task.instance);
                 let request_deadline = task.deadline();
-                let slowdown = self.slowdown(service_id, instance);
+                let slowdown = self
+                    .world
+                    .slowdown(self.topology.model, service_id, instance, now);
                 if slowdown != 1.0 {
                     duration = SimDuration((duration.as_nanos() as f64 * slowdown).round() as u64);
                 }
@@ -263,7 +265,7 @@ impl Simulator<'_> {
                     let left = deadline.saturating_since(now).saturating_sub(policy.margin);
                     if left == SimDuration::ZERO || left < policy.min_budget {
                         // Too late to be of use: fail fast, do nothing.
-                        self.services[service_id].counters.expired += 1;
+                        self.measured.services[service_id].expired += 1;
                         self.complete_task(task_id, Outcome::Failed(FailReason::DeadlineExceeded));
                         return;
                     }
@@ -272,7 +274,7 @@ impl Simulator<'_> {
                     }
                 }
                 if request_deadline.is_some_and(|d| now >= d) {
-                    self.services[service_id].counters.started_late += 1;
+                    self.measured.services[service_id].started_late += 1;
                 }
                 let cut_short = duration > limit.0;
                 let (event, duration) = if cut_short {
@@ -282,7 +284,7 @@ impl Simulator<'_> {
                 };
                 // Only a duration that is the same every time rides a FIFO lane.
                 let constant = dist.is_constant() && slowdown == 1.0 && !cut_short;
-                self.tasks[task_id].state = match (on_cancel, constant) {
+                self.world.tasks[task_id].state = match (on_cancel, constant) {
                     (OnCancel::Stop, true) => TaskState::WorkingCancellable(
                         self.queue.schedule_constant_timer(duration, event),
                     ),
@@ -300,14 +302,14 @@ impl Simulator<'_> {
                 };
             }
             Step::Call(_) => {
-                let edge = self.step_edge[task.service][task.step];
+                let edge = self.topology.step_edge[task.service][task.step];
                 let deadline = task.deadline();
                 let class = task.class;
-                if self.edges[edge as usize].fan_out.is_some() {
+                if self.topology.edges[edge as usize].fan_out.is_some() {
                     self.start_fan_out(task_id, edge, step_key);
                     return;
                 }
-                if self.edges[edge as usize].cache.is_some() {
+                if self.topology.edges[edge as usize].cache.is_some() {
                     self.start_cached_call(task_id, edge, step_key);
                     return;
                 }
@@ -321,10 +323,10 @@ impl Simulator<'_> {
                 let call = self.start_call(origin, edge, step_key, None);
                 // The call may already have ended (no time left to try), and the
                 // handler moved on; generational keys tell.
-                if self.calls.contains_key(call) {
-                    let task = &mut self.tasks[task_id];
+                if self.world.calls.contains_key(call) {
+                    let task = &mut self.world.tasks[task_id];
                     task.state = TaskState::Calling(call);
-                    if !self.edges[edge as usize].hold_worker {
+                    if !self.topology.edges[edge as usize].hold_worker {
                         // Handed on: the worker takes the next request.
                         task.holds_worker = false;
                         let (service, instance) = (task.service, task.instance as usize);
@@ -336,7 +338,7 @@ impl Simulator<'_> {
     }
 
     fn step_watches_cancellation(&self, service: usize, step: usize) -> bool {
-        match &self.service_of(service).steps[step] {
+        match &self.topology.service_of(service).steps[step] {
             Step::Work { on_cancel, .. } => *on_cancel == OnCancel::Stop,
             Step::Call(policy) => policy.context == CallContext::Request,
         }
@@ -345,10 +347,10 @@ impl Simulator<'_> {
     /// Local work hit its limit: it stops (the database cancels the
     /// statement), the worker is free, and the handler fails.
     pub(crate) fn on_work_expired(&mut self, task_id: TaskId, reason: FailReason) {
-        let Some(task) = self.tasks.get(task_id) else {
+        let Some(task) = self.world.tasks.get(task_id) else {
             return;
         };
-        let counters = &mut self.services[task.service].counters;
+        let counters = &mut self.measured.services[task.service];
         if reason == FailReason::Timeout {
             counters.work_timeouts += 1;
         } else {
@@ -358,7 +360,7 @@ impl Simulator<'_> {
     }
 
     pub(crate) fn on_work_done(&mut self, task_id: TaskId) {
-        let Some(task) = self.tasks.get_mut(task_id) else {
+        let Some(task) = self.world.tasks.get_mut(task_id) else {
             return;
         };
         task.step += 1;
@@ -367,7 +369,7 @@ impl Simulator<'_> {
 
     /// A call step ended.
     pub(crate) fn call_finished(&mut self, task_id: TaskId, outcome: Outcome) {
-        let Some(task) = self.tasks.get_mut(task_id) else {
+        let Some(task) = self.world.tasks.get_mut(task_id) else {
             return;
         };
         match outcome {
@@ -382,24 +384,29 @@ impl Simulator<'_> {
 
     /// The handler ended: answer the caller, or count wasted work if it left.
     fn complete_task(&mut self, task_id: TaskId, outcome: Outcome) {
-        let task = self.tasks.remove(task_id).expect("a live task completes");
+        let task = self
+            .world
+            .tasks
+            .remove(task_id)
+            .expect("a live task completes");
         let now = self.now();
         let instance = task.instance as usize;
-        if let Some(limit) = self.services[task.service].instances[instance]
+        if let Some(limit) = self.policies.admission[task.service][instance]
             .concurrency
             .as_mut()
         {
             let dropped = outcome != Outcome::Ok;
             limit.on_sample(now, now - task.arrived, task.in_flight_at_arrival, dropped);
         }
-        let counters = &mut self.services[task.service].counters;
+        let counters = &mut self.measured.services[task.service];
         counters.completed += 1;
         if outcome != Outcome::Ok {
             counters.failed += 1;
         }
-        let nobody_reads = task.caller_gone || task.unheard || self.zombies.is_over(task.root);
-        self.zombies.release(task.root);
-        let bucket = self.series.service_mut(task.service);
+        let nobody_reads =
+            task.caller_gone || task.unheard || self.measured.zombies.is_over(task.root);
+        self.measured.zombies.release(task.root);
+        let bucket = self.measured.series.service_mut(task.service);
         bucket.completed += 1;
         let waited = u64::from(task.waited_us) * 1000;
         bucket.service_ns += u128::from((now - task.arrived).as_nanos().saturating_sub(waited));
@@ -407,7 +414,7 @@ impl Simulator<'_> {
             // Its caller may still wait (for a user who has left): the answer
             // goes up all the same, and is wasted at every tier on the way.
             bucket.wasted += 1;
-            self.services[task.service].counters.wasted += 1;
+            self.measured.services[task.service].wasted += 1;
         }
         if !(task.caller_gone || task.unheard) {
             self.send_over_network(
@@ -426,7 +433,7 @@ impl Simulator<'_> {
     /// `on_cancel: stop`, or a call in the request's context. Elsewhere it runs
     /// on, and what it completes is wasted.
     pub(crate) fn caller_gone(&mut self, task_id: TaskId) {
-        let Some(task) = self.tasks.get_mut(task_id) else {
+        let Some(task) = self.world.tasks.get_mut(task_id) else {
             return;
         };
         task.caller_gone = true;
@@ -466,10 +473,10 @@ impl Simulator<'_> {
 
     /// The handler stops early: no answer, the worker is free.
     fn stop_cancelled(&mut self, task_id: TaskId) {
-        let task = self.tasks.remove(task_id).expect("a live task stops");
-        self.zombies.release(task.root);
-        self.services[task.service].counters.cancelled += 1;
-        self.series.service_mut(task.service).cancelled += 1;
+        let task = self.world.tasks.remove(task_id).expect("a live task stops");
+        self.measured.zombies.release(task.root);
+        self.measured.services[task.service].cancelled += 1;
+        self.measured.series.service_mut(task.service).cancelled += 1;
         if task.holds_worker {
             self.release_worker(task.service, task.instance as usize);
         }
@@ -479,42 +486,38 @@ impl Simulator<'_> {
     /// requests admission control says cannot be answered in time.
     fn release_worker(&mut self, service_id: usize, instance: usize) {
         let now = self.now();
-        let service = self.service_of(service_id);
+        let service = self.topology.service_of(service_id);
         let margin = service.admission.drop_expired_margin;
         // After a scale-down, a freed worker retires instead of taking more work.
-        let retiring = self.services[service_id].instances[instance].busy > service.workers;
+        let retiring = self.world.instances[service_id][instance].busy > service.workers;
         while let Some(next) = (!retiring)
-            .then(|| {
-                self.services[service_id].instances[instance]
-                    .queue
-                    .pop_front()
-            })
+            .then(|| self.world.instances[service_id][instance].queue.pop_front())
             .flatten()
         {
             // The queue is FIFO: the handlers a few places down it are the next
             // to get a worker; warm them up (see `Simulator::warm_up_upcoming`),
             // and nearer, the root record each will release when it completes
             // and the attempt it will answer, both last touched when it arrived.
-            let queue = &self.services[service_id].instances[instance].queue;
+            let queue = &self.world.instances[service_id][instance].queue;
             if let Some(&soon) = queue.get(QUEUE_PREFETCH_FAR) {
-                self.tasks.prefetch(soon);
+                self.world.tasks.prefetch(soon);
             }
             if let Some(soon) = queue
                 .get(QUEUE_PREFETCH_NEAR)
-                .and_then(|&t| self.tasks.get(t))
+                .and_then(|&t| self.world.tasks.get(t))
             {
-                self.zombies.prefetch(soon.root);
+                self.measured.zombies.prefetch(soon.root);
                 if !soon.caller_gone {
-                    self.attempts.prefetch(soon.parent);
+                    self.world.attempts.prefetch(soon.parent);
                 }
             }
-            let task = &self.tasks[next];
+            let task = &self.world.tasks[next];
             let expired = margin.is_some_and(|m| task.deadline().is_some_and(|d| now + m >= d));
-            let state = &mut self.services[service_id].instances[instance];
+            let state = &mut self.world.instances[service_id][instance];
             let queue_empty_after = state.queue.is_empty();
             let arrived = task.arrived;
             let codel_drop = !expired
-                && state
+                && self.policies.admission[service_id][instance]
                     .codel
                     .as_mut()
                     .is_some_and(|c| c.on_dequeue(now, arrived, queue_empty_after));
@@ -523,18 +526,22 @@ impl Simulator<'_> {
                 // tasks that end at once would otherwise recurse as deep as the
                 // queue is long. Its worker is taken now: its wait ends.
                 let wait = now - arrived;
-                self.tasks[next].waited_us =
+                self.world.tasks[next].waited_us =
                     u32::try_from(wait.as_nanos() / 1000).unwrap_or(u32::MAX);
-                let bucket = self.series.service_mut(service_id);
+                let bucket = self.measured.series.service_mut(service_id);
                 bucket.started += 1;
                 bucket.wait_ns += u128::from(wait.as_nanos());
-                self.ready.push_back(next);
+                self.world.ready.push_back(next);
                 return;
             }
-            let task = self.tasks.remove(next).expect("queued tasks are live");
-            self.zombies.release(task.root);
+            let task = self
+                .world
+                .tasks
+                .remove(next)
+                .expect("queued tasks are live");
+            self.measured.zombies.release(task.root);
             if expired {
-                self.services[service_id].counters.expired += 1;
+                self.measured.services[service_id].expired += 1;
             }
             self.count_shed(service_id, task.class);
             if !task.caller_gone && !task.unheard {
@@ -546,7 +553,7 @@ impl Simulator<'_> {
                 self.refuse(task.parent, task.key, reason);
             }
         }
-        let busy = self.services[service_id].instances[instance].busy - 1;
+        let busy = self.world.instances[service_id][instance].busy - 1;
         self.set_busy(service_id, instance, busy);
     }
 }

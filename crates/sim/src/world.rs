@@ -1,8 +1,199 @@
-//! The entities of a run, in slabs addressed by generational keys: a key that
-//! outlived its entity simply finds nothing, so a late event is a no-op.
+//! The live world of a run: its entities (handlers, calls, attempts,
+//! fan-outs, cache loads) in slabs addressed by generational keys, where a
+//! key that outlived its entity simply finds nothing, so a late event is a
+//! no-op; each service instance's workers and queue; each workload's
+//! arrivals; and the work set off at the current instant. Created and ended
+//! by the handlers as requests come and go.
 
-use stormsim_engine::{Key, SimTime, StreamKey, TimerHandle};
-use stormsim_model::ServiceId;
+use crate::hosts::HostPeriods;
+use crate::topology::host_of_instance;
+use std::collections::VecDeque;
+use stormsim_engine::{Key, SimTime, Slab, StreamKey, StreamRng, TimerHandle};
+use stormsim_model::{Model, ServiceId};
+
+/// Everything alive in a run.
+pub(crate) struct World {
+    pub tasks: Slab<Task>,
+    pub calls: Slab<Call>,
+    pub attempts: Slab<Attempt>,
+    pub fan_outs: Slab<FanOutState>,
+    pub cache_loads: Slab<CacheLoad>,
+    /// `instances[service][instance]`: workers and queue.
+    pub instances: Vec<Vec<InstanceState>>,
+    /// Each workload's arrival process.
+    pub workloads: Vec<WorkloadState>,
+    /// Tasks given a worker during the current event, started before the next.
+    pub ready: VecDeque<TaskId>,
+    /// Calls given a bulkhead slot during the current event, sent before the
+    /// next.
+    pub ready_calls: VecDeque<CallId>,
+    /// Logical requests not answered yet.
+    pub roots_in_flight: u64,
+    /// An attempt went into a blackholed instance with no connect timeout:
+    /// nothing ever answers it, so a run may end with its call (and whatever
+    /// waits for it) alive, unanswered, and the drained-run checks do not
+    /// apply.
+    pub hung_in_blackhole: bool,
+    /// Zero-backoff retries being sent one inside another (see
+    /// `call::MAX_RETRIES_IN_PLACE`).
+    pub retry_depth: u32,
+    /// Each host's slow periods (models with `hosts.slow`), drawn as the run
+    /// reaches them.
+    pub host_periods: Vec<HostPeriods>,
+}
+
+impl World {
+    /// An empty world for `model`: idle instances, workloads about to start.
+    pub fn new(model: &Model) -> World {
+        let root = StreamKey::root(model.seed);
+        World {
+            tasks: Slab::new(),
+            calls: Slab::new(),
+            attempts: Slab::new(),
+            fan_outs: Slab::new(),
+            cache_loads: Slab::new(),
+            instances: model
+                .services
+                .iter()
+                .map(|s| {
+                    (0..s.instances)
+                        .map(|_| InstanceState::new(SimTime::ZERO))
+                        .collect()
+                })
+                .collect(),
+            workloads: model
+                .workloads
+                .iter()
+                .map(|w| {
+                    let key = root.label("workload").label(&w.name);
+                    WorkloadState {
+                        rng: key.label("arrivals").rng(),
+                        key,
+                        generated: 0,
+                        arrival_epoch: 0,
+                    }
+                })
+                .collect(),
+            ready: VecDeque::new(),
+            ready_calls: VecDeque::new(),
+            roots_in_flight: 0,
+            hung_in_blackhole: false,
+            retry_depth: 0,
+            host_periods: model
+                .hosts
+                .and_then(|h| h.slow.map(|periods| (h.count(), periods)))
+                .map_or_else(Vec::new, |(hosts, periods)| {
+                    (0..hosts)
+                        .map(|i| HostPeriods::new(root.label("host").index(u64::from(i)), &periods))
+                        .collect()
+                }),
+        }
+    }
+
+    /// Changes an instance's busy count at `now`, keeping the busy-time
+    /// integral exact.
+    pub fn set_busy(&mut self, service: ServiceId, instance: usize, busy: u32, now: SimTime) {
+        let state = &mut self.instances[service][instance];
+        state.busy_integral = state.busy_integral_at(now);
+        state.busy_since = now;
+        state.busy = busy;
+    }
+
+    /// How much longer local work starting at `now` on `instance` of
+    /// `service` takes: its replica's work factor, times its host's slowdown
+    /// if the host is in a slow period (drawn as the run reaches it).
+    pub fn slowdown(&mut self, model: &Model, service: usize, instance: u32, now: SimTime) -> f64 {
+        let spec = &model.services[service];
+        let replica_factor = spec.replica_work_factor.as_ref().map_or(1.0, |f| {
+            f.get((instance % spec.replicas()) as usize)
+                .copied()
+                .unwrap_or(1.0)
+        });
+        let host_factor = match (model.hosts.and_then(|h| h.slow), &spec.host_of) {
+            (Some(periods), Some(host_of)) => {
+                let host = host_of_instance(host_of, instance);
+                let slow = self
+                    .host_periods
+                    .get_mut(host)
+                    .is_some_and(|p| p.is_slow(now, &periods));
+                if slow {
+                    periods.factor
+                } else {
+                    1.0
+                }
+            }
+            _ => 1.0,
+        };
+        replica_factor * host_factor
+    }
+
+    /// A timeline change to `model`: added instances start empty; removed
+    /// ones keep their work but get no more (callers pick among the model's
+    /// current instances).
+    pub fn add_instances(&mut self, model: &Model, now: SimTime) {
+        for (instances, spec) in self.instances.iter_mut().zip(&model.services) {
+            while instances.len() < spec.instances as usize {
+                instances.push(InstanceState::new(now));
+            }
+        }
+    }
+}
+
+/// A workload's arrival process.
+pub(crate) struct WorkloadState {
+    pub rng: StreamRng,
+    pub key: StreamKey,
+    pub generated: u64,
+    /// The epoch of the arrivals that stand: a timeline change that alters
+    /// the arrivals bumps it, voiding the pending one (an owned timer).
+    pub arrival_epoch: u32,
+}
+
+/// One instance of a service: its workers and queue (its admission control
+/// is policy state, [`crate::policy_state::AdmissionState`]).
+pub(crate) struct InstanceState {
+    pub busy: u32,
+    pub queue: VecDeque<TaskId>,
+    /// Busy worker-nanoseconds up to `busy_since`.
+    pub busy_integral: u128,
+    pub busy_since: SimTime,
+    /// `busy_integral` at the start of the open time-series bucket.
+    pub busy_at_bucket_start: u128,
+}
+
+impl InstanceState {
+    pub(crate) fn new(now: SimTime) -> InstanceState {
+        InstanceState {
+            busy: 0,
+            queue: VecDeque::new(),
+            busy_integral: 0,
+            busy_since: now,
+            busy_at_bucket_start: 0,
+        }
+    }
+
+    /// Busy worker-nanoseconds up to `now`.
+    pub fn busy_integral_at(&self, now: SimTime) -> u128 {
+        self.busy_integral + u128::from(self.busy) * u128::from((now - self.busy_since).as_nanos())
+    }
+
+    /// Requests holding a worker or waiting for one.
+    pub fn in_flight(&self) -> u32 {
+        self.busy + self.queue.len() as u32
+    }
+}
+
+/// Whose call it is, and what it inherits from the request it serves.
+pub(crate) struct CallOrigin {
+    /// Who waits for it.
+    pub owner: Owner,
+    /// The logical request.
+    pub request: u32,
+    /// The request's deadline, in the caller's view.
+    pub deadline: Option<SimTime>,
+    /// The request's priority class.
+    pub class: Option<u8>,
+}
 
 /// A handler execution at a service (a server-side request).
 pub type TaskId = Key<Task>;

@@ -1,0 +1,109 @@
+//! What a run measures: counters per run, workload, service and edge, the
+//! time series, zombie work, and the attempt log. Written by the handlers as
+//! things happen, read only by the report ([`crate::report`]): nothing in the
+//! run decides anything from a measurement.
+
+use crate::attempts::AttemptLog;
+use crate::metrics::{EdgeCounters, FailureCounts, Outcome, ServiceCounters, WorkloadCounters};
+use crate::timeseries::TimeSeries;
+use crate::zombie::Zombies;
+use stormsim_engine::{SimDuration, SimTime};
+use stormsim_model::{Arrival, Model};
+
+/// Everything a run measures.
+pub(crate) struct Measurements<'m> {
+    /// Logical requests started.
+    pub requests: u64,
+    /// Logical requests answered with success.
+    pub succeeded: u64,
+    /// Logical requests answered with a failure, by reason.
+    pub failures: FailureCounts,
+    pub per_workload: Vec<WorkloadCounters>,
+    /// `services[service]`.
+    pub services: Vec<ServiceCounters>,
+    /// `edges[edge]`, summed over callers.
+    pub edges: Vec<EdgeCounters>,
+    pub series: TimeSeries,
+    /// Events before this instant fall in the open bucket: a comparison per
+    /// event instead of a 64-bit division ([`TimeSeries::first_unopened_instant`]).
+    pub next_bucket_at: SimTime,
+    /// When the last logical request got its answer.
+    pub last_answer: SimTime,
+    /// Most logical requests unanswered at once.
+    pub peak_in_flight: u64,
+    /// The time the run ended (the horizon, or the last event).
+    pub ended: SimTime,
+    /// Root attempts and the zombie work below them.
+    pub zombies: Zombies,
+    /// Where each attempt's record goes as it ends, when asked for.
+    pub attempt_log: Option<AttemptLog<'m>>,
+}
+
+impl Measurements<'_> {
+    /// Nothing measured yet, for `edges` call edges of `model`.
+    pub fn new(model: &Model, edges: usize) -> Self {
+        Measurements {
+            requests: 0,
+            succeeded: 0,
+            failures: FailureCounts::default(),
+            per_workload: model
+                .workloads
+                .iter()
+                .map(|_| WorkloadCounters::default())
+                .collect(),
+            services: model
+                .services
+                .iter()
+                .map(|_| ServiceCounters {
+                    shed_by_class: vec![0; model.classes.len() + 1],
+                    ..ServiceCounters::default()
+                })
+                .collect(),
+            edges: vec![EdgeCounters::default(); edges],
+            series: TimeSeries::new(model.bucket, model.services.len(), model.workloads.len()),
+            next_bucket_at: SimTime::ZERO,
+            last_answer: SimTime::ZERO,
+            peak_in_flight: 0,
+            ended: SimTime::ZERO,
+            zombies: Zombies::new(model.workloads.iter().map(|w| match w.arrival {
+                Arrival::ClosedLoop { users } => users,
+                _ => 0,
+            })),
+            attempt_log: None,
+        }
+    }
+
+    /// A logical request of `workload` starts, with `in_flight` unanswered
+    /// (itself included).
+    pub fn request_started(&mut self, workload: usize, in_flight: u64) {
+        self.requests += 1;
+        self.peak_in_flight = self.peak_in_flight.max(in_flight);
+        self.per_workload[workload].requests += 1;
+        self.series.global_mut().requests += 1;
+    }
+
+    /// A logical request of `workload` is answered at `now`, after `latency`.
+    pub fn request_answered(
+        &mut self,
+        workload: usize,
+        now: SimTime,
+        latency: SimDuration,
+        outcome: Outcome,
+    ) {
+        self.last_answer = now;
+        let per_workload = &mut self.per_workload[workload];
+        match outcome {
+            Outcome::Ok => {
+                per_workload.succeeded += 1;
+                per_workload.ok_latency.record(latency);
+                self.succeeded += 1;
+                self.series.answered(workload, latency, None);
+            }
+            Outcome::Failed(reason) => {
+                per_workload.failed_latency.record(latency);
+                self.failures.add(reason);
+                self.series.answered(workload, latency, Some(reason));
+            }
+        }
+    }
+}

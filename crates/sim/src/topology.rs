@@ -1,0 +1,193 @@
+//! What the run knows before its first event: the model in force, its call
+//! edges, who calls along each, and the draws fixed once per run (clock skews,
+//! network latencies). Read by every handler, replaced only by a timeline
+//! change ([`Topology::apply`]), never changed by traffic.
+
+use crate::world::EdgeId;
+use stormsim_engine::{SimDuration, StreamKey};
+use stormsim_model::{CallPolicy, Change, Model, Service, ServiceId, Step};
+
+/// The model in force and what is derived from it.
+pub(crate) struct Topology<'m> {
+    /// The model in force now (the timeline's latest change).
+    pub model: &'m Model,
+    /// The timeline's changes, in time order.
+    pub changes: &'m [Change],
+    /// Every call edge: one per workload (the caller's own policy), then one
+    /// per call step.
+    pub edges: Vec<CallPolicy>,
+    /// `step_edge[service][step]`: the edge of a call step
+    /// ([`EdgeId::MAX`] for a work step).
+    pub step_edge: Vec<Vec<EdgeId>>,
+    /// The calling service of each edge (`None`: a workload).
+    pub edge_caller: Vec<Option<ServiceId>>,
+    /// Stream of the instances' clock skews.
+    clock_key: StreamKey,
+}
+
+impl<'m> Topology<'m> {
+    /// The topology of `model` at time zero.
+    pub fn new(model: &'m Model, changes: &'m [Change]) -> Topology<'m> {
+        let (edges, step_edge) = edges_of(model);
+        Topology {
+            model,
+            changes,
+            edges,
+            step_edge,
+            edge_caller: callers_of(model),
+            clock_key: StreamKey::root(model.seed).label("clock"),
+        }
+    }
+
+    /// The timeline's change `index` applies: from now on the run follows
+    /// its model. Returns the model it replaces and the edges of that model
+    /// (whose policies decide which live policy state survives the change).
+    pub fn apply(&mut self, index: usize) -> (&'m Model, Vec<CallPolicy>) {
+        let before = self.model;
+        self.model = &self.changes[index].model;
+        let (edges, step_edge) = edges_of(self.model);
+        self.step_edge = step_edge;
+        (before, std::mem::replace(&mut self.edges, edges))
+    }
+
+    /// The spec of service `id` in the model in force.
+    pub fn service_of(&self, id: ServiceId) -> &'m Service {
+        &self.model.services[id]
+    }
+
+    /// Whether `edge` is a workload's own (its attempts are roots).
+    pub fn is_workload_edge(&self, edge: EdgeId) -> bool {
+        (edge as usize) < self.model.workloads.len()
+    }
+
+    /// How far the clock of `instance` of `service` is ahead of true time, ns:
+    /// the service's offset plus the instance's own skew, drawn once per run
+    /// (the same draw however often it is asked for).
+    pub fn clock_offset(&self, service: usize, instance: u32) -> i64 {
+        let spec = &self.model.services[service];
+        if spec.clock_spread == 0 {
+            return spec.clock_offset;
+        }
+        let u = self
+            .clock_key
+            .index(service as u64)
+            .index(u64::from(instance))
+            .rng()
+            .unit();
+        spec.clock_offset + ((2.0 * u - 1.0) * spec.clock_spread as f64).round() as i64
+    }
+
+    /// The clock offset of the caller on `edge` (a workload's, or an instance's).
+    pub fn clock_offset_of_caller(&self, edge: EdgeId, caller: u32) -> i64 {
+        match self.edge_caller[edge as usize] {
+            Some(service) => self.clock_offset(service, caller),
+            None => self.model.workloads[edge as usize].clock_offset,
+        }
+    }
+
+    /// A network traversal's latency, keyed by the attempt and the direction.
+    pub fn network_delay(&self, key: StreamKey, direction: u64) -> SimDuration {
+        let net = &self.model.network;
+        if let Some(constant) = net.constant() {
+            constant
+        } else {
+            net.sample(&mut key.index(direction).rng())
+        }
+    }
+}
+
+/// The calling service of each edge, in the order of [`edges_of`].
+fn callers_of(model: &Model) -> Vec<Option<ServiceId>> {
+    let mut callers = vec![None; model.workloads.len()];
+    for (s, service) in model.services.iter().enumerate() {
+        for step in &service.steps {
+            if let Step::Call(_) = step {
+                callers.push(Some(s));
+            }
+        }
+    }
+    callers
+}
+
+/// Every call edge of a model: one per workload (the caller's own policy),
+/// then one per call step; and the edge of each call step.
+fn edges_of(model: &Model) -> (Vec<CallPolicy>, Vec<Vec<EdgeId>>) {
+    let mut edges: Vec<CallPolicy> = model.workloads.iter().map(|w| w.edge.clone()).collect();
+    let mut step_edge = Vec::new();
+    for s in &model.services {
+        let mut per_step = Vec::new();
+        for step in &s.steps {
+            match step {
+                Step::Call(policy) => {
+                    per_step.push(edges.len() as EdgeId);
+                    edges.push(policy.as_ref().clone());
+                }
+                Step::Work { .. } => per_step.push(EdgeId::MAX),
+            }
+        }
+        step_edge.push(per_step);
+    }
+    (edges, step_edge)
+}
+
+/// The host of `instance`. A timeline that lowers a service's `instances`
+/// leaves the removed ones draining their work, but `host_of` covers only the
+/// current instances: a removed one is taken to share a host with the current
+/// instance of the same rank modulo their count (a host the service still
+/// uses).
+pub(crate) fn host_of_instance(host_of: &[u32], instance: u32) -> usize {
+    match host_of.get(instance as usize) {
+        Some(&host) => host as usize,
+        None if host_of.is_empty() => 0,
+        None => host_of[instance as usize % host_of.len()] as usize,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn model(service: &str) -> stormsim_model::LoadedModel {
+        let text = format!(
+            r#"{{"name": "clocks",
+            "workloads": [{{"name": "w", "target": "s", "arrival": {{"kind": "at_once"}}, "requests": 1,
+                "clock_offset_ms": -7}}],
+            "services": [{service}]}}"#
+        );
+        stormsim_model::load_model(&text, &[], None).unwrap_or_else(|e| panic!("{e:?}"))
+    }
+
+    /// Each instance's clock is the service's offset plus its own skew, drawn
+    /// once within `[-spread, spread]`: the same however often it is asked,
+    /// and the same in another run of the same model.
+    #[test]
+    fn per_host_clock_skew_is_drawn_once_within_its_spread() {
+        let m = model(
+            r#"{"name": "s", "instances": 50, "clock_offset_ms": 1000, "clock_spread_ms": 300}"#,
+        );
+        let v = &m.variants[0];
+        let topology = Topology::new(&v.model, &v.changes);
+        let again = Topology::new(&v.model, &v.changes);
+        let offsets: Vec<i64> = (0..50).map(|i| topology.clock_offset(0, i)).collect();
+        for (i, &o) in offsets.iter().enumerate() {
+            assert!(
+                (700_000_000..=1_300_000_000).contains(&o),
+                "instance {i}: {o} ns"
+            );
+            assert_eq!(o, topology.clock_offset(0, i as u32));
+            assert_eq!(o, again.clock_offset(0, i as u32));
+        }
+        let distinct: std::collections::BTreeSet<i64> = offsets.iter().copied().collect();
+        assert!(distinct.len() > 40, "the skews should differ per host");
+        // A workload's edge reads its own offset; a service's, its instance's.
+        assert_eq!(topology.clock_offset_of_caller(0, 0), -7_000_000);
+    }
+
+    #[test]
+    fn without_a_spread_every_instance_has_the_service_offset() {
+        let m = model(r#"{"name": "s", "instances": 3, "clock_offset_ms": -250}"#);
+        let v = &m.variants[0];
+        let topology = Topology::new(&v.model, &v.changes);
+        assert!((0..3).all(|i| topology.clock_offset(0, i) == -250_000_000));
+    }
+}
