@@ -19,8 +19,17 @@ pub fn model(name: &str) -> PathBuf {
 
 /// Runs the binary from the repository's root with `args` and extra `env`.
 pub fn stormsim(args: &[&str], env: &[(&str, &str)]) -> Output {
+    stormsim_in(&root(), args, env)
+}
+
+/// Runs the binary from `dir` with `args` and extra `env`.
+pub fn stormsim_in<S: AsRef<std::ffi::OsStr>>(
+    dir: &Path,
+    args: &[S],
+    env: &[(&str, &str)],
+) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_stormsim"));
-    cmd.args(args).current_dir(root());
+    cmd.args(args).current_dir(dir);
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -36,6 +45,21 @@ pub fn read(path: &Path) -> String {
 pub fn write_json(path: &Path, doc: Value) -> PathBuf {
     std::fs::write(path, doc.to_string()).expect("the temporary folder is writable");
     path.to_path_buf()
+}
+
+/// A CSV's rows as maps from column to cell.
+pub fn csv_rows(text: &str) -> Vec<BTreeMap<String, String>> {
+    let mut r = csv::Reader::from_reader(text.as_bytes());
+    let header: Vec<String> = r.headers().unwrap().iter().map(String::from).collect();
+    r.records()
+        .map(|rec| {
+            header
+                .iter()
+                .cloned()
+                .zip(rec.unwrap().iter().map(String::from))
+                .collect()
+        })
+        .collect()
 }
 
 /// Every file under `dir`, by its path relative to `dir`, with its bytes.
