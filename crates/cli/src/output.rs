@@ -33,7 +33,8 @@ pub const CHARTS: [&str; 5] = [
 ];
 
 /// `summary.json`. Everything in it is a pure function of (model, seed,
-/// overrides) except the fields whose names start with `wall_`.
+/// overrides): no wall-clock figure, so that a run of the same model writes
+/// the same bytes every time. The wall times go to the terminal only.
 #[derive(Serialize)]
 struct Summary<'a> {
     tool: &'static str,
@@ -46,7 +47,6 @@ struct Summary<'a> {
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     overrides: &'a [String],
     events: u64,
-    wall_time_s: f64,
     variants: Vec<VariantSummary<'a>>,
 }
 
@@ -57,9 +57,6 @@ struct VariantSummary<'a> {
     /// What the charts need of the model, so the folder alone redraws them.
     #[serde(flatten)]
     context: &'a VariantContext,
-    wall_time_s: f64,
-    /// Events simulated per second of wall time (a wall-clock field).
-    wall_events_per_s: f64,
 }
 
 /// Runs every variant (in parallel; results are collected by index, so the
@@ -93,7 +90,7 @@ pub fn run_and_write(
     let done = AtomicUsize::new(0);
     let finished = AtomicBool::new(false);
     // Rows of attempts.csv go to temporary files as the variants run.
-    let results: Vec<(VariantReport, f64, Option<AttemptRows>)> = std::thread::scope(|scope| {
+    let results: Vec<(VariantReport, Option<AttemptRows>)> = std::thread::scope(|scope| {
         if !quiet {
             scope.spawn(|| progress(total, &done, &finished, started));
         }
@@ -127,14 +124,13 @@ pub fn run_and_write(
                         report.events as f64 / wall.max(1e-9) / 1e6
                     );
                 }
-                Ok((report, wall, rows))
+                Ok((report, rows))
             })
             .collect::<Result<_>>();
         results
     })?;
-    let wall_total = started.elapsed().as_secs_f64();
     let mut stopped = 0;
-    for (r, _, _) in &results {
+    for (r, _) in &results {
         if let Some(limit) = &r.stopped_by_limit {
             eprintln!("warning: variant {:?} {limit}", r.variant);
             stopped += 1;
@@ -144,7 +140,7 @@ pub fn run_and_write(
     // cuts every one of them the same way).
     let undetermined: Vec<(&str, &str)> = results
         .iter()
-        .filter_map(|(r, _, _)| {
+        .filter_map(|(r, _)| {
             let v = r.verdict.as_ref()?;
             (v.outcome == Outcome::Undetermined).then_some((r.variant.as_str(), v.reason.as_str()))
         })
@@ -159,11 +155,9 @@ pub fn run_and_write(
         }
     }
     let mut reports = Vec::with_capacity(results.len());
-    let mut walls = Vec::with_capacity(results.len());
     let mut attempt_rows = Vec::new();
-    for (report, wall, rows) in results {
+    for (report, rows) in results {
         reports.push(report);
-        walls.push(wall);
         attempt_rows.extend(rows);
     }
     let attempt_rows = crate::attempts_file::finish(attempt_rows)?;
@@ -183,17 +177,13 @@ pub fn run_and_write(
         seed: run.seed,
         overrides,
         events: run.variants.iter().map(|v| v.events).sum(),
-        wall_time_s: wall_total,
         variants: run
             .variants
             .iter()
             .zip(&view.variants)
-            .zip(&walls)
-            .map(|((report, v), &wall_time_s)| VariantSummary {
+            .map(|(report, v)| VariantSummary {
                 report,
                 context: &v.context,
-                wall_time_s,
-                wall_events_per_s: (report.events as f64 / wall_time_s.max(1e-9)).round(),
             })
             .collect(),
     };
@@ -225,7 +215,12 @@ pub fn run_and_write(
 
     if !quiet {
         print!("{}", table::comparison(&run));
-        println!("\nwrote {}/{{{}}}", final_out.display(), written.join(", "));
+        println!(
+            "\nwrote {}/{{{}}} in {:.2} s",
+            final_out.display(),
+            written.join(", "),
+            started.elapsed().as_secs_f64()
+        );
     }
     Ok(stopped)
 }

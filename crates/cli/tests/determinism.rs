@@ -1,15 +1,14 @@
-//! Determinism (issue #9, item 3): every bundled model, run twice, writes the
-//! same bytes, whatever the thread count: each model runs once on one thread
-//! and once on two, and every output file is compared byte for byte (except
-//! the wall-clock fields of summary.json).
+//! Determinism: every bundled model, run twice, writes the same bytes,
+//! whatever the thread count: each model runs once on one thread and once on
+//! two, and every output file is compared byte for byte (summary.json holds
+//! no wall-clock figure).
 //!
 //! Sweeps are covered in cli.rs: `a_sweep_is_deterministic_whatever_the_thread_count`
 //! (`--jobs 1` against `--jobs 2`) and `merged_shards_equal_the_unsharded_sweep`.
 
 mod common;
 
-use common::{root, without_wall_clock};
-use std::collections::BTreeMap;
+use common::{assert_same_files, files, root};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -61,38 +60,6 @@ fn run(model: &Path, out: &Path, threads: &str) {
     );
 }
 
-/// Every file under `dir`, by its path relative to `dir`.
-fn files(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
-    fn walk(base: &Path, dir: &Path, out: &mut BTreeMap<PathBuf, Vec<u8>>) {
-        for entry in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
-            let path = entry.expect("a folder entry").path();
-            if path.is_dir() {
-                walk(base, &path, out);
-            } else {
-                let bytes = std::fs::read(&path).expect("an output file");
-                out.insert(path.strip_prefix(base).unwrap().to_path_buf(), bytes);
-            }
-        }
-    }
-    let mut out = BTreeMap::new();
-    walk(dir, dir, &mut out);
-    out
-}
-
-/// Where two texts first differ, for the failure message.
-fn first_difference(a: &[u8], b: &[u8]) -> String {
-    let (a, b) = (String::from_utf8_lossy(a), String::from_utf8_lossy(b));
-    match a
-        .lines()
-        .zip(b.lines())
-        .enumerate()
-        .find(|(_, (x, y))| x != y)
-    {
-        Some((i, (x, y))) => format!("line {}:\n  {x:.300}\n  {y:.300}", i + 1),
-        None => format!("one is longer ({} and {} bytes)", a.len(), b.len()),
-    }
-}
-
 /// Runs `model` on one thread and on two, and compares every output file.
 fn assert_deterministic(model: &Path) {
     let dir = tempfile::tempdir().unwrap();
@@ -104,33 +71,12 @@ fn assert_deterministic(model: &Path) {
     run(model, &two, "2");
     let (a, b) = (files(&one), files(&two));
     let name = model.strip_prefix(root()).unwrap_or(model).display();
-    assert_eq!(
-        a.keys().collect::<Vec<_>>(),
-        b.keys().collect::<Vec<_>>(),
-        "{name}: the two runs wrote different files"
-    );
     assert!(
         a.contains_key(Path::new("summary.json")),
         "{name}: no summary.json in {:?}",
         a.keys()
     );
-    for (file, bytes) in &a {
-        let other = &b[file];
-        if file == Path::new("summary.json") {
-            assert!(
-                without_wall_clock(bytes) == without_wall_clock(other),
-                "{name}: summary.json differs beyond wall_* fields: {}",
-                first_difference(bytes, other)
-            );
-        } else {
-            assert!(
-                bytes == other,
-                "{name}: {} differs: {}",
-                file.display(),
-                first_difference(bytes, other)
-            );
-        }
-    }
+    assert_same_files(&a, &b, &format!("{name} on one thread and on two"));
 }
 
 #[test]

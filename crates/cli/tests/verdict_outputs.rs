@@ -3,23 +3,8 @@
 
 mod common;
 
-use common::{assert_ok, read, stormsim, stormsim_into, write_json};
+use common::{assert_ok, csv_rows, read, stormsim, stormsim_into, write_json};
 use serde_json::{json, Value};
-
-/// The CSV's rows as maps from column to cell.
-fn csv_rows(text: &str) -> Vec<std::collections::BTreeMap<String, String>> {
-    let mut r = csv::Reader::from_reader(text.as_bytes());
-    let header: Vec<String> = r.headers().unwrap().iter().map(String::from).collect();
-    r.records()
-        .map(|rec| {
-            header
-                .iter()
-                .cloned()
-                .zip(rec.unwrap().iter().map(String::from))
-                .collect()
-        })
-        .collect()
-}
 
 /// One server fed 1,000 requests per second; the `slow` variant's 3 ms of
 /// work cannot keep up, and `limits.max_in_flight` stops it.

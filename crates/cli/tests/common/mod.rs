@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 use serde_json::Value;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -18,8 +19,17 @@ pub fn model(name: &str) -> PathBuf {
 
 /// Runs the binary from the repository's root with `args` and extra `env`.
 pub fn stormsim(args: &[&str], env: &[(&str, &str)]) -> Output {
+    stormsim_in(&root(), args, env)
+}
+
+/// Runs the binary from `dir` with `args` and extra `env`.
+pub fn stormsim_in<S: AsRef<std::ffi::OsStr>>(
+    dir: &Path,
+    args: &[S],
+    env: &[(&str, &str)],
+) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_stormsim"));
-    cmd.args(args).current_dir(root());
+    cmd.args(args).current_dir(dir);
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -37,22 +47,73 @@ pub fn write_json(path: &Path, doc: Value) -> PathBuf {
     path.to_path_buf()
 }
 
-/// A summary.json's bytes without its wall-clock fields (named `wall_...`),
-/// the only part of a run's outputs that is not a function of (model, seed).
-pub fn without_wall_clock(bytes: &[u8]) -> Value {
-    fn strip(v: &mut Value) {
-        match v {
-            Value::Object(map) => {
-                map.retain(|k, _| !k.starts_with("wall_"));
-                map.values_mut().for_each(strip);
+/// A CSV's rows as maps from column to cell.
+pub fn csv_rows(text: &str) -> Vec<BTreeMap<String, String>> {
+    let mut r = csv::Reader::from_reader(text.as_bytes());
+    let header: Vec<String> = r.headers().unwrap().iter().map(String::from).collect();
+    r.records()
+        .map(|rec| {
+            header
+                .iter()
+                .cloned()
+                .zip(rec.unwrap().iter().map(String::from))
+                .collect()
+        })
+        .collect()
+}
+
+/// Every file under `dir`, by its path relative to `dir`, with its bytes.
+pub fn files(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    fn walk(base: &Path, dir: &Path, out: &mut BTreeMap<PathBuf, Vec<u8>>) {
+        for entry in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+            let path = entry.expect("a folder entry").path();
+            if path.is_dir() {
+                walk(base, &path, out);
+            } else {
+                let bytes = std::fs::read(&path).expect("an output file");
+                out.insert(path.strip_prefix(base).unwrap().to_path_buf(), bytes);
             }
-            Value::Array(items) => items.iter_mut().for_each(strip),
-            _ => {}
         }
     }
-    let mut v: Value = serde_json::from_slice(bytes).expect("summary.json is JSON");
-    strip(&mut v);
-    v
+    let mut out = BTreeMap::new();
+    walk(dir, dir, &mut out);
+    out
+}
+
+/// Asserts that two folders' files (as [`files`] reads them) are the same,
+/// name for name and byte for byte; `what` names the pair in the messages.
+pub fn assert_same_files(
+    a: &BTreeMap<PathBuf, Vec<u8>>,
+    b: &BTreeMap<PathBuf, Vec<u8>>,
+    what: &str,
+) {
+    assert_eq!(
+        a.keys().collect::<Vec<_>>(),
+        b.keys().collect::<Vec<_>>(),
+        "{what}: not the same files"
+    );
+    for (file, bytes) in a {
+        assert!(
+            bytes == &b[file],
+            "{what}: {} differs: {}",
+            file.display(),
+            first_difference(bytes, &b[file])
+        );
+    }
+}
+
+/// Where two texts first differ, for a failure message.
+pub fn first_difference(a: &[u8], b: &[u8]) -> String {
+    let (a, b) = (String::from_utf8_lossy(a), String::from_utf8_lossy(b));
+    match a
+        .lines()
+        .zip(b.lines())
+        .enumerate()
+        .find(|(_, (x, y))| x != y)
+    {
+        Some((i, (x, y))) => format!("line {}:\n  {x:.300}\n  {y:.300}", i + 1),
+        None => format!("one is longer ({} and {} bytes)", a.len(), b.len()),
+    }
 }
 
 /// Runs `stormsim <command> <file> --out <out> --quiet <extra>...`.
