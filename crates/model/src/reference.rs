@@ -755,7 +755,7 @@ impl<'a> Reference<'a> {
                 continue;
             };
             let _ = writeln!(out, "## {name}\n");
-            if let Some(d) = description(schema) {
+            if let Some(d) = paragraphs(schema) {
                 let _ = writeln!(out, "{d}\n");
             }
             let used: Vec<String> = uses
@@ -791,13 +791,13 @@ impl<'a> Reference<'a> {
                             out,
                             "| [`{value}`](#{}) | {} |",
                             heading_anchor(&heading),
-                            cell(&description(form).unwrap_or_default())
+                            cell(&summary(form).unwrap_or_default())
                         );
                     }
                     out.push('\n');
                     for (value, form) in &forms {
                         let _ = writeln!(out, "### {}\n", Self::form_heading(name, &tag, value));
-                        if let Some(d) = description(form) {
+                        if let Some(d) = paragraphs(form) {
                             let _ = writeln!(out, "{d}\n");
                         }
                         let _ = writeln!(out, "Written `{}`.\n", skeleton(form));
@@ -842,6 +842,23 @@ fn description(schema: &Value) -> Option<String> {
     let text = schema.get("description")?.as_str()?;
     let joined = text.split_whitespace().collect::<Vec<_>>().join(" ");
     (!joined.is_empty()).then_some(joined)
+}
+
+/// A description's paragraphs, each on one line, a blank line between: for a
+/// section of its own, where a form's definition may take several.
+fn paragraphs(schema: &Value) -> Option<String> {
+    let text = schema.get("description")?.as_str()?;
+    let kept: Vec<String> = text
+        .split("\n\n")
+        .map(|p| p.split_whitespace().collect::<Vec<_>>().join(" "))
+        .filter(|p| !p.is_empty())
+        .collect();
+    (!kept.is_empty()).then(|| kept.join("\n\n"))
+}
+
+/// A description's first paragraph: what a table's cell has room for.
+fn summary(schema: &Value) -> Option<String> {
+    paragraphs(schema).map(|p| p.split("\n\n").next().unwrap_or_default().to_string())
 }
 
 fn is_null(schema: &Value) -> bool {

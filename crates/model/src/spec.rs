@@ -1325,6 +1325,130 @@ pub enum DistSpec {
         /// Components; their `p` must sum to 1.
         of: Vec<MixtureComponent>,
     },
+    /// Empirical, through the quantiles a latency dashboard shows (p50, p90,
+    /// p99, p99.9, max): the shape as measured, not a fit.
+    ///
+    /// `{"kind": "quantiles", "points": [{"q": 0.5, "ms": 12}, {"q": 0.9, "ms":
+    /// 40}, {"q": 0.99, "ms": 180}, {"q": 1, "ms": 1500}]}`. The CDF runs in
+    /// straight lines from `(min_ms, q = 0)` through the points (so draws are
+    /// uniform between neighbouring points), and the mean is that of this
+    /// distribution, exactly. The last point must be the maximum, `q` = 1: a
+    /// table without one leaves the tail unbounded, and no tail made up for it
+    /// would be the one measured.
+    Quantiles {
+        /// The table, in non-decreasing `q` and `ms`; the last point has `q` = 1.
+        /// Equal `ms` at two `q` make an atom (that share of draws exactly that
+        /// long); equal `q` at two `ms`, a gap no draw falls in.
+        points: Vec<QuantilePoint>,
+        /// The least duration, where the CDF starts (q = 0). The default, 0,
+        /// spreads everything below the first point down to 0 ms; a dashboard's
+        /// min (or p1) here keeps the fast requests as fast as they were.
+        #[serde(default)]
+        #[schemars(range(min = 0.0))]
+        min_ms: f64,
+    },
+    /// Empirical, from histogram buckets as Prometheus exports them: `le`
+    /// upper bounds with cumulative counts.
+    ///
+    /// So that `increase(…_bucket[1h])` can be pasted bucket by bucket (bounds
+    /// converted to ms), counts are cumulative as there: each bucket counts
+    /// every observation up to its bound. Draws are uniform within a bucket,
+    /// from the previous bound (the first bucket's from `min_ms`) to its own,
+    /// as Prometheus's `histogram_quantile` assumes when it interpolates (so a
+    /// run's percentiles are those a dashboard computes from the same
+    /// buckets), and the mean is that of this distribution, exactly. Prometheus's last
+    /// bucket, `+Inf`, has no bound to draw up to: give its count with the
+    /// largest duration seen (a dashboard's max) as its `le_ms`.
+    Histogram {
+        /// Buckets in strictly increasing `le_ms`.
+        buckets: Vec<HistogramBucket>,
+        /// Lower bound of the first bucket. Prometheus buckets start at 0.
+        #[serde(default)]
+        #[schemars(range(min = 0.0))]
+        min_ms: f64,
+    },
+    /// Normal, truncated at 0: a duration that varies symmetrically about a
+    /// typical value.
+    ///
+    /// A draw below 0 is drawn again. `mean_ms` and `sd_ms` are the untruncated
+    /// normal's, so the draws' mean is higher, by `sd_ms`·φ(β)/Φ(β) with β =
+    /// `mean_ms`/`sd_ms` (φ and Φ the standard normal's density and CDF):
+    /// 0.80·`sd_ms` at β = 0 (a half-normal), 0.29·`sd_ms` at β = 1, under
+    /// 0.0002·`sd_ms` from β = 4 on.
+    Normal {
+        /// Mean of the untruncated normal, ≥ 0: below 0 most of the normal is cut
+        /// away and what is left is an exponential-like tail (better written as
+        /// `gamma` or `weibull`).
+        #[schemars(range(min = 0.0))]
+        mean_ms: f64,
+        /// Standard deviation of the untruncated normal; 0 makes it constant.
+        #[schemars(range(min = 0.0))]
+        sd_ms: f64,
+    },
+    /// Gamma: the time of `shape` exponential stages in a row (Erlang, for a
+    /// whole `shape`).
+    ///
+    /// Less variable than an exponential for `shape` > 1 (squared coefficient of
+    /// variation 1/`shape`), more for `shape` < 1. Give `mean_ms` or `scale_ms`.
+    Gamma {
+        /// Shape k > 0.
+        shape: f64,
+        /// Mean, k·scale.
+        #[serde(default)]
+        mean_ms: Option<f64>,
+        /// Scale θ (the mean of each stage).
+        #[serde(default)]
+        scale_ms: Option<f64>,
+    },
+    /// Weibull: a tail heavier than an exponential's for `shape` < 1, lighter
+    /// for `shape` > 1.
+    ///
+    /// P(X > x) = exp(−(x/`scale_ms`)^`shape`); `shape` 1 is the exponential.
+    Weibull {
+        /// Shape k > 0.
+        shape: f64,
+        /// Scale λ: the 63rd percentile, whatever the shape.
+        scale_ms: f64,
+    },
+    /// Pareto: a power-law tail, where the slowest requests are far slower than
+    /// any exponential tail allows.
+    ///
+    /// P(X > x) = (`scale_ms`/x)^`shape` above `scale_ms`. Every draw is
+    /// finite, but at `shape` ≤ 1 the mean is infinite and no run's mean
+    /// latency would settle, so `shape` must exceed 1 (up to 2 the variance is
+    /// still infinite: means settle slowly).
+    Pareto {
+        /// Shape α > 1, the tail's exponent.
+        shape: f64,
+        /// Scale x_m > 0: the least duration.
+        scale_ms: f64,
+    },
+}
+
+/// One row of a quantile table.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct QuantilePoint {
+    /// The quantile, in [0, 1] (0.99 for p99; 1 for the maximum).
+    #[schemars(range(min = 0.0, max = 1.0))]
+    pub q: f64,
+    /// The duration at that quantile.
+    #[schemars(range(min = 0.0))]
+    pub ms: f64,
+}
+
+/// One bucket of a histogram.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HistogramBucket {
+    /// Upper bound (inclusive), ms: Prometheus's `le` (in seconds there, so
+    /// times 1000).
+    #[schemars(range(min = 0.0))]
+    pub le_ms: f64,
+    /// Observations at most `le_ms` (cumulative, so at least the previous
+    /// bucket's). Need not be whole: an `increase()` over a window is not.
+    #[schemars(range(min = 0.0))]
+    pub count: f64,
 }
 
 /// One component of a mixture.

@@ -210,22 +210,26 @@ fn path_text(steps: &[Step]) -> String {
 /// Where, inside the object at `steps`, the error `message` is, when serde
 /// says only the object: an internally tagged enum (a policy, a distribution)
 /// reads its fields from a buffer that serde_path_to_error does not follow, so
-/// its errors are at the enum's path. An unknown field is that key; a wrong
-/// value is the one field under the object (at any depth) holding the value
-/// serde names, if exactly one does. Empty where it cannot be told.
+/// its errors are at the enum's path. An unknown field is that key, in the
+/// object or else in the one object under it (at any depth: a quantile
+/// table's point, a mixture's component) that has it, if exactly one does; a
+/// wrong value is the one field under the object (at any depth) holding the
+/// value serde names, if exactly one does. Empty where it cannot be told.
 fn field_inside(value: &Value, steps: &[Step], message: &str) -> Vec<Step> {
     let Some(object) = value_at(value, steps).filter(|v| v.is_object()) else {
         return Vec::new();
     };
+    let mut matches = Vec::new();
     if let Some(key) = message
         .strip_prefix("unknown field `")
         .and_then(|rest| rest.split_once('`'))
         .map(|(key, _)| key)
     {
-        return match object.get(key) {
-            Some(_) => vec![Step::Key(key.to_string())],
-            None => Vec::new(),
-        };
+        if object.get(key).is_some() {
+            return vec![Step::Key(key.to_string())];
+        }
+        having_key(object, key, &mut Vec::new(), &mut matches);
+        return only(matches);
     }
     let found = message
         .strip_prefix("invalid type: ")
@@ -235,11 +239,39 @@ fn field_inside(value: &Value, steps: &[Step], message: &str) -> Vec<Step> {
     let Some(found) = found else {
         return Vec::new();
     };
-    let mut matches = Vec::new();
     holding(object, found, &mut Vec::new(), &mut matches);
+    only(matches)
+}
+
+/// The one path of `matches`, or none if there are several (or none).
+fn only(matches: Vec<Vec<Step>>) -> Vec<Step> {
     match <[Vec<Step>; 1]>::try_from(matches) {
         Ok([only]) => only,
         Err(_) => Vec::new(),
+    }
+}
+
+/// The paths under `value` of every field named `key` (`value`'s own too).
+fn having_key(value: &Value, key: &str, path: &mut Vec<Step>, out: &mut Vec<Vec<Step>>) {
+    match value {
+        Value::Object(fields) => {
+            for (name, field) in fields {
+                path.push(Step::Key(name.clone()));
+                if name == key {
+                    out.push(path.clone());
+                }
+                having_key(field, key, path, out);
+                path.pop();
+            }
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                path.push(Step::Index(i));
+                having_key(item, key, path, out);
+                path.pop();
+            }
+        }
+        _ => {}
     }
 }
 

@@ -50,7 +50,7 @@ impl Checker {
 
     /// A finite number ≥ 0.
     fn non_negative(&mut self, path: &str, value: f64) -> f64 {
-        if !(value.is_finite() && value >= 0.0) {
+        if !is_non_negative(value) {
             self.fail(path, format!("expected a number ≥ 0, got {value}"));
         }
         value
@@ -58,7 +58,7 @@ impl Checker {
 
     /// A probability in [0, 1].
     fn probability(&mut self, path: &str, value: f64) -> f64 {
-        if !(value.is_finite() && (0.0..=1.0).contains(&value)) {
+        if !is_probability(value) {
             self.fail(
                 path,
                 format!("expected a probability in [0, 1], got {value}"),
@@ -170,8 +170,201 @@ impl Checker {
                 }
                 Dist::Mixture { cumulative, parts }
             }
+            DistSpec::Quantiles { points, min_ms } => {
+                self.guarded(path, |ck| ck.quantiles(path, points, *min_ms))
+            }
+            DistSpec::Histogram { buckets, min_ms } => {
+                self.guarded(path, |ck| ck.histogram(path, buckets, *min_ms))
+            }
+            DistSpec::Normal { mean_ms, sd_ms } => self.guarded(path, |ck| Dist::TruncatedNormal {
+                mean_ms: ck.non_negative(&format!("{path}.mean_ms"), *mean_ms),
+                sd_ms: ck.non_negative(&format!("{path}.sd_ms"), *sd_ms),
+            }),
+            DistSpec::Gamma {
+                shape,
+                mean_ms,
+                scale_ms,
+            } => self.guarded(path, |ck| {
+                let shape = ck.positive(&format!("{path}.shape"), *shape);
+                let scale_ms = match (mean_ms, scale_ms) {
+                    (Some(mean), None) => ck.positive(&format!("{path}.mean_ms"), *mean) / shape,
+                    (None, Some(scale)) => ck.positive(&format!("{path}.scale_ms"), *scale),
+                    (Some(_), Some(_)) => {
+                        ck.fail(
+                            format!("{path}.scale_ms"),
+                            "expected mean_ms or scale_ms, not both",
+                        );
+                        f64::NAN
+                    }
+                    (None, None) => {
+                        ck.fail(path, "expected mean_ms or scale_ms");
+                        f64::NAN
+                    }
+                };
+                Dist::Gamma { shape, scale_ms }
+            }),
+            DistSpec::Weibull { shape, scale_ms } => self.guarded(path, |ck| Dist::Weibull {
+                shape: ck.positive(&format!("{path}.shape"), *shape),
+                scale_ms: ck.positive(&format!("{path}.scale_ms"), *scale_ms),
+            }),
+            DistSpec::Pareto { shape, scale_ms } => self.guarded(path, |ck| {
+                if !(shape.is_finite() && *shape > 1.0) {
+                    ck.fail(
+                        format!("{path}.shape"),
+                        format!(
+                            "expected a shape > 1 (at 1 or less the mean is infinite), got {shape}"
+                        ),
+                    );
+                }
+                Dist::Pareto {
+                    shape: *shape,
+                    scale_ms: ck.positive(&format!("{path}.scale_ms"), *scale_ms),
+                }
+            }),
         }
     }
+
+    /// `build`'s distribution if it found no problem and its mean is finite,
+    /// else a placeholder: a half-checked table (NaN, out of order) must never
+    /// reach a sampler, and a mean that overflows (a Weibull of shape 0.001)
+    /// would poison every estimate made from it.
+    fn guarded(&mut self, path: &str, build: impl FnOnce(&mut Self) -> Dist) -> Dist {
+        let before = self.problems.len();
+        let dist = build(self);
+        if self.problems.len() > before {
+            return Dist::Constant(SimDuration::ZERO);
+        }
+        let mean = dist.mean_ms();
+        if !mean.is_finite() {
+            self.fail(
+                path,
+                format!("expected parameters giving a finite mean, got a mean of {mean} ms"),
+            );
+        }
+        dist
+    }
+
+    /// A quantile table as a piecewise-linear CDF from `(min_ms, 0)`. Order is
+    /// checked between neighbours that are themselves valid, so one bad value
+    /// is one problem, not three.
+    fn quantiles(&mut self, path: &str, points: &[QuantilePoint], min_ms: f64) -> Dist {
+        let min = self.non_negative(&format!("{path}.min_ms"), min_ms);
+        if points.is_empty() {
+            self.fail(
+                format!("{path}.points"),
+                "expected at least one point (the maximum, at q = 1)",
+            );
+        }
+        let mut ms = vec![min];
+        let mut cdf = vec![0.0];
+        let mut previous = is_non_negative(min).then_some((0.0, min));
+        for (i, point) in points.iter().enumerate() {
+            let q_path = format!("{path}.points[{i}].q");
+            let ms_path = format!("{path}.points[{i}].ms");
+            let q = self.probability(&q_path, point.q);
+            let at = self.non_negative(&ms_path, point.ms);
+            let valid = is_probability(q) && is_non_negative(at);
+            if let (true, Some((prev_q, prev_ms))) = (valid, previous) {
+                if q < prev_q {
+                    self.fail(
+                        &q_path,
+                        format!("expected q ≥ {prev_q} (the previous point's), got {q}"),
+                    );
+                }
+                if at < prev_ms {
+                    let bound = if i == 0 {
+                        "min_ms"
+                    } else {
+                        "the previous point's: a higher quantile cannot be faster"
+                    };
+                    self.fail(
+                        &ms_path,
+                        format!("expected ms ≥ {prev_ms} ({bound}), got {at}"),
+                    );
+                }
+            }
+            previous = valid.then_some((q, at));
+            ms.push(at);
+            cdf.push(q);
+        }
+        if let Some(last) = points.last() {
+            if is_probability(last.q) && last.q != 1.0 {
+                self.fail(
+                    format!("{path}.points[{}].q", points.len() - 1),
+                    format!(
+                        "expected the last point at q = 1 (the maximum, which bounds the tail), got {}",
+                        last.q
+                    ),
+                );
+            }
+        }
+        Dist::Empirical { ms, cdf }
+    }
+
+    /// Cumulative histogram buckets as a piecewise-linear CDF from
+    /// `(min_ms, 0)`, uniform within each bucket.
+    fn histogram(&mut self, path: &str, buckets: &[HistogramBucket], min_ms: f64) -> Dist {
+        let min = self.non_negative(&format!("{path}.min_ms"), min_ms);
+        if buckets.is_empty() {
+            self.fail(format!("{path}.buckets"), "expected at least one bucket");
+        }
+        let mut ms = vec![min];
+        let mut counts = vec![0.0];
+        let mut previous_le = is_non_negative(min).then_some(min);
+        let mut previous_count = Some(0.0);
+        for (i, bucket) in buckets.iter().enumerate() {
+            let le_path = format!("{path}.buckets[{i}].le_ms");
+            let count_path = format!("{path}.buckets[{i}].count");
+            let le = self.non_negative(&le_path, bucket.le_ms);
+            let count = self.non_negative(&count_path, bucket.count);
+            let le_ok = is_non_negative(le);
+            let count_ok = is_non_negative(count);
+            match previous_le {
+                Some(prev) if le_ok && i == 0 && le < prev => {
+                    self.fail(
+                        &le_path,
+                        format!("expected le_ms ≥ {prev} (min_ms), got {le}"),
+                    );
+                }
+                Some(prev) if le_ok && i > 0 && le <= prev => self.fail(
+                    &le_path,
+                    format!("expected le_ms > {prev} (the previous bucket's), got {le}"),
+                ),
+                _ => {}
+            }
+            match previous_count {
+                Some(prev) if count_ok && count < prev => self.fail(
+                    &count_path,
+                    format!(
+                        "expected count ≥ {prev} (the previous bucket's: counts are cumulative, \
+                         observations ≤ le_ms, as Prometheus counts them), got {count}"
+                    ),
+                ),
+                _ => {}
+            }
+            previous_le = le_ok.then_some(le);
+            previous_count = count_ok.then_some(count);
+            ms.push(le);
+            counts.push(count);
+        }
+        let total = counts.last().copied().unwrap_or(0.0);
+        if !buckets.is_empty() && total == 0.0 {
+            self.fail(
+                format!("{path}.buckets[{}].count", buckets.len() - 1),
+                "expected some observations: the last bucket's (cumulative) count is 0",
+            );
+        }
+        let cdf = counts.iter().map(|c| c / total).collect();
+        Dist::Empirical { ms, cdf }
+    }
+}
+
+fn is_non_negative(x: f64) -> bool {
+    x.is_finite() && x >= 0.0
+}
+
+fn is_probability(x: f64) -> bool {
+    x.is_finite() && (0.0..=1.0).contains(&x)
 }
 
 /// What is wrong with `name` as the name of an output folder (`outputs/<name>/`),

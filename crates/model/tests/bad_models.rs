@@ -122,6 +122,34 @@ fn mixture_probabilities_must_sum_to_one() {
 }
 
 #[test]
+fn an_unknown_field_inside_a_distribution_is_named_where_it_is() {
+    // A tagged enum's fields are read from serde's buffer, which names no
+    // path inside it: the field is found in the document instead.
+    let doc = with(
+        base(),
+        "services[B].steps[0].work",
+        json!({"kind": "mixture", "of": [
+            {"p": 1, "dist": {"kind": "constant", "ms": 1}, "weight": 2}]}),
+    );
+    assert_eq!(
+        problems(&doc),
+        ["services[1].steps[0].work.of[0].weight: unknown field `weight`, expected `p` or `dist`"]
+    );
+    // Where two objects have it, it cannot be told which: the enum's path.
+    let doc = with(
+        base(),
+        "services[B].steps[0].work",
+        json!({"kind": "mixture", "of": [
+            {"p": 0.5, "dist": {"kind": "constant", "ms": 1}, "weight": 2},
+            {"p": 0.5, "dist": {"kind": "constant", "ms": 1}, "weight": 2}]}),
+    );
+    assert_eq!(
+        problems(&doc),
+        ["services[1].steps[0].work: unknown field `weight`, expected `p` or `dist`"]
+    );
+}
+
+#[test]
 fn call_cycles_are_spelled_out() {
     let doc = with(base(), "services[B].steps", json!([{"call": "gateway"}]));
     assert_eq!(

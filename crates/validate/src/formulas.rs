@@ -67,41 +67,9 @@ impl Moments {
     /// The moments of a model's duration distribution, in ms and ms², computed
     /// from the same parameters the simulator samples from.
     pub fn of(dist: &Dist) -> Moments {
-        match dist {
-            Dist::Constant(d) => {
-                let ms = d.as_ms();
-                Moments {
-                    mean: ms,
-                    second: ms * ms,
-                }
-            }
-            Dist::Uniform { min_ms, max_ms } => Moments {
-                mean: (min_ms + max_ms) / 2.0,
-                second: (min_ms * min_ms + min_ms * max_ms + max_ms * max_ms) / 3.0,
-            },
-            Dist::Exponential { mean_ms } => Moments {
-                mean: *mean_ms,
-                second: 2.0 * mean_ms * mean_ms,
-            },
-            // E[Sⁿ] = exp(nμ + n²σ²/2).
-            Dist::LogNormal { mu, sigma } => Moments {
-                mean: (mu + sigma * sigma / 2.0).exp(),
-                second: (2.0 * mu + 2.0 * sigma * sigma).exp(),
-            },
-            Dist::Mixture { cumulative, parts } => {
-                let mut prev = 0.0;
-                let mut sum = Moments {
-                    mean: 0.0,
-                    second: 0.0,
-                };
-                for (c, part) in cumulative.iter().zip(parts) {
-                    let m = Moments::of(part);
-                    sum.mean += (c - prev) * m.mean;
-                    sum.second += (c - prev) * m.second;
-                    prev = *c;
-                }
-                sum
-            }
+        Moments {
+            mean: dist.mean_ms(),
+            second: dist.second_moment_ms2(),
         }
     }
 
