@@ -4,8 +4,8 @@
 use crate::dist::Dist;
 pub use crate::spec::{
     BalancerKind, BreakerSpec, BudgetSpec, BulkheadSpec, CallContext, CodelSpec,
-    ConcurrencyLimitSpec, DeadlineEncoding, DownMode, HedgeTarget, Jitter, OnCancel,
-    OutlierDetectionSpec, Placement, RateLimitSpec, RetryableOutcome, SlidingWindowType,
+    ConcurrencyLimitSpec, DeadlineEncoding, DownMode, DrawnAt, ErrorStatus, HedgeTarget, Jitter,
+    OnCancel, OutlierDetectionSpec, Placement, RateLimitSpec, RetryableOutcome, SlidingWindowType,
     ThrottleSpec, TimelineRole,
 };
 use stormsim_engine::{SimDuration, SimTime};
@@ -169,6 +169,8 @@ pub struct Service {
     pub workers: u32,
     /// Waiting requests (`usize::MAX`: unbounded).
     pub queue_capacity: usize,
+    /// Which waiting request a freed worker takes.
+    pub queue_discipline: QueueDiscipline,
     /// Deadline given to requests that arrive without one.
     pub default_deadline: Option<SimDuration>,
     /// The handler.
@@ -221,6 +223,71 @@ pub struct Admission {
     pub retry_after: Option<SimDuration>,
 }
 
+/// Which waiting request a freed worker takes next (non-preemptive).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub enum QueueDiscipline {
+    /// The oldest.
+    #[default]
+    Fifo,
+    /// The newest.
+    Lifo,
+    /// The newest while more than `above` wait, else the oldest.
+    AdaptiveLifo {
+        /// Queue length above which the newest goes first.
+        above: u32,
+    },
+    /// By class, highest rank first, oldest first within a rank.
+    Priority {
+        /// Rank of each class index (lower first); classes not listed rank
+        /// after every listed one, with requests without a class.
+        rank: Vec<u8>,
+        /// Ranks in all: listed classes, plus one for everything else.
+        ranks: u8,
+    },
+}
+
+impl QueueDiscipline {
+    /// The rank of a request of `class` (0 is served first); every request
+    /// ranks 0 unless the discipline is by priority.
+    pub fn rank_of(&self, class: Option<u8>) -> usize {
+        match self {
+            QueueDiscipline::Priority { rank, ranks } => class
+                .and_then(|c| rank.get(usize::from(c)).copied())
+                .unwrap_or(ranks - 1)
+                .into(),
+            _ => 0,
+        }
+    }
+
+    /// How many ranks its queue keeps apart.
+    pub fn ranks(&self) -> usize {
+        match self {
+            QueueDiscipline::Priority { ranks, .. } => usize::from(*ranks),
+            _ => 1,
+        }
+    }
+}
+
+/// A work step's own failure.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StepError {
+    /// Probability that an execution fails.
+    pub p: f64,
+    /// How long a failing execution works.
+    pub work: ErrorWork,
+    /// What the caller is told.
+    pub status: ErrorStatus,
+}
+
+/// How long a failing execution works before it answers.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ErrorWork {
+    /// This share of the work it drew (1: all of it).
+    Fraction(f64),
+    /// Its own duration.
+    Dist(Dist),
+}
+
 /// One handler step.
 #[derive(Clone, Debug)]
 pub enum Step {
@@ -234,6 +301,10 @@ pub enum Step {
         timeout: SimDuration,
         /// Bound by the request's deadline, if set.
         deadline: Option<WorkDeadline>,
+        /// Its own failure, if it may fail.
+        error: Option<StepError>,
+        /// When its duration is drawn.
+        drawn_at: DrawnAt,
     },
     /// A downstream call and its policies.
     Call(Box<CallPolicy>),

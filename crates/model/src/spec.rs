@@ -360,10 +360,13 @@ pub struct ServiceSpec {
     #[serde(default)]
     #[schemars(range(min = 1))]
     pub workers: Option<u32>,
-    /// Requests waiting for a worker (FIFO); when full, a new request is rejected
+    /// Requests waiting for a worker; when full, a new request is rejected
     /// at once with 503. Absent: unbounded.
     #[serde(default)]
     pub queue_capacity: Option<u32>,
+    /// Which waiting request a freed worker takes. Absent: `fifo`.
+    #[serde(default)]
+    pub queue_discipline: Option<QueueDisciplineSpec>,
     /// A request that arrives without a deadline gets one this far ahead, as a
     /// gateway that owns the user's time budget does.
     #[serde(default)]
@@ -736,12 +739,100 @@ pub struct DropExpiredSpec {
     pub margin_ms: f64,
 }
 
+/// Which waiting request a freed worker takes next. Every discipline is
+/// non-preemptive: a request that holds a worker keeps it.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum QueueDisciplineSpec {
+    /// First come, first served: the oldest waiting request.
+    Fifo,
+    /// Last come, first served: the newest. Under overload the requests
+    /// served are the fresh ones, whose callers still wait; the old ones
+    /// wait on (and time out) at the back.
+    Lifo,
+    /// FIFO while the queue is short, LIFO while it holds more than
+    /// `above` requests, as Facebook's servers do under overload ("Fail at
+    /// Scale", Maurer, ACM Queue 2015: "during normal operating conditions,
+    /// requests are processed in FIFO order, but when a queue is starting to
+    /// form, the server switches to LIFO mode").
+    AdaptiveLifo {
+        /// The queue length above which the newest request is served first.
+        above: u32,
+    },
+    /// Non-preemptive priority by request class: the oldest waiting request
+    /// of the first class in `order` that has one; classes not listed, and
+    /// requests without a class, after every listed class, oldest first.
+    Priority {
+        /// Class names, highest priority first.
+        order: Vec<String>,
+    },
+}
+
+/// A work step that fails by itself, with probability `p`: an HTTP 500 or
+/// a gRPC INTERNAL from a bug or a bad dependency, a fast 503 from a
+/// server that sheds, a slow error that looks like a timeout. The handler
+/// answers its caller with the failure and runs none of its later steps.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StepErrorSpec {
+    /// Probability, in [0, 1], that an execution of the step fails. Drawn
+    /// per request from its own stream, so every variant fails the same
+    /// requests at the same `p`; a timeline entry or a sweep may change it
+    /// (`services[api].steps[0].error.p`), for an error spike.
+    #[schemars(range(min = 0.0, max = 1.0))]
+    pub p: f64,
+    /// How long a failing execution works before it answers, as its own
+    /// distribution: a fast 503 (`{"kind": "constant", "ms": 1}`), a slow
+    /// error. Absent: as long as a successful one, scaled by `fraction`.
+    #[serde(default)]
+    pub work: Option<DistSpec>,
+    /// Without `work`: the share of the step's drawn work done before it
+    /// fails (0.3: it fails 30% of the way in). Absent: 1, the error comes
+    /// at the end of the work.
+    #[serde(default)]
+    #[schemars(range(min = 0.0, max = 1.0))]
+    pub fraction: Option<f64>,
+    /// What the caller is told: `error` (HTTP 500, gRPC INTERNAL; default)
+    /// or `rejected` (HTTP 503, gRPC UNAVAILABLE). A retry policy's
+    /// `retry_on` decides which it retries.
+    #[serde(default)]
+    pub status: Option<ErrorStatus>,
+}
+
+/// The failure a step's own error reports.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorStatus {
+    /// A server error (HTTP 500, gRPC INTERNAL): `retry_on: ["error"]`.
+    #[default]
+    Error,
+    /// The server is unavailable (HTTP 503, gRPC UNAVAILABLE):
+    /// `retry_on: ["rejected"]`.
+    Rejected,
+}
+
+/// When a work step's duration is fixed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DrawnAt {
+    /// When the work starts: from the model in force then, slowed by the
+    /// host as it is then (a CPU-bound handler: its cost is paid when it
+    /// runs).
+    #[default]
+    Start,
+    /// When the request is admitted to the service: from the model in force
+    /// then, slowed by the host as it was then (a delay computed on arrival,
+    /// a request whose cost is set by its payload). A request queued during
+    /// a slowdown but served after it is still slow.
+    Admission,
+}
+
 /// One step of a handler: either local work (`work`) or a downstream call
 /// (`call`, with its edge policies). Exactly one of `work` and `call`;
 /// `connect_timeout_ms`, `retry`, `breaker`, `bulkhead`,
 /// `rate_limit`, `throttle`, `balancer`, `outlier_detection` and
 /// `context` apply only to `call`,
-/// `on_cancel` only to `work`; `timeout_ms` and `deadline` to both; anything
+/// `on_cancel`, `error` and `drawn_at` only to `work`; `timeout_ms` and `deadline` to both; anything
 /// else is an error.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -759,6 +850,14 @@ pub struct StepSpec {
     /// code in a `select` on `ctx.Done()`) and stops early.
     #[serde(default)]
     pub on_cancel: Option<OnCancel>,
+    /// For `work`: it fails by itself with a probability (see
+    /// [`StepErrorSpec`]). Absent: it never fails by itself.
+    #[serde(default)]
+    pub error: Option<StepErrorSpec>,
+    /// For `work`: when its duration is drawn, `start` (default) or
+    /// `admission` (see [`DrawnAt`]).
+    #[serde(default)]
+    pub drawn_at: Option<DrawnAt>,
     /// A downstream call: the callee's service name.
     #[serde(default)]
     pub call: Option<String>,

@@ -643,6 +643,12 @@ fn validate_model(spec: &ModelSpec, with_timeline: bool) -> Result<Model, Vec<Pr
             name: s.name.clone(),
             workers: s.workers.unwrap_or(u32::MAX),
             queue_capacity: s.queue_capacity.map_or(usize::MAX, |c| c as usize),
+            queue_discipline: queue_discipline(
+                &mut ck,
+                &format!("{at}.queue_discipline"),
+                s.queue_discipline.as_ref(),
+                &classes,
+            ),
             default_deadline: ck
                 .optional_positive_ms(&format!("{at}.default_deadline_ms"), s.default_deadline_ms),
             steps,
@@ -1042,6 +1048,27 @@ fn check_step(
                     ),
                 }
             });
+            let error = step.error.as_ref().map(|e| {
+                let ep = format!("{at}.error");
+                let work = match (&e.work, e.fraction) {
+                    (Some(_), Some(_)) => {
+                        ck.fail(
+                            format!("{ep}.fraction"),
+                            "give `work` (the failing execution's own duration) or `fraction` (a share of the step's), not both",
+                        );
+                        ErrorWork::Fraction(1.0)
+                    }
+                    (Some(dist), None) => ErrorWork::Dist(ck.dist(&format!("{ep}.work"), dist)),
+                    (None, fraction) => ErrorWork::Fraction(
+                        ck.probability(&format!("{ep}.fraction"), fraction.unwrap_or(1.0)),
+                    ),
+                };
+                StepError {
+                    p: ck.probability(&format!("{ep}.p"), e.p),
+                    work,
+                    status: e.status.unwrap_or_default(),
+                }
+            });
             Some(Step::Work {
                 dist: ck.dist(&format!("{at}.work"), work),
                 on_cancel: step.on_cancel.unwrap_or(OnCancel::Finish),
@@ -1049,6 +1076,8 @@ fn check_step(
                     .optional_positive_ms(&format!("{at}.timeout_ms"), step.timeout_ms)
                     .unwrap_or(SimDuration::INFINITE),
                 deadline,
+                error,
+                drawn_at: step.drawn_at.unwrap_or_default(),
             })
         }
         (None, Some(callee)) => {
@@ -1056,6 +1085,18 @@ fn check_step(
                 ck.fail(
                     format!("{at}.on_cancel"),
                     "only a `work` step takes this field (a call's reaction is its `context`)",
+                );
+            }
+            if step.error.is_some() {
+                ck.fail(
+                    format!("{at}.error"),
+                    "only a `work` step takes this field (a call fails when its callee does)",
+                );
+            }
+            if step.drawn_at.is_some() {
+                ck.fail(
+                    format!("{at}.drawn_at"),
+                    "only a `work` step takes this field (a call's duration is its callee's)",
                 );
             }
             // A call to itself is reported as the cycle `A -> A`.
@@ -1657,4 +1698,48 @@ pub fn same_shape(a: &Model, b: &Model) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// A service's queue discipline, its classes resolved to indices.
+fn queue_discipline(
+    ck: &mut Checker,
+    at: &str,
+    spec: Option<&QueueDisciplineSpec>,
+    classes: &[String],
+) -> QueueDiscipline {
+    match spec {
+        None | Some(QueueDisciplineSpec::Fifo) => QueueDiscipline::Fifo,
+        Some(QueueDisciplineSpec::Lifo) => QueueDiscipline::Lifo,
+        Some(QueueDisciplineSpec::AdaptiveLifo { above }) => {
+            QueueDiscipline::AdaptiveLifo { above: *above }
+        }
+        Some(QueueDisciplineSpec::Priority { order }) => {
+            if order.is_empty() {
+                ck.fail(
+                    format!("{at}.order"),
+                    "expected at least one class, highest priority first",
+                );
+            }
+            let mut rank = vec![u8::MAX; classes.len()];
+            for (k, name) in order.iter().enumerate() {
+                match classes.iter().position(|c| c == name) {
+                    None => ck.fail(
+                        format!("{at}.order[{k}]"),
+                        format!("unknown class {name:?}: no workload has it"),
+                    ),
+                    Some(i) if rank[i] != u8::MAX => ck.fail(
+                        format!("{at}.order[{k}]"),
+                        format!("class {name:?} is listed twice"),
+                    ),
+                    // At most 255 classes: each a distinct one that a workload has.
+                    Some(i) => rank[i] = k as u8,
+                }
+            }
+            let ranks = (order.len().min(254) + 1) as u8;
+            for r in &mut rank {
+                *r = (*r).min(ranks - 1);
+            }
+            QueueDiscipline::Priority { rank, ranks }
+        }
+    }
 }

@@ -6,7 +6,7 @@ use crate::policy::rate_limit::RateDecision;
 use crate::simulator::{Event, Simulator, NET_UP};
 use crate::world::*;
 use stormsim_engine::{SimDuration, SimTime, StreamKey};
-use stormsim_model::{CallContext, DownMode, OnCancel, Step};
+use stormsim_model::{CallContext, DownMode, DrawnAt, ErrorStatus, ErrorWork, OnCancel, Step};
 
 /// How many places down a service's queue `release_worker` prefetches the
 /// handlers, and (nearer, once the handler has arrived) what they point to.
@@ -132,6 +132,22 @@ impl Simulator<'_> {
         }
         let request = self.world.attempts[attempt].request;
         self.measured.zombies.hold(a_root);
+        // Work drawn at admission is slowed by the host as it is now.
+        let drawn_at_admission = service.steps.iter().any(|s| {
+            matches!(
+                s,
+                Step::Work {
+                    drawn_at: DrawnAt::Admission,
+                    ..
+                }
+            )
+        });
+        let admitted_slowdown = if drawn_at_admission {
+            self.world
+                .slowdown(self.topology.model, service_id, instance as u32, now)
+        } else {
+            1.0
+        };
         let task = self.world.tasks.insert(Task {
             request,
             root: a_root,
@@ -150,6 +166,8 @@ impl Simulator<'_> {
             arrived: now,
             waited_us: 0,
             in_flight_at_arrival: in_flight + 1,
+            admitted_epoch: self.topology.epoch,
+            admitted_slowdown,
         });
         if orphaned {
             self.world.attempts.remove(attempt);
@@ -166,8 +184,9 @@ impl Simulator<'_> {
             self.run_step(task);
         } else {
             self.measured.series.service_mut(service_id).queued += 1;
+            let rank = service.queue_discipline.rank_of(class);
             let queue = &mut self.world.instances[service_id][instance].queue;
-            queue.push_back(task);
+            queue.push(task, rank);
             let counters = &mut self.measured.services[service_id];
             counters.max_queue = counters.max_queue.max(queue.len() as u64);
         }
@@ -247,17 +266,57 @@ impl Simulator<'_> {
                 on_cancel,
                 timeout,
                 deadline: bounded_by_deadline,
+                error,
+                drawn_at,
             } => {
-                let mut duration = dist.sample(&mut step_key.rng());
-                // Work that starts on a host in a slow period takes longer.
                 let (service_id, instance) = (task.service, task.instance);
                 let request_deadline = task.deadline();
-                let slowdown = self
-                    .world
-                    .slowdown(self.topology.model, service_id, instance, now);
-                if slowdown != 1.0 {
-                    duration = SimDuration((duration.as_nanos() as f64 * slowdown).round() as u64);
-                }
+                // The duration comes from the model in force when it is drawn,
+                // slowed by the host as it is then: at the work's start, or at
+                // the request's admission.
+                let (dist, slowdown) = match drawn_at {
+                    DrawnAt::Start => (
+                        dist,
+                        self.world
+                            .slowdown(self.topology.model, service_id, instance, now),
+                    ),
+                    DrawnAt::Admission => {
+                        let then = self.topology.model_at(task.admitted_epoch);
+                        let dist = match &then.services[service_id].steps[task.step] {
+                            Step::Work { dist, .. } => dist,
+                            Step::Call(_) => dist,
+                        };
+                        (dist, task.admitted_slowdown)
+                    }
+                };
+                let slowed = |d: SimDuration| {
+                    if slowdown == 1.0 {
+                        d
+                    } else {
+                        SimDuration((d.as_nanos() as f64 * slowdown).round() as u64)
+                    }
+                };
+                let mut duration = slowed(dist.sample(&mut step_key.rng()));
+                // A step that fails by itself answers after its failing work,
+                // drawn from streams of its own: every variant fails the same
+                // requests, and a step that cannot fail draws what it did.
+                let failure = error.as_ref().and_then(|e| {
+                    let fails = e.p > 0.0 && step_key.label("error").rng().unit() < e.p;
+                    fails.then(|| {
+                        duration = match &e.work {
+                            ErrorWork::Fraction(f) => {
+                                SimDuration((duration.as_nanos() as f64 * f).round() as u64)
+                            }
+                            ErrorWork::Dist(d) => {
+                                slowed(d.sample(&mut step_key.label("error work").rng()))
+                            }
+                        };
+                        match e.status {
+                            ErrorStatus::Error => FailReason::Error,
+                            ErrorStatus::Rejected => FailReason::Rejected,
+                        }
+                    })
+                });
                 // The work's limit: a static one (a statement timeout), or
                 // what its request's deadline leaves (minus a margin to answer).
                 let mut limit = (*timeout, FailReason::Timeout);
@@ -277,13 +336,14 @@ impl Simulator<'_> {
                     self.measured.services[service_id].started_late += 1;
                 }
                 let cut_short = duration > limit.0;
-                let (event, duration) = if cut_short {
-                    (Event::WorkExpired(task_id, limit.1), limit.0)
-                } else {
-                    (Event::WorkDone(task_id), duration)
+                let (event, duration) = match failure {
+                    _ if cut_short => (Event::WorkFailed(task_id, limit.1), limit.0),
+                    Some(reason) => (Event::WorkFailed(task_id, reason), duration),
+                    None => (Event::WorkDone(task_id), duration),
                 };
                 // Only a duration that is the same every time rides a FIFO lane.
-                let constant = dist.is_constant() && slowdown == 1.0 && !cut_short;
+                let constant =
+                    dist.is_constant() && slowdown == 1.0 && !cut_short && failure.is_none();
                 self.world.tasks[task_id].state = match (on_cancel, constant) {
                     (OnCancel::Stop, true) => TaskState::WorkingCancellable(
                         self.queue.schedule_constant_timer(duration, event),
@@ -344,17 +404,19 @@ impl Simulator<'_> {
         }
     }
 
-    /// Local work hit its limit: it stops (the database cancels the
-    /// statement), the worker is free, and the handler fails.
-    pub(crate) fn on_work_expired(&mut self, task_id: TaskId, reason: FailReason) {
+    /// Local work failed: it hit its limit (the database cancels the
+    /// statement) or failed by itself (its step's `error`); the worker is
+    /// free, and the handler fails.
+    pub(crate) fn on_work_failed(&mut self, task_id: TaskId, reason: FailReason) {
         let Some(task) = self.world.tasks.get(task_id) else {
             return;
         };
         let counters = &mut self.measured.services[task.service];
-        if reason == FailReason::Timeout {
-            counters.work_timeouts += 1;
-        } else {
-            counters.expired += 1;
+        match reason {
+            FailReason::Timeout => counters.work_timeouts += 1,
+            FailReason::DeadlineExceeded => counters.expired += 1,
+            // Its own error: counted with the handler's failures.
+            _ => {}
         }
         self.complete_task(task_id, Outcome::Failed(reason));
     }
@@ -491,20 +553,25 @@ impl Simulator<'_> {
         // After a scale-down, a freed worker retires instead of taking more work.
         let retiring = self.world.instances[service_id][instance].busy > service.workers;
         while let Some(next) = (!retiring)
-            .then(|| self.world.instances[service_id][instance].queue.pop_front())
+            .then(|| {
+                self.world.instances[service_id][instance]
+                    .queue
+                    .pop(&service.queue_discipline)
+            })
             .flatten()
         {
-            // The queue is FIFO: the handlers a few places down it are the next
+            // In a FIFO queue the handlers a few places down it are the next
             // to get a worker; warm them up (see `Simulator::warm_up_upcoming`),
             // and nearer, the root record each will release when it completes
             // and the attempt it will answer, both last touched when it arrived.
             let queue = &self.world.instances[service_id][instance].queue;
-            if let Some(&soon) = queue.get(QUEUE_PREFETCH_FAR) {
+            let discipline = &service.queue_discipline;
+            if let Some(soon) = queue.upcoming_fifo(QUEUE_PREFETCH_FAR, discipline) {
                 self.world.tasks.prefetch(soon);
             }
             if let Some(soon) = queue
-                .get(QUEUE_PREFETCH_NEAR)
-                .and_then(|&t| self.world.tasks.get(t))
+                .upcoming_fifo(QUEUE_PREFETCH_NEAR, discipline)
+                .and_then(|t| self.world.tasks.get(t))
             {
                 self.measured.zombies.prefetch(soon.root);
                 if !soon.caller_gone {

@@ -69,9 +69,10 @@ pub enum Event {
         /// The user.
         user: u32,
     },
-    /// Local work reached its limit (a statement timeout, or its request's
-    /// deadline) before it was done: it stops and its handler fails.
-    WorkExpired(TaskId, FailReason),
+    /// Local work failed: it reached its limit (a statement timeout, or its
+    /// request's deadline) before it was done, or failed by itself (its
+    /// step's `error`). It stops and its handler fails.
+    WorkFailed(TaskId, FailReason),
 }
 
 /// Most rows a run's time series may hold, run-wide and per service together
@@ -359,10 +360,13 @@ impl<'m> Simulator<'m> {
         }
         // More workers: start queued requests now.
         for s in 0..self.world.instances.len() {
-            let workers = model.services[s].workers;
+            let (workers, discipline) = (
+                model.services[s].workers,
+                &model.services[s].queue_discipline,
+            );
             for i in 0..self.world.instances[s].len() {
                 while self.world.instances[s][i].busy < workers {
-                    let Some(next) = self.world.instances[s][i].queue.pop_front() else {
+                    let Some(next) = self.world.instances[s][i].queue.pop(discipline) else {
                         break;
                     };
                     let busy = self.world.instances[s][i].busy + 1;
@@ -440,7 +444,7 @@ impl<'m> Simulator<'m> {
             Event::FanOutDeadline(f) => self.on_fan_out_deadline(f),
             Event::CancelLoser(a) => self.abandon_attempt(a),
             Event::UserWakes { workload, user } => self.on_user_wakes(workload as usize, user),
-            Event::WorkExpired(t, reason) => self.on_work_expired(t, reason),
+            Event::WorkFailed(t, reason) => self.on_work_failed(t, reason),
         }
     }
 

@@ -13,6 +13,10 @@ pub(crate) struct Topology<'m> {
     pub model: &'m Model,
     /// The timeline's changes, in time order.
     pub changes: &'m [Change],
+    /// The model at time zero.
+    base: &'m Model,
+    /// Which model is in force: 0 the base, `i + 1` the timeline's change `i`.
+    pub epoch: u32,
     /// Every call edge: one per workload (the caller's own policy), then one
     /// per call step.
     pub edges: Vec<CallPolicy>,
@@ -32,6 +36,8 @@ impl<'m> Topology<'m> {
         Topology {
             model,
             changes,
+            base: model,
+            epoch: 0,
             edges,
             step_edge,
             edge_caller: callers_of(model),
@@ -45,9 +51,18 @@ impl<'m> Topology<'m> {
     pub fn apply(&mut self, index: usize) -> (&'m Model, Vec<CallPolicy>) {
         let before = self.model;
         self.model = &self.changes[index].model;
+        self.epoch = index as u32 + 1;
         let (edges, step_edge) = edges_of(self.model);
         self.step_edge = step_edge;
         (before, std::mem::replace(&mut self.edges, edges))
+    }
+
+    /// The model that was in force in `epoch` (see [`Topology::epoch`]).
+    pub fn model_at(&self, epoch: u32) -> &'m Model {
+        match epoch.checked_sub(1) {
+            None => self.base,
+            Some(change) => &self.changes[change as usize].model,
+        }
     }
 
     /// The spec of service `id` in the model in force.
