@@ -69,7 +69,7 @@ impl Gen {
     }
 
     fn dist(&mut self, depth: u32) -> Value {
-        match self.int(0, if depth > 0 { 3 } else { 4 }) {
+        match self.int(0, if depth > 0 { 9 } else { 10 }) {
             0 => json!({"kind": "constant", "ms": self.num(0.0, 30.0)}),
             1 => {
                 let lo = self.num(0.0, 10.0);
@@ -80,6 +80,21 @@ impl Gen {
                 let median = self.num(0.5, 10.0);
                 json!({"kind": "lognormal", "median_ms": median, "p99_ms": median + self.num(0.5, 80.0)})
             }
+            4 => {
+                let (a, b) = (self.num(0.0, 10.0), self.num(0.0, 50.0));
+                json!({"kind": "quantiles", "points": [
+                    {"q": 0.5, "ms": a}, {"q": 0.99, "ms": a + b}, {"q": 1.0, "ms": a + 2.0 * b}]})
+            }
+            5 => {
+                let le = self.num(0.1, 10.0);
+                json!({"kind": "histogram", "buckets": [
+                    {"le_ms": le, "count": self.int(0, 50)},
+                    {"le_ms": le + self.num(0.1, 40.0), "count": 100}]})
+            }
+            6 => json!({"kind": "normal", "mean_ms": self.num(0.0, 20.0), "sd_ms": self.num(0.0, 10.0)}),
+            7 => json!({"kind": "gamma", "shape": self.num(0.2, 5.0), "mean_ms": self.num(0.1, 20.0)}),
+            8 => json!({"kind": "weibull", "shape": self.num(0.5, 4.0), "scale_ms": self.num(0.1, 20.0)}),
+            9 => json!({"kind": "pareto", "shape": self.num(1.1, 4.0), "scale_ms": self.num(0.1, 5.0)}),
             _ => {
                 let p = self.num(0.05, 0.95);
                 json!({"kind": "mixture", "of": [
@@ -379,6 +394,16 @@ impl Gen {
             if self.chance(0.1) {
                 s.insert("default_deadline_ms".into(), json!(self.num(1.0, 200.0)));
             }
+            if self.chance(0.3) {
+                let discipline = match self.int(0, 3) {
+                    0 => json!({"kind": "fifo"}),
+                    1 => json!({"kind": "lifo"}),
+                    2 => json!({"kind": "adaptive_lifo", "above": self.int(0, 10)}),
+                    _ if classes => json!({"kind": "priority", "order": ["low"]}),
+                    _ => json!({"kind": "lifo"}),
+                };
+                s.insert("queue_discipline".into(), discipline);
+            }
             s.insert("instances".into(), json!(instances));
             if shards > 1 {
                 s.insert("shards".into(), json!(shards));
@@ -418,6 +443,21 @@ impl Gen {
                     }
                     if self.chance(0.1) {
                         w["timeout_ms"] = json!(self.num(1.0, 50.0));
+                    }
+                    if self.chance(0.2) {
+                        let mut e = json!({"p": self.num(0.0, 1.0)});
+                        if self.chance(0.4) {
+                            e["work"] = self.dist(1);
+                        } else if self.chance(0.5) {
+                            e["fraction"] = json!(self.num(0.0, 1.0));
+                        }
+                        if self.chance(0.3) {
+                            e["status"] = json!(*self.pick(&["error", "rejected"]));
+                        }
+                        w["error"] = e;
+                    }
+                    if self.chance(0.15) {
+                        w["drawn_at"] = json!(*self.pick(&["start", "admission"]));
                     }
                     steps.push(w);
                 }
