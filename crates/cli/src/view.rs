@@ -269,9 +269,11 @@ impl VariantView {
     }
 }
 
-/// Requests per second a service can complete: workers over its mean local
-/// work; `None` when unbounded or when the handler calls other services.
-/// Rounded to six decimals so that `summary.json` carries it exactly.
+/// Requests per second a service can complete with every worker busy:
+/// workers over its mean local work, slowed by its contention with all of
+/// them in service; `None` when unbounded or when the handler calls other
+/// services. Rounded to six decimals so that `summary.json` carries it
+/// exactly.
 fn capacity_rps(model: &stormsim_model::Model, service: usize) -> Option<f64> {
     let s = &model.services[service];
     if s.workers == u32::MAX {
@@ -284,6 +286,8 @@ fn capacity_rps(model: &stormsim_model::Model, service: usize) -> Option<f64> {
             Step::Call(_) => return None,
         }
     }
+    // Work with every worker busy (a busier service is slower).
+    let work_ms = work_ms * s.contention.map_or(1.0, |c| c.factor(s.workers));
     let up = f64::from(s.instances - s.instances_down);
     (work_ms > 0.0).then(|| {
         let rps = up * f64::from(s.workers) * 1000.0 / work_ms;

@@ -171,6 +171,8 @@ pub struct Service {
     pub queue_capacity: usize,
     /// Which waiting request a freed worker takes.
     pub queue_discipline: QueueDiscipline,
+    /// Load-dependent work: `(per_request, exponent)`, if any.
+    pub contention: Option<Contention>,
     /// Deadline given to requests that arrive without one.
     pub default_deadline: Option<SimDuration>,
     /// The handler.
@@ -265,6 +267,24 @@ impl QueueDiscipline {
             QueueDiscipline::Priority { ranks, .. } => usize::from(*ranks),
             _ => 1,
         }
+    }
+}
+
+/// Work that grows with the requests in service.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Contention {
+    /// Slowdown per other request in service.
+    pub per_request: f64,
+    /// The curve's power.
+    pub exponent: f64,
+}
+
+impl Contention {
+    /// How much longer work drawn with `in_service` requests in service
+    /// (itself included) takes.
+    pub fn factor(&self, in_service: u32) -> f64 {
+        let others = f64::from(in_service.saturating_sub(1));
+        1.0 + self.per_request * others.powf(self.exponent)
     }
 }
 

@@ -367,6 +367,11 @@ pub struct ServiceSpec {
     /// Which waiting request a freed worker takes. Absent: `fifo`.
     #[serde(default)]
     pub queue_discipline: Option<QueueDisciplineSpec>,
+    /// Work that grows with the instance's own load (lock contention,
+    /// cache thrashing, a garbage collector under pressure). Absent: work
+    /// takes what it draws, however busy the instance.
+    #[serde(default)]
+    pub contention: Option<ContentionSpec>,
     /// A request that arrives without a deadline gets one this far ahead, as a
     /// gateway that owns the user's time budget does.
     #[serde(default)]
@@ -737,6 +742,25 @@ pub struct DropExpiredSpec {
     #[serde(default)]
     #[schemars(range(min = 0.0))]
     pub margin_ms: f64,
+}
+
+/// Load-dependent work: a work step's drawn duration is multiplied by
+/// `1 + per_request × (n − 1)^exponent`, where `n` is the requests in
+/// service on the instance (holding a worker, itself included) when the
+/// duration is drawn. With `exponent: 1` each request slows the others by a
+/// fixed share (an instance's throughput `n / duration` then levels off at
+/// `1 / (per_request × work)`); above 1 throughput peaks at some `n` and
+/// falls past it: congestive collapse, where a busier instance does less.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ContentionSpec {
+    /// How much each other request in service slows a request's work.
+    #[schemars(range(min = 0.0))]
+    pub per_request: f64,
+    /// The curve's power: 1 linear, 2 quadratic. Absent: 1.
+    #[serde(default)]
+    #[schemars(range(min = 1.0))]
+    pub exponent: Option<f64>,
 }
 
 /// Which waiting request a freed worker takes next. Every discipline is

@@ -643,6 +643,20 @@ fn validate_model(spec: &ModelSpec, with_timeline: bool) -> Result<Model, Vec<Pr
             name: s.name.clone(),
             workers: s.workers.unwrap_or(u32::MAX),
             queue_capacity: s.queue_capacity.map_or(usize::MAX, |c| c as usize),
+            contention: s.contention.as_ref().map(|c| {
+                let cp = format!("{at}.contention");
+                let exponent = c.exponent.unwrap_or(1.0);
+                if !(exponent.is_finite() && (1.0..=4.0).contains(&exponent)) {
+                    ck.fail(
+                        format!("{cp}.exponent"),
+                        format!("expected a power from 1 (linear) to 4, got {exponent}"),
+                    );
+                }
+                Contention {
+                    per_request: ck.non_negative(&format!("{cp}.per_request"), c.per_request),
+                    exponent,
+                }
+            }),
             queue_discipline: queue_discipline(
                 &mut ck,
                 &format!("{at}.queue_discipline"),

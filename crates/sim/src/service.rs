@@ -143,8 +143,11 @@ impl Simulator<'_> {
             )
         });
         let admitted_slowdown = if drawn_at_admission {
+            // As if in service: those in service now, and itself.
+            let in_service = self.world.instances[service_id][instance].busy + 1;
             self.world
                 .slowdown(self.topology.model, service_id, instance as u32, now)
+                * service.contention.map_or(1.0, |c| c.factor(in_service))
         } else {
             1.0
         };
@@ -275,11 +278,15 @@ impl Simulator<'_> {
                 // slowed by the host as it is then: at the work's start, or at
                 // the request's admission.
                 let (dist, slowdown) = match drawn_at {
-                    DrawnAt::Start => (
-                        dist,
-                        self.world
-                            .slowdown(self.topology.model, service_id, instance, now),
-                    ),
+                    DrawnAt::Start => {
+                        // Those in service, itself included.
+                        let in_service = self.world.instances[service_id][instance as usize].busy;
+                        let contention = service.contention.map_or(1.0, |c| c.factor(in_service));
+                        let slowdown =
+                            self.world
+                                .slowdown(self.topology.model, service_id, instance, now);
+                        (dist, slowdown * contention)
+                    }
                     DrawnAt::Admission => {
                         let then = self.topology.model_at(task.admitted_epoch);
                         let dist = match &then.services[service_id].steps[task.step] {

@@ -91,10 +91,18 @@ impl Gen {
                     {"le_ms": le, "count": self.int(0, 50)},
                     {"le_ms": le + self.num(0.1, 40.0), "count": 100}]})
             }
-            6 => json!({"kind": "normal", "mean_ms": self.num(0.0, 20.0), "sd_ms": self.num(0.0, 10.0)}),
-            7 => json!({"kind": "gamma", "shape": self.num(0.2, 5.0), "mean_ms": self.num(0.1, 20.0)}),
-            8 => json!({"kind": "weibull", "shape": self.num(0.5, 4.0), "scale_ms": self.num(0.1, 20.0)}),
-            9 => json!({"kind": "pareto", "shape": self.num(1.1, 4.0), "scale_ms": self.num(0.1, 5.0)}),
+            6 => {
+                json!({"kind": "normal", "mean_ms": self.num(0.0, 20.0), "sd_ms": self.num(0.0, 10.0)})
+            }
+            7 => {
+                json!({"kind": "gamma", "shape": self.num(0.2, 5.0), "mean_ms": self.num(0.1, 20.0)})
+            }
+            8 => {
+                json!({"kind": "weibull", "shape": self.num(0.5, 4.0), "scale_ms": self.num(0.1, 20.0)})
+            }
+            9 => {
+                json!({"kind": "pareto", "shape": self.num(1.1, 4.0), "scale_ms": self.num(0.1, 5.0)})
+            }
             _ => {
                 let p = self.num(0.05, 0.95);
                 json!({"kind": "mixture", "of": [

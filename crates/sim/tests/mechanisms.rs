@@ -240,3 +240,22 @@ fn bad_parameters_are_reported_at_their_paths() {
         assert!(paths.contains(&expected), "{expected} not in {paths:?}");
     }
 }
+
+/// Three requests at once on an instance with unbounded workers, 100 ms of
+/// work each, each other request in service adding half: the first draws
+/// with 1 in service (100 ms), the second with 2 (150 ms), the third with 3
+/// (200 ms); quadratic, the third takes 1 + 0.5 × 2² = 3 times (300 ms).
+#[test]
+fn contention_slows_work_by_the_requests_in_service() {
+    let text = |exponent: f64| {
+        format!(
+            r#"{{"name": "m",
+            "workloads": [{{"name": "w", "target": "s", "arrival": {{"kind": "at_once"}}, "requests": 3}}],
+            "services": [{{"name": "s", "contention": {{"per_request": 0.5, "exponent": {exponent}}},
+              "steps": [{{"work": {{"kind": "constant", "ms": 100}}}}]}}]}}"#
+        )
+    };
+    let instants = |text: &str| answers(text).iter().map(|r| r.1).collect::<Vec<f64>>();
+    assert_eq!(instants(&text(1.0)), [100.0, 150.0, 200.0]);
+    assert_eq!(instants(&text(2.0)), [100.0, 150.0, 300.0]);
+}
