@@ -117,6 +117,11 @@ pub struct WorkloadBucket {
     pub p50_ms: Option<f64>,
     /// Their 99th percentile, ms.
     pub p99_ms: Option<f64>,
+    /// How many were answered (in memory, not in timeseries.csv).
+    pub answered: u64,
+    /// The sum of their latencies, ns: exact per-workload means, as the
+    /// validation of priority queues needs (in memory only).
+    pub latency_sum_ns: u128,
 }
 
 /// The time series of one run.
@@ -173,6 +178,8 @@ impl TimeSeries {
             self.per_workload.push(WorkloadBucket {
                 p50_ms: nearest_rank(latencies, 0.50),
                 p99_ms: nearest_rank(latencies, 0.99),
+                answered: latencies.len() as u64,
+                latency_sum_ns: latencies.iter().map(|&l| u128::from(l)).sum(),
             });
             latencies.clear();
         }

@@ -232,7 +232,12 @@ pub fn run_suite(dir: &Path, options: &Options) -> Result<Validation, ValidateEr
             Ok(queue
                 .expected()
                 .iter()
-                .map(|(quantity, _)| measure::estimate(*quantity, &report, *window))
+                .map(|(quantity, _)| match quantity {
+                    Quantity::ClassTimeInSystem(k) => {
+                        measure::class_time_in_system(&report, *window, queue.classes[*k].0)
+                    }
+                    _ => measure::estimate(*quantity, &report, *window),
+                })
                 .collect())
         })
         .collect::<Result<_, _>>()?;
@@ -470,7 +475,7 @@ impl Validation {
                 r.variant.clone(),
                 r.queue.clone(),
                 num(r.utilisation),
-                r.quantity.key().to_string(),
+                r.quantity.key(),
                 num(r.analytic),
                 num(r.simulated),
                 num(r.ci95.low),

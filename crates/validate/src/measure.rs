@@ -71,7 +71,21 @@ pub fn estimate(quantity: Quantity, report: &VariantReport, window: Window) -> f
             lost as f64 / arrived as f64
         }
         Quantity::Little => little_ratio(report),
+        Quantity::ClassTimeInSystem(_) => f64::NAN,
     }
+}
+
+/// One run's mean time in system of the requests of workload `w` answered
+/// from the window's start on, ms.
+pub fn class_time_in_system(report: &VariantReport, window: Window, w: usize) -> f64 {
+    let series = &report.series;
+    let (mut sum_ns, mut n) = (0u128, 0u64);
+    for b in window.from.min(series.len())..series.len() {
+        let bucket = series.workload(b, w);
+        sum_ns += bucket.latency_sum_ns;
+        n += bucket.answered;
+    }
+    sum_ns as f64 / 1e6 / n as f64
 }
 
 /// L / (λW) over the whole run, which starts and ends empty: L·T is the

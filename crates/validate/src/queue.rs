@@ -5,9 +5,10 @@
 //! with the wrong formula.
 
 use crate::formulas::{
-    erlang_b, erlang_c, mmc_mean_wait, pollaczek_khinchine_wait, relaxation_time, Moments,
+    cobham_wait, erlang_b, erlang_c, mmc_mean_wait, pollaczek_khinchine_wait, relaxation_time,
+    Moments,
 };
-use stormsim_model::{Admission, Arrival, Dist, Model, Step};
+use stormsim_model::{Admission, Arrival, Dist, Model, QueueDiscipline, Step};
 
 /// Warm-up discarded at the start of every run, in relaxation times: after
 /// five, what is left of the start-empty bias is under 1% of what it was.
@@ -27,38 +28,49 @@ pub enum Quantity {
     /// Little's law on the run itself: time-average requests in the system
     /// over arrival rate × mean time in system; 1 when L = λW.
     Little,
+    /// Mean time in system of the requests of one priority rank (0 is served
+    /// first), ms.
+    ClassTimeInSystem(usize),
 }
 
 impl Quantity {
     /// Short label, as in the table.
-    pub fn label(self) -> &'static str {
+    pub fn label(self) -> String {
         match self {
-            Quantity::TimeInSystem => "W ms",
-            Quantity::Wait => "Wq ms",
-            Quantity::WaitProbability => "P(wait)",
-            Quantity::Blocking => "P(block)",
-            Quantity::Little => "L/(λW)",
+            Quantity::TimeInSystem => "W ms".into(),
+            Quantity::Wait => "Wq ms".into(),
+            Quantity::WaitProbability => "P(wait)".into(),
+            Quantity::Blocking => "P(block)".into(),
+            Quantity::Little => "L/(λW)".into(),
+            Quantity::ClassTimeInSystem(k) => format!("W{} ms", k + 1),
         }
     }
 
     /// Column-friendly name, as in `validation.csv`.
-    pub fn key(self) -> &'static str {
+    pub fn key(self) -> String {
         match self {
-            Quantity::TimeInSystem => "w_ms",
-            Quantity::Wait => "wq_ms",
-            Quantity::WaitProbability => "p_wait",
-            Quantity::Blocking => "p_block",
-            Quantity::Little => "little_ratio",
+            Quantity::TimeInSystem => "w_ms".into(),
+            Quantity::Wait => "wq_ms".into(),
+            Quantity::WaitProbability => "p_wait".into(),
+            Quantity::Blocking => "p_block".into(),
+            Quantity::Little => "little_ratio".into(),
+            Quantity::ClassTimeInSystem(k) => format!("w{}_ms", k + 1),
         }
     }
 }
 
 /// A single-station queue with Poisson arrivals: M/G/1, M/M/c, or a loss
-/// system M/G/c/c. Times in ms.
+/// system M/G/c/c, served FIFO or LIFO; or an M/G/1 with non-preemptive
+/// priority classes. Times in ms.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Queue {
-    /// Arrival rate λ, per ms.
+    /// Arrival rate λ, per ms (every class together).
     pub rate: f64,
+    /// Which waiting request goes next: `FIFO`, `LIFO`, `priority`.
+    pub discipline: &'static str,
+    /// With priority classes: each rank's workload index and arrival rate
+    /// per ms, highest priority first.
+    pub classes: Vec<(usize, f64)>,
     /// Servers c (workers).
     pub servers: u32,
     /// No waiting room: arrivals that find every server busy are lost.
@@ -78,8 +90,36 @@ impl Queue {
     /// one of the queues the formulas cover.
     pub fn from_model(model: &Model) -> Result<Queue, String> {
         let mut why = Vec::new();
-        if model.workloads.len() != 1 || model.services.len() != 1 {
-            why.push("needs exactly one workload and one service".to_string());
+        let priority = model
+            .services
+            .first()
+            .and_then(|s| match &s.queue_discipline {
+                QueueDiscipline::Priority { rank, .. } => Some(rank.clone()),
+                _ => None,
+            });
+        let workloads_ok = match &priority {
+            None => model.workloads.len() == 1,
+            // One workload per class, each of a distinct, ranked class.
+            Some(rank) => {
+                let mut ranks: Vec<Option<u8>> = model
+                    .workloads
+                    .iter()
+                    .map(|w| w.class.and_then(|c| rank.get(usize::from(c)).copied()))
+                    .collect();
+                ranks.sort();
+                ranks.dedup();
+                model.workloads.len() >= 2
+                    && ranks.len() == model.workloads.len()
+                    && ranks
+                        .iter()
+                        .all(|r| r.is_some_and(|r| usize::from(r) < rank.len()))
+            }
+        };
+        if !workloads_ok || model.services.len() != 1 {
+            why.push(
+                "needs one service and one workload, or, with priority classes, one workload per ranked class"
+                    .to_string(),
+            );
         }
         if model.horizon.is_some() {
             why.push("a horizon would leave requests unanswered and bias the means".into());
@@ -91,32 +131,79 @@ impl Queue {
         else {
             return Err(why.join("; "));
         };
-        let rate = match workload.arrival {
-            Arrival::Poisson { mean_gap_ns } => 1e6 / mean_gap_ns,
+        let mut rates = Vec::new();
+        for w in &model.workloads {
+            rates.push(match w.arrival {
+                Arrival::Poisson { mean_gap_ns } => 1e6 / mean_gap_ns,
+                _ => {
+                    why.push("arrivals must be Poisson".into());
+                    f64::NAN
+                }
+            });
+            if w.duration != workload.duration || w.max_requests.is_some() {
+                why.push("arrivals must be bounded by `duration_s` alone, the same for all".into());
+            }
+            let edge = &w.edge;
+            if w.deadline.is_some()
+                || !edge.attempt_timeout.is_infinite()
+                || edge.retry.max_attempts != 1
+                || edge.breaker.is_some()
+                || edge.bulkhead.is_some()
+                || edge.rate_limit.is_some()
+                || edge.throttle.is_some()
+            {
+                why.push("the caller must wait for every answer: no deadline, timeout, retry or client policy".into());
+            }
+        }
+        why.dedup();
+        let rate: f64 = rates.iter().sum();
+        let arrivals_until = workload.duration.map(|d| d.as_ms());
+        if arrivals_until.is_none() {
+            why.push("arrivals must be bounded by `duration_s`".into());
+        }
+        let (discipline, classes) = match (&service.queue_discipline, &priority) {
+            (QueueDiscipline::Fifo, _) => ("FIFO", Vec::new()),
+            (QueueDiscipline::Lifo, _) => ("LIFO", Vec::new()),
+            (QueueDiscipline::Priority { .. }, Some(rank)) => {
+                let mut classes: Vec<(u8, usize, f64)> = model
+                    .workloads
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, w)| {
+                        let r = w.class.and_then(|c| rank.get(usize::from(c)).copied())?;
+                        Some((r, i, rates[i]))
+                    })
+                    .collect();
+                classes.sort_by_key(|c| c.0);
+                (
+                    "priority",
+                    classes.into_iter().map(|(_, i, r)| (i, r)).collect(),
+                )
+            }
             _ => {
-                why.push("arrivals must be Poisson".into());
-                f64::NAN
+                why.push("the queue discipline must be FIFO, LIFO or by priority".into());
+                ("?", Vec::new())
             }
         };
-        let arrivals_until = workload.duration.map(|d| d.as_ms());
-        if arrivals_until.is_none() || workload.max_requests.is_some() {
-            why.push("arrivals must be bounded by `duration_s` alone".into());
-        }
-        let edge = &workload.edge;
-        if workload.deadline.is_some()
-            || !edge.attempt_timeout.is_infinite()
-            || edge.retry.max_attempts != 1
-            || edge.breaker.is_some()
-            || edge.bulkhead.is_some()
-            || edge.rate_limit.is_some()
-            || edge.throttle.is_some()
-        {
-            why.push("the caller must wait for every answer: no deadline, timeout, retry or client policy".into());
+        if discipline == "priority" && service.workers != 1 {
+            why.push(
+                "Cobham's formula is for one server: priority classes need `workers: 1`".into(),
+            );
         }
         if service.instances != 1 || service.instances_down != 0 {
             why.push("the service must have one instance, up".into());
         }
-        if service.admission != Admission::default() || service.default_deadline.is_some() {
+        // Classes give every service a threshold per class; none set is none.
+        let admission = Admission {
+            shed_classes: Vec::new(),
+            ..service.admission.clone()
+        };
+        let sheds = service
+            .admission
+            .shed_classes
+            .iter()
+            .any(|&t| t != u32::MAX);
+        if admission != Admission::default() || sheds || service.default_deadline.is_some() {
             why.push("the service must admit every request the queue has room for".into());
         }
         let loss = match service.queue_capacity {
@@ -152,6 +239,8 @@ impl Queue {
         }
         let queue = Queue {
             rate,
+            discipline,
+            classes,
             servers,
             loss,
             service: dist.map_or(
@@ -178,13 +267,18 @@ impl Queue {
         }
     }
 
-    /// Kendall's notation: M/M/1, M/D/1, M/G/1, M/M/4, M/M/5/5.
+    /// Kendall's notation: M/M/1, M/D/1, M/G/1, M/M/4, M/M/5/5, and the
+    /// discipline when it is not FIFO (M/M/1 LIFO, M/M/1 priority).
     pub fn notation(&self) -> String {
         let c = self.servers;
-        if self.loss {
+        let kendall = if self.loss {
             format!("M/{}/{c}/{c}", self.service_kind)
         } else {
             format!("M/{}/{c}", self.service_kind)
+        };
+        match self.discipline {
+            "FIFO" => kendall,
+            other => format!("{kendall} {other}"),
         }
     }
 
@@ -228,12 +322,24 @@ impl Queue {
                 erlang_c(self.servers, a),
             )
         };
-        vec![
+        // Any order that does not look at service times (LIFO, priority
+        // with class-blind service) leaves the mean wait, P(wait) and L as
+        // FIFO has them (Kleinrock's conservation law); priority classes
+        // share it by Cobham's formula.
+        let mut expected = vec![
             (Quantity::TimeInSystem, wait + self.service.mean),
             (Quantity::Wait, wait),
             (Quantity::WaitProbability, p_wait),
             (Quantity::Little, 1.0),
-        ]
+        ];
+        let rates: Vec<f64> = self.classes.iter().map(|c| c.1).collect();
+        for k in 0..self.classes.len() {
+            expected.push((
+                Quantity::ClassTimeInSystem(k),
+                cobham_wait(&rates, self.service, k) + self.service.mean,
+            ));
+        }
+        expected
     }
 }
 

@@ -20,14 +20,26 @@ fn every_row_of_the_shortened_suite_passes() {
     };
     let validation = run_suite(&models(), &options).expect("the suite runs");
     let table = validation.table();
-    // Five queues at three utilisations; Little's law on every one.
-    assert_eq!(validation.rows.len(), 4 * 12 + 2 * 3, "{table}");
+    // Five queues at three utilisations, LIFO at two, two priority classes at
+    // two splits (with W1 and W2 besides); Little's law on every one.
+    assert_eq!(
+        validation.rows.len(),
+        4 * 12 + 2 * 3 + 2 * 4 + 2 * 6,
+        "{table}"
+    );
     let little = validation
         .rows
         .iter()
         .filter(|r| r.quantity == Quantity::Little)
         .count();
-    assert_eq!(little, 15, "{table}");
+    assert_eq!(little, 19, "{table}");
+    // The rows that tell a discipline from FIFO: the priority classes.
+    let classes = validation
+        .rows
+        .iter()
+        .filter(|r| matches!(r.quantity, Quantity::ClassTimeInSystem(_)))
+        .count();
+    assert_eq!(classes, 4, "{table}");
     assert!(validation.all_pass(), "a row failed:\n{table}");
 }
 
