@@ -42,6 +42,9 @@ fn an_error_spike_outlives_itself_only_when_errors_are_retried_freely() {
         let (_, _, no_retries) = outcome("no-retries");
         assert!(no_retries.error > 8_000, "seed {seed}: {no_retries:?}");
         let (_, _, fast) = outcome("fast-failure");
-        assert!(fast.rejected > 0 && fast.error == 0, "seed {seed}: {fast:?}");
+        assert!(
+            fast.rejected > 0 && fast.error == 0,
+            "seed {seed}: {fast:?}"
+        );
     }
 }

@@ -9,7 +9,10 @@ use stormsim_model::load_model;
 use stormsim_sim::{run_model, VariantReport};
 
 fn model_text() -> String {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../models/overload-lifo.json");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../models/overload-lifo.json"
+    );
     std::fs::read_to_string(path).expect("models/overload-lifo.json is readable")
 }
 
@@ -45,6 +48,10 @@ fn lifo_keeps_the_answered_tail_short_in_an_overload() {
         let series = |name: &str| variant(&reports, name).series.clone();
         let (fifo, adaptive) = (series("fifo"), series("adaptive-lifo"));
         let before = (55.0 / fifo.bucket_s()) as usize;
-        assert_eq!(fifo.global[..before], adaptive.global[..before], "seed {seed}");
+        assert_eq!(
+            fifo.global[..before],
+            adaptive.global[..before],
+            "seed {seed}"
+        );
     }
 }
