@@ -1324,6 +1324,15 @@ fn check_budget(ck: &mut Checker, at: &str, budget: &BudgetSpec) {
                 );
             }
         }
+        BudgetSpec::RetryCircuitBreaker {
+            max_failure_rate,
+            window,
+        } => {
+            ck.probability(&format!("{at}.max_failure_rate"), *max_failure_rate);
+            if *window == 0 {
+                ck.fail(format!("{at}.window"), "expected at least 1 attempt, got 0");
+            }
+        }
     }
 }
 

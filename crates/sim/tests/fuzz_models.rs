@@ -103,9 +103,13 @@ impl Gen {
     }
 
     fn budget(&mut self) -> Value {
-        match self.int(0, 3) {
+        match self.int(0, 4) {
             0 => {
                 json!({"kind": "token_bucket", "ratio": self.num(0.0, 1.0), "max_tokens": self.num(1.0, 20.0)})
+            }
+            4 => {
+                json!({"kind": "retry_circuit_breaker", "max_failure_rate": self.num(0.0, 1.0),
+                        "window": self.int(1, 200)})
             }
             1 => {
                 json!({"kind": "grpc_throttling", "max_tokens": self.num(1.0, 100.0), "token_ratio": self.num(0.01, 1.0)})
