@@ -889,7 +889,19 @@ fn default_zipf_s() -> f64 {
 /// Hedged requests: after `delay_ms` (or at a percentile of the edge's recent
 /// latencies) without an answer, send the same request to another replica;
 /// the first success wins.
-#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+///
+/// When a copy fails, the hedge follows gRPC's hedging policy (proposal A6):
+/// after a failure in `non_fatal`, the next hedge of the try, if any is left,
+/// is sent at once instead of at its delay (or after the callee's Retry-After,
+/// A6's pushback), and the hedges after it follow at `delay_ms` from then;
+/// after any other failure the other copies are cancelled and the try fails
+/// with it. A hedge that cannot go (its budget, the brake, no other replica,
+/// an open breaker, no time left) is not sent; the try then fails with its
+/// last failure once no copy is left in flight. A try fails when every copy
+/// it sent failed and no hedge is left: gRPC then returns the failure (it
+/// never retries a hedged call); a `retry` policy on the same call retries the
+/// whole try, hedges and all.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HedgeSpec {
     /// A fixed hedge delay, ms. With `percentile`, the delay used until enough
@@ -904,7 +916,8 @@ pub struct HedgeSpec {
     #[serde(default = "default_hedge_window")]
     #[schemars(range(min = 10))]
     pub window: u32,
-    /// Most hedges per try (besides the try itself).
+    /// Most hedges per try (besides the try itself): gRPC's `maxAttempts`,
+    /// which counts every copy, is `max_hedges + 1`.
     #[serde(default = "one_u32")]
     #[schemars(range(min = 1, max = 255))]
     pub max_hedges: u32,
@@ -924,6 +937,17 @@ pub struct HedgeSpec {
     /// Where hedges go.
     #[serde(default)]
     pub target: HedgeTarget,
+    /// gRPC's `nonFatalStatusCodes`: failures of a copy after which the next
+    /// hedge goes at once and the other copies run on; any other failure is
+    /// fatal (the other copies are cancelled, or left to run untied, and the
+    /// try fails with it). On a budget that counts failures (gRPC throttling,
+    /// the retry circuit breaker), these count as failures as the retried ones
+    /// do. gRPC has no default (the field is required); the default here is
+    /// `retry_on`'s: every transient failure (`timeout`, `deadline_exceeded`,
+    /// `rejected`, `error`, `connection_refused`). `[]`: every failure is
+    /// fatal.
+    #[serde(default = "default_retry_on")]
+    pub non_fatal: Vec<RetryableOutcome>,
 }
 
 fn default_hedge_window() -> u32 {
@@ -1011,7 +1035,8 @@ fn default_retry_on() -> Vec<RetryableOutcome> {
     ]
 }
 
-/// An outcome a retry policy may retry.
+/// An outcome a retry policy may retry (`retry_on`), or a hedge take as
+/// non-fatal (`non_fatal`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RetryableOutcome {

@@ -1179,6 +1179,7 @@ fn hedge_policy(ck: &mut Checker, at: &str, h: &HedgeSpec) -> HedgePolicy {
             ck.non_negative(&format!("{at}.cancel_delay_ms"), h.cancel_delay_ms),
         ),
         target: h.target,
+        non_fatal: OutcomeSet::of(&h.non_fatal),
     }
 }
 

@@ -336,6 +336,24 @@ fn retry_budget_problems_name_their_paths() {
 }
 
 #[test]
+fn a_hedge_names_an_unknown_non_fatal_outcome() {
+    let doc = with(base(), "services[gateway].steps[0].idempotent", json!(true));
+    let doc = with(
+        doc,
+        "services[gateway].steps[0].hedge",
+        json!({"delay_ms": 5, "non_fatal": ["timeout", "unavailable"]}),
+    );
+    let p = problems(&doc);
+    assert_eq!(p.len(), 1, "{p:?}");
+    assert!(
+        p[0].starts_with("services[0].steps[0].hedge.non_fatal[1]:"),
+        "{p:?}"
+    );
+    let doc = with(doc, "services[gateway].steps[0].hedge.non_fatal", json!([]));
+    assert!(problems(&doc).is_empty());
+}
+
+#[test]
 fn cache_problems_name_their_paths() {
     let doc = with(
         base(),

@@ -301,6 +301,18 @@ impl Gen {
             if self.chance(0.3) {
                 h["max_ratio"] = json!(self.num(0.01, 1.0));
             }
+            if self.chance(0.3) {
+                let all = [
+                    "timeout",
+                    "deadline_exceeded",
+                    "rejected",
+                    "error",
+                    "connection_refused",
+                    "rate_limited",
+                ];
+                let non_fatal: Vec<&str> = all.into_iter().filter(|_| self.chance(0.5)).collect();
+                h["non_fatal"] = json!(non_fatal);
+            }
             c.insert("hedge".into(), h);
         } else if !fan_out && self.chance(0.12) {
             let mut cache = json!({"keys": self.int(1, 50), "ttl_ms": self.num(1.0, 200.0),
