@@ -124,6 +124,21 @@ impl Gen {
         }
     }
 
+    /// A list of outcomes (`retry_on`, a hedge's `non_fatal`), each in it
+    /// with even odds.
+    fn outcomes(&mut self) -> Value {
+        let all = [
+            "timeout",
+            "deadline_exceeded",
+            "rejected",
+            "error",
+            "connection_refused",
+            "rate_limited",
+        ];
+        let some: Vec<&str> = all.into_iter().filter(|_| self.chance(0.5)).collect();
+        json!(some)
+    }
+
     fn retry(&mut self) -> Value {
         let mut r = json!({"max_attempts": *self.pick(&[1, 2, 3, 5, 50, 1000])});
         if self.chance(0.7) {
@@ -135,16 +150,7 @@ impl Gen {
             r["jitter_factor"] = json!(self.num(0.0, 1.0));
         }
         if self.chance(0.3) {
-            let all = [
-                "timeout",
-                "deadline_exceeded",
-                "rejected",
-                "error",
-                "connection_refused",
-                "rate_limited",
-            ];
-            let on: Vec<&str> = all.iter().copied().filter(|_| self.chance(0.5)).collect();
-            r["retry_on"] = json!(on);
+            r["retry_on"] = self.outcomes();
         }
         if self.chance(0.4) {
             r["budget"] = self.budget();
@@ -302,16 +308,7 @@ impl Gen {
                 h["max_ratio"] = json!(self.num(0.01, 1.0));
             }
             if self.chance(0.3) {
-                let all = [
-                    "timeout",
-                    "deadline_exceeded",
-                    "rejected",
-                    "error",
-                    "connection_refused",
-                    "rate_limited",
-                ];
-                let non_fatal: Vec<&str> = all.into_iter().filter(|_| self.chance(0.5)).collect();
-                h["non_fatal"] = json!(non_fatal);
+                h["non_fatal"] = self.outcomes();
             }
             c.insert("hedge".into(), h);
         } else if !fan_out && self.chance(0.12) {
