@@ -412,6 +412,34 @@ pub struct HedgePolicy {
     pub cancel_delay: SimDuration,
     /// Where hedges go.
     pub target: HedgeTarget,
+    /// The failures after which the next hedge goes at once (gRPC's
+    /// `nonFatalStatusCodes`); any other failure ends the try.
+    pub non_fatal: OutcomeSet,
+}
+
+/// A set of [`RetryableOutcome`]s, a bit each: `Copy`, so that the policies
+/// holding one stay `Copy`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OutcomeSet(u8);
+
+impl OutcomeSet {
+    /// The set of `outcomes` (repeats count once).
+    pub fn of(outcomes: &[RetryableOutcome]) -> OutcomeSet {
+        OutcomeSet(
+            outcomes
+                .iter()
+                .fold(0, |bits, &o| bits | OutcomeSet::bit(o)),
+        )
+    }
+
+    /// Whether `outcome` is in the set.
+    pub fn contains(self, outcome: RetryableOutcome) -> bool {
+        self.0 & OutcomeSet::bit(outcome) != 0
+    }
+
+    fn bit(outcome: RetryableOutcome) -> u8 {
+        1 << outcome as u8
+    }
 }
 
 /// A validated retry policy.

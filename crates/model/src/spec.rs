@@ -1012,7 +1012,19 @@ fn default_zipf_s() -> f64 {
 /// Hedged requests: after `delay_ms` (or at a percentile of the edge's recent
 /// latencies) without an answer, send the same request to another replica;
 /// the first success wins.
-#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+///
+/// When a copy fails, the hedge follows gRPC's hedging policy (proposal A6):
+/// after a failure in `non_fatal`, the next hedge of the try, if any is left,
+/// is sent at once instead of at its delay (or after the callee's Retry-After,
+/// A6's pushback), and the hedges after it follow at `delay_ms` from then;
+/// after any other failure the other copies are cancelled and the try fails
+/// with it. A hedge that cannot go (its budget, the brake, no other replica,
+/// an open breaker, no time left) is not sent; the try then fails with its
+/// last failure once no copy is left in flight. A try fails when every copy
+/// it sent failed and no hedge is left: gRPC then returns the failure (it
+/// never retries a hedged call); a `retry` policy on the same call retries the
+/// whole try, hedges and all.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HedgeSpec {
     /// A fixed hedge delay, ms. With `percentile`, the delay used until enough
@@ -1027,7 +1039,8 @@ pub struct HedgeSpec {
     #[serde(default = "default_hedge_window")]
     #[schemars(range(min = 10))]
     pub window: u32,
-    /// Most hedges per try (besides the try itself).
+    /// Most hedges per try (besides the try itself): gRPC's `maxAttempts`,
+    /// which counts every copy, is `max_hedges + 1`.
     #[serde(default = "one_u32")]
     #[schemars(range(min = 1, max = 255))]
     pub max_hedges: u32,
@@ -1047,6 +1060,17 @@ pub struct HedgeSpec {
     /// Where hedges go.
     #[serde(default)]
     pub target: HedgeTarget,
+    /// gRPC's `nonFatalStatusCodes`: failures of a copy after which the next
+    /// hedge goes at once and the other copies run on; any other failure is
+    /// fatal (the other copies are cancelled, or left to run untied, and the
+    /// try fails with it). On a budget that counts failures (gRPC throttling,
+    /// the retry circuit breaker), these count as failures as the retried ones
+    /// do. gRPC has no default (the field is required); the default here is
+    /// `retry_on`'s: every transient failure (`timeout`, `deadline_exceeded`,
+    /// `rejected`, `error`, `connection_refused`). `[]`: every failure is
+    /// fatal.
+    #[serde(default = "default_retry_on")]
+    pub non_fatal: Vec<RetryableOutcome>,
 }
 
 fn default_hedge_window() -> u32 {
@@ -1134,7 +1158,8 @@ fn default_retry_on() -> Vec<RetryableOutcome> {
     ]
 }
 
-/// An outcome a retry policy may retry.
+/// An outcome a retry policy may retry (`retry_on`), or a hedge take as
+/// non-fatal (`non_fatal`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RetryableOutcome {
@@ -1206,11 +1231,22 @@ pub enum Jitter {
 }
 
 /// A retry budget: limits retries across all calls of an edge.
+///
+/// Each kind is asked before every retry and every hedge, never before a first
+/// attempt; a refused retry is not sent and the call fails at once with its
+/// last attempt's failure (a refused hedge is not sent, and the try goes on).
+/// Each kind keeps its state per caller instance, as each instance of a client
+/// library does.
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum BudgetSpec {
     /// The S5 chapter's token bucket: each first attempt adds `ratio` tokens up to
     /// `max_tokens`, each retry spends one; no token, no retry. Starts full.
+    ///
+    /// Boundary: the chapter's `TrySpend` grants while `tokens >= 1`, so a
+    /// bucket holding exactly one token grants a retry (Brooker's adaptive-retry
+    /// simulation grants only above one, `bucket > 1.0`; this kind does not
+    /// follow it).
     TokenBucket {
         /// Tokens per first attempt (0.1: retries ≈ 10% of traffic).
         #[schemars(range(min = 0.0))]
@@ -1221,6 +1257,12 @@ pub enum BudgetSpec {
     },
     /// gRPC retry throttling (A6): starts at `max_tokens`; a failed attempt takes
     /// 1, a success gives `token_ratio`; retries only while tokens > max/2.
+    ///
+    /// Boundary: A6 throttles while `token_count <= maxTokens / 2`, so at
+    /// exactly half no retry (nor hedge) is sent; counted in thousandths of a
+    /// token with the half rounded down, as gRPC C-core and Java count
+    /// (`milli_tokens > max_milli_tokens / 2`). The failed attempt is counted
+    /// before its retry is asked for.
     GrpcThrottling {
         /// In (0, 1000].
         max_tokens: f64,
@@ -1229,6 +1271,10 @@ pub enum BudgetSpec {
     },
     /// Finagle's RetryBudget: retries up to `percent_can_retry` of requests over
     /// a `ttl_s` window, plus a reserve of `min_retries_per_sec`.
+    ///
+    /// Boundary: Finagle's leaky bucket grants a withdrawal while
+    /// `count >= n` (`TokenBucket.tryGet`), so a balance of exactly one retry
+    /// grants it.
     Finagle {
         /// Window, seconds (1-60).
         #[serde(default = "ten")]
@@ -1242,6 +1288,10 @@ pub enum BudgetSpec {
     },
     /// Envoy's retry budget: concurrent retries at most `budget_percent` of
     /// active requests, and at least `min_retry_concurrency`.
+    ///
+    /// Boundary: Envoy's `RetryBudgetImpl::canCreate` grants while
+    /// `count() < max()`, so with as many retries in flight as the limit no
+    /// further retry is sent.
     Envoy {
         /// Percent of active requests.
         #[serde(default = "twenty")]
@@ -1250,8 +1300,43 @@ pub enum BudgetSpec {
         #[serde(default = "three")]
         min_retry_concurrency: u32,
     },
+    /// Marc Brooker's retry circuit breaker ("Fixing retries with token buckets
+    /// and circuit breakers", 2022): first attempts always go; a retry goes only
+    /// while the failure rate of this caller's last `window` attempts on the
+    /// edge is at most `max_failure_rate`.
+    ///
+    /// The window holds the outcomes of the caller's last `window` attempts
+    /// (first attempts, retries and hedges alike) that ended with an answer or
+    /// their timeout: failures the retry policy retries count as failures,
+    /// successes as successes; failures it never retries (a 4xx) and attempts
+    /// the caller cancelled are left out, as gRPC's throttling leaves them out.
+    /// It starts as `window` successes (as the token bucket starts full, so a
+    /// client that just started may retry), and the failure rate is always
+    /// failures in the window / `window`. An attempt's failure is counted
+    /// before its retry is asked for.
+    ///
+    /// Boundary: Brooker's simulator refuses a retry when the failure rate is
+    /// above the threshold (`failures / calls > max_rate`), so at exactly
+    /// `max_failure_rate` the retry is sent. Brooker's rate is cumulative over
+    /// the client's life (failed attempts over calls); this one is over the
+    /// window of attempts, so that it follows recent failures and stays in
+    /// [0, 1].
+    RetryCircuitBreaker {
+        /// Retries stop while more than this share of the window's attempts
+        /// failed, in [0, 1] (Brooker's simulation: 0.1).
+        #[serde(default = "point_one")]
+        max_failure_rate: f64,
+        /// Attempts the failure rate is taken over, ≥ 1 (resilience4j's
+        /// count-based window size).
+        #[serde(default = "hundred_u32")]
+        #[schemars(range(min = 1))]
+        window: u32,
+    },
 }
 
+fn point_one() -> f64 {
+    0.1
+}
 fn ten() -> f64 {
     10.0
 }

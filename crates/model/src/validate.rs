@@ -1234,6 +1234,7 @@ fn hedge_policy(ck: &mut Checker, at: &str, h: &HedgeSpec) -> HedgePolicy {
             ck.non_negative(&format!("{at}.cancel_delay_ms"), h.cancel_delay_ms),
         ),
         target: h.target,
+        non_fatal: OutcomeSet::of(&h.non_fatal),
     }
 }
 
@@ -1377,6 +1378,15 @@ fn check_budget(ck: &mut Checker, at: &str, budget: &BudgetSpec) {
                     format!("{at}.budget_percent"),
                     format!("expected a percentage in [0, 100], got {budget_percent}"),
                 );
+            }
+        }
+        BudgetSpec::RetryCircuitBreaker {
+            max_failure_rate,
+            window,
+        } => {
+            ck.probability(&format!("{at}.max_failure_rate"), *max_failure_rate);
+            if *window == 0 {
+                ck.fail(format!("{at}.window"), "expected at least 1 attempt, got 0");
             }
         }
     }

@@ -300,6 +300,60 @@ fn fan_out_and_hedging_problems_name_their_paths() {
 }
 
 #[test]
+fn retry_budget_problems_name_their_paths() {
+    let retry = |budget: Value| {
+        with(
+            base(),
+            "services[gateway].steps[0].retry",
+            json!({"max_attempts": 3, "budget": budget}),
+        )
+    };
+    let at = "services[0].steps[0].retry.budget";
+    let doc = retry(json!({"kind": "retry_circuit_breaker", "max_failure_rate": 1.5, "window": 0}));
+    assert_eq!(
+        problems(&doc),
+        [
+            format!("{at}.max_failure_rate: expected a probability in [0, 1], got 1.5"),
+            format!("{at}.window: expected at least 1 attempt, got 0"),
+        ]
+    );
+    let doc = retry(json!({"kind": "retry_circuit_breaker", "max_failure_rate": -0.1}));
+    assert_eq!(
+        problems(&doc),
+        [format!(
+            "{at}.max_failure_rate: expected a probability in [0, 1], got -0.1"
+        )]
+    );
+    // Its defaults are valid: Brooker's 10% over 100 attempts.
+    assert!(problems(&retry(json!({"kind": "retry_circuit_breaker"}))).is_empty());
+    let doc = retry(json!({"kind": "retry_circuit_breaker", "threshold": 0.1}));
+    let p = problems(&doc);
+    assert_eq!(p.len(), 1, "{p:?}");
+    assert!(
+        p[0].starts_with(&format!("{at}.threshold: unknown field")),
+        "{p:?}"
+    );
+}
+
+#[test]
+fn a_hedge_names_an_unknown_non_fatal_outcome() {
+    let doc = with(base(), "services[gateway].steps[0].idempotent", json!(true));
+    let doc = with(
+        doc,
+        "services[gateway].steps[0].hedge",
+        json!({"delay_ms": 5, "non_fatal": ["timeout", "unavailable"]}),
+    );
+    let p = problems(&doc);
+    assert_eq!(p.len(), 1, "{p:?}");
+    assert!(
+        p[0].starts_with("services[0].steps[0].hedge.non_fatal[1]:"),
+        "{p:?}"
+    );
+    let doc = with(doc, "services[gateway].steps[0].hedge.non_fatal", json!([]));
+    assert!(problems(&doc).is_empty());
+}
+
+#[test]
 fn cache_problems_name_their_paths() {
     let doc = with(
         base(),

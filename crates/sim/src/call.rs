@@ -24,12 +24,13 @@ use crate::policy::balancer::LoadBalancer;
 use crate::policy::breaker::CallOutcome;
 use crate::policy::budget::AttemptOutcome;
 use crate::policy::deadline::{plan_attempt, AttemptPlan};
+use crate::policy::hedge::{after_copy, after_unsent_hedge, AfterCopy};
 use crate::policy::rate_limit::RateDecision;
-use crate::policy::retry::{decide, is_retryable, RetryDecision};
+use crate::policy::retry::{decide, is_retryable, outcome_of, RetryDecision};
 use crate::simulator::{Event, Simulator, NET_DOWN};
 use crate::world::*;
 use crate::zombie::NO_ROOT;
-use stormsim_engine::{SimDuration, SimTime, StreamKey};
+use stormsim_engine::{SimDuration, SimTime, StreamKey, TimerHandle};
 use stormsim_model::{Backoff, CallPolicy, HedgeTarget, Jitter, Model, Service};
 
 /// Retries without backoff sent from inside the handling of the previous
@@ -219,9 +220,11 @@ impl Simulator<'_> {
     /// Deadline layer, then the breaker, then the per-attempt timeout and the
     /// network, for the call's next try (`hedge` 0) or the `hedge`-th hedge of
     /// its current one. A hedge that cannot go (no time left, breaker open, no
-    /// other replica, a local refusal) is simply not sent: the try in flight
-    /// goes on, and the retry loop is not involved.
-    fn launch_attempt(&mut self, call_id: CallId, hedge: u32) {
+    /// other replica, a local refusal) is simply not sent: the try's copies in
+    /// flight go on, and the retry loop is not involved (the caller, told by
+    /// the `false` this returns, fails the try if none is left). Returns
+    /// whether the attempt was sent.
+    fn launch_attempt(&mut self, call_id: CallId, hedge: u32) -> bool {
         let now = self.now();
         let call = &mut self.world.calls[call_id];
         if hedge == 0 {
@@ -285,10 +288,10 @@ impl Simulator<'_> {
                     .on_retry_finished();
             }
             if hedge > 0 {
-                return;
+                return false;
             }
             self.finish_call(call_id, Outcome::Failed(FailReason::DeadlineExceeded));
-            return;
+            return false;
         };
         let state = &mut self.policies.edges[edge as usize][caller as usize];
         let permit = match state.breaker.as_mut().map(|b| b.try_acquire(now)) {
@@ -303,7 +306,7 @@ impl Simulator<'_> {
                 if hedge == 0 {
                     self.after_attempt(call_id, Outcome::Failed(FailReason::BreakerOpen), None);
                 }
-                return;
+                return false;
             }
         };
         // Local refusals after the breaker: its permit goes back unused.
@@ -375,7 +378,7 @@ impl Simulator<'_> {
                 }
                 self.measured.services[to].budget_denied += 1;
                 self.measured.edges[edge as usize].budget_denied += 1;
-                return;
+                return false;
             }
             holds_budget_slot = true;
         }
@@ -408,7 +411,7 @@ impl Simulator<'_> {
             if hedge == 0 {
                 self.after_attempt(call_id, Outcome::Failed(reason), retry_after);
             }
-            return;
+            return false;
         }
         if attempt_no == 1 && hedge == 0 {
             state.budget.on_request(now);
@@ -515,6 +518,7 @@ impl Simulator<'_> {
         if self.topology.edges[edge as usize].hedge.is_some() {
             self.schedule_hedge(call_id);
         }
+        true
     }
 
     /// Arms the timer of the call's next hedge, if its edge hedges, it has
@@ -534,49 +538,73 @@ impl Simulator<'_> {
         let Some(delay) = state.hedge_delay.as_ref().and_then(|d| d.delay()) else {
             return;
         };
-        let event = Event::HedgeDue(call_id);
+        let event = Event::HedgeDue(call_id, None);
         // A fixed delay recurs: a FIFO lane; an adaptive one moves: the heap.
         let timer = if policy.percentile.is_none() {
             self.queue.schedule_constant_timer(delay, event)
         } else {
             self.queue.schedule_timer(self.now() + delay, event)
         };
-        if let Some(old) = self.world.calls[call_id]
-            .hedging
-            .as_mut()
-            .and_then(|h| h.timer.replace(timer))
-        {
+        self.replace_hedge_timer(call_id, Some(timer));
+    }
+
+    /// The call's next hedge timer is `timer` (or none): the one it replaces
+    /// is cancelled.
+    fn replace_hedge_timer(&mut self, call_id: CallId, timer: Option<TimerHandle>) {
+        let Some(hedging) = self.world.calls[call_id].hedging.as_mut() else {
+            return;
+        };
+        if let Some(old) = std::mem::replace(&mut hedging.timer, timer) {
             self.queue.cancel(old);
         }
     }
 
-    /// The hedge delay passed: if the call still waits on its try, and the
-    /// brake allows, send a hedge to another replica.
-    pub(crate) fn on_hedge_due(&mut self, call_id: CallId) {
-        let now = self.now();
+    /// The hedge delay passed, or the wait a copy's Retry-After asked for
+    /// (`failed`: that copy's failure, which the try fails with if the hedge
+    /// cannot go and no copy is left in flight): send a hedge to another
+    /// replica, if the brake allows.
+    pub(crate) fn on_hedge_due(&mut self, call_id: CallId, failed: Option<FailReason>) {
         let Some(call) = self.world.calls.get_mut(call_id) else {
             return;
         };
-        let (edge, caller) = (call.edge as usize, call.caller as usize);
         let waiting = call.current.is_some();
         let Some(hedging) = call.hedging.as_mut() else {
             return;
         };
         hedging.timer = None;
-        if !waiting {
+        if !waiting && failed.is_none() {
             return;
         }
-        let state = &mut self.policies.edges[edge][caller];
+        if self.send_hedge(call_id) {
+            return;
+        }
+        if let (AfterCopy::TryFailed, Some(reason)) = (after_unsent_hedge(waiting), failed) {
+            self.after_attempt(call_id, Outcome::Failed(reason), None);
+        }
+    }
+
+    /// Sends the call's next hedge now, if the brake allows and nothing else
+    /// refuses it: whether it went. One that does not go still counts
+    /// against `max_hedges`, once the brake let it (no hedge is asked for
+    /// again in its place).
+    fn send_hedge(&mut self, call_id: CallId) -> bool {
+        let now = self.now();
+        let call = &mut self.world.calls[call_id];
+        let (edge, caller) = (call.edge as usize, call.caller as usize);
+        let Some(hedging) = call.hedging.as_mut() else {
+            return false;
+        };
+        let state = &self.policies.edges[edge][caller];
         // Asked now, spent in `launch_attempt` only if the hedge goes.
         if let Some(brake) = state.hedge_brake.as_ref() {
             if !brake.may_hedge(now) {
                 self.measured.edges[edge].hedges_braked += 1;
-                return;
+                return false;
             }
         }
         hedging.sent += 1;
         let hedge = hedging.sent;
-        self.launch_attempt(call_id, hedge);
+        self.launch_attempt(call_id, hedge)
     }
 
     /// The call's attempts in flight: its current one and its hedges.
@@ -623,10 +651,17 @@ impl Simulator<'_> {
     /// the breaker nothing (resilience4j's ignored call) and the budget no result.
     fn end_attempt(&mut self, a: &Attempt, outcome: Option<Outcome>) {
         let now = self.now();
-        let retry_policy_of_edge = &self.topology.edges[a.edge as usize].retry;
+        let policy = &self.topology.edges[a.edge as usize];
+        // A6: the failures a budget counts are the retryable and the
+        // non-fatal ones.
+        let non_fatal = |reason| {
+            policy
+                .hedge
+                .is_some_and(|h| outcome_of(reason).is_some_and(|o| h.non_fatal.contains(o)))
+        };
         let budget_outcome = outcome.map(|o| match o {
             Outcome::Ok => AttemptOutcome::Success,
-            Outcome::Failed(reason) if is_retryable(retry_policy_of_edge, reason) => {
+            Outcome::Failed(reason) if is_retryable(&policy.retry, reason) || non_fatal(reason) => {
                 AttemptOutcome::RetryableFailure
             }
             Outcome::Failed(_) => AttemptOutcome::NonRetryableFailure,
@@ -690,8 +725,8 @@ impl Simulator<'_> {
             AttemptOutcomeKind::Error
         };
         self.log_attempt(&a, kind);
-        if self.settle_copies(a.call, attempt, outcome) {
-            let retry_after = (!a.retry_after.is_infinite()).then_some(a.retry_after);
+        let retry_after = (!a.retry_after.is_infinite()).then_some(a.retry_after);
+        if self.settle_copies(a.call, attempt, outcome, retry_after) {
             self.after_attempt(a.call, outcome, retry_after);
         }
     }
@@ -706,19 +741,28 @@ impl Simulator<'_> {
         self.end_attempt(&a, Some(outcome));
         self.log_attempt(&a, AttemptOutcomeKind::Timeout);
         self.give_up_on(&a);
-        if self.settle_copies(a.call, attempt, outcome) {
+        if self.settle_copies(a.call, attempt, outcome, None) {
             self.after_attempt(a.call, outcome, None);
         }
     }
 
-    /// `attempt` of the call ended with `outcome`: takes it out of the call's
-    /// attempts in flight. Returns whether the call moves on (to its retry
-    /// loop, which finishes it on a success); not while a copy of a failed
-    /// attempt (a hedge, or the try a hedge duplicates) is still in flight, nor
-    /// when the call is gone (a loser whose cancellation was still on its way).
-    /// A success ends the race: the other copies are cancelled (tied) or left
-    /// to run, their answers ignored (untied).
-    fn settle_copies(&mut self, call_id: CallId, attempt: AttemptId, outcome: Outcome) -> bool {
+    /// `attempt` of the call ended with `outcome` (and the callee's
+    /// Retry-After, if it sent one): takes it out of the call's attempts in
+    /// flight. Returns whether the call moves on (to its retry loop, which
+    /// finishes it on a success); not when the call is gone (a loser whose
+    /// cancellation was still on its way). A call that hedges settles its try
+    /// by gRPC's hedging rules ([`after_copy`]): a success ends the race, and
+    /// the other copies are cancelled (tied) or left to run, their answers
+    /// ignored (untied), as after a fatal failure; after a non-fatal one the
+    /// next hedge goes at once (or after the Retry-After), and the try goes on
+    /// while a copy is in flight or a hedge is due.
+    fn settle_copies(
+        &mut self,
+        call_id: CallId,
+        attempt: AttemptId,
+        outcome: Outcome,
+        retry_after: Option<SimDuration>,
+    ) -> bool {
         let Some(call) = self.world.calls.get_mut(call_id) else {
             return false;
         };
@@ -731,9 +775,57 @@ impl Simulator<'_> {
         } else {
             hedging.others.retain(|&a| a != attempt);
         }
-        if outcome != Outcome::Ok && call.current.is_some() {
-            return false;
+        let in_flight = call.current.is_some();
+        // New hedges follow the edge's current policy; the copies sent are
+        // judged by the call's.
+        let hedge_left = self.topology.edges[call.edge as usize]
+            .hedge
+            .is_some_and(|p| hedging.sent < p.max_hedges);
+        let decision = after_copy(
+            hedging.policy.non_fatal,
+            outcome,
+            hedge_left,
+            in_flight,
+            retry_after,
+        );
+        match decision {
+            AfterCopy::Won | AfterCopy::Fatal => {}
+            AfterCopy::Wait => return false,
+            AfterCopy::TryFailed => {
+                self.replace_hedge_timer(call_id, None);
+                return true;
+            }
+            AfterCopy::HedgeNow => {
+                // Its timer, if armed, is for the hedge that goes now.
+                self.replace_hedge_timer(call_id, None);
+                if self.send_hedge(call_id) {
+                    return false;
+                }
+                return after_unsent_hedge(in_flight) == AfterCopy::TryFailed;
+            }
+            AfterCopy::HedgeAfter(wait) => {
+                // Never past the deadline: with no copy out, the try then
+                // fails when it is due (the hedge finds no time left).
+                let now = self.now();
+                let call = &self.world.calls[call_id];
+                let deadline = self
+                    .deadline_as_seen(call.owner, call.edge, now)
+                    .unwrap_or(call.deadline);
+                // (A pushback comes with a failure: `failed` is that failure.)
+                let failed = match outcome {
+                    Outcome::Failed(reason) => Some(reason),
+                    Outcome::Ok => None,
+                };
+                let due = (now + wait).min(deadline.max(now));
+                let timer = self
+                    .queue
+                    .schedule_timer(due, Event::HedgeDue(call_id, failed));
+                self.replace_hedge_timer(call_id, Some(timer));
+                return false;
+            }
         }
+        let call = &mut self.world.calls[call_id];
+        let hedging = call.hedging.as_mut().expect("a hedged call");
         if let Some(timer) = hedging.timer.take() {
             self.queue.cancel(timer);
         }

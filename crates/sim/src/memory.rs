@@ -23,8 +23,8 @@ use crate::world::InstanceState;
 use crate::zombie::UserZombies;
 use std::mem::size_of;
 use stormsim_model::{
-    Arrival, BreakerSpec, CallPolicy, LoadedModel, Model, SlidingWindowType, Step, ThrottleSpec,
-    Variant, MAX_SERIES_ROWS,
+    Arrival, BreakerSpec, BudgetSpec, CallPolicy, LoadedModel, Model, SlidingWindowType, Step,
+    ThrottleSpec, Variant, MAX_SERIES_ROWS,
 };
 
 /// The default ceiling on [`estimate`]: 4 GiB. A model over it is refused by
@@ -335,6 +335,16 @@ fn edge_state(
                 "the breaker's window of {sliding_window_size} slots at {at}, per caller instance"
             ),
             bytes: mul(callers, mul(u64::from(*sliding_window_size), per_slot)),
+        });
+    }
+    if let Some(BudgetSpec::RetryCircuitBreaker { window, .. }) = &policy.retry.budget {
+        // A byte an attempt of the window.
+        parts.push(Contributor {
+            path: format!("{at}.retry.budget.window"),
+            what: format!(
+                "the retry circuit breaker's window of {window} attempts at {at}, per caller instance"
+            ),
+            bytes: mul(callers, u64::from(*window)),
         });
     }
     if let Some(throttle) = &policy.throttle {

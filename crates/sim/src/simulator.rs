@@ -56,8 +56,10 @@ pub enum Event {
     Change(u32),
     /// A call waiting for a bulkhead slot gives up.
     BulkheadTimeout(CallId),
-    /// A call's hedge delay is over: send a duplicate if it still waits.
-    HedgeDue(CallId),
+    /// A call's hedge delay is over: send a duplicate if it still waits. With
+    /// a failure: the wait a copy's Retry-After asked for is over, and the try
+    /// fails with that failure if the hedge cannot go and no copy is out.
+    HedgeDue(CallId, Option<FailReason>),
     /// A fan-out's deadline.
     FanOutDeadline(FanOutId),
     /// A tied loser's cancellation reaches it.
@@ -440,7 +442,7 @@ impl<'m> Simulator<'m> {
             Event::WorkDone(t) => self.on_work_done(t),
             Event::Change(i) => self.on_change(i as usize),
             Event::BulkheadTimeout(c) => self.on_bulkhead_timeout(c),
-            Event::HedgeDue(c) => self.on_hedge_due(c),
+            Event::HedgeDue(c, failed) => self.on_hedge_due(c, failed),
             Event::FanOutDeadline(f) => self.on_fan_out_deadline(f),
             Event::CancelLoser(a) => self.abandon_attempt(a),
             Event::UserWakes { workload, user } => self.on_user_wakes(workload as usize, user),

@@ -126,9 +126,13 @@ impl Gen {
     }
 
     fn budget(&mut self) -> Value {
-        match self.int(0, 3) {
+        match self.int(0, 4) {
             0 => {
                 json!({"kind": "token_bucket", "ratio": self.num(0.0, 1.0), "max_tokens": self.num(1.0, 20.0)})
+            }
+            4 => {
+                json!({"kind": "retry_circuit_breaker", "max_failure_rate": self.num(0.0, 1.0),
+                        "window": self.int(1, 200)})
             }
             1 => {
                 json!({"kind": "grpc_throttling", "max_tokens": self.num(1.0, 100.0), "token_ratio": self.num(0.01, 1.0)})
@@ -143,6 +147,21 @@ impl Gen {
         }
     }
 
+    /// A list of outcomes (`retry_on`, a hedge's `non_fatal`), each in it
+    /// with even odds.
+    fn outcomes(&mut self) -> Value {
+        let all = [
+            "timeout",
+            "deadline_exceeded",
+            "rejected",
+            "error",
+            "connection_refused",
+            "rate_limited",
+        ];
+        let some: Vec<&str> = all.into_iter().filter(|_| self.chance(0.5)).collect();
+        json!(some)
+    }
+
     fn retry(&mut self) -> Value {
         let mut r = json!({"max_attempts": *self.pick(&[1, 2, 3, 5, 50, 1000])});
         if self.chance(0.7) {
@@ -154,16 +173,7 @@ impl Gen {
             r["jitter_factor"] = json!(self.num(0.0, 1.0));
         }
         if self.chance(0.3) {
-            let all = [
-                "timeout",
-                "deadline_exceeded",
-                "rejected",
-                "error",
-                "connection_refused",
-                "rate_limited",
-            ];
-            let on: Vec<&str> = all.iter().copied().filter(|_| self.chance(0.5)).collect();
-            r["retry_on"] = json!(on);
+            r["retry_on"] = self.outcomes();
         }
         if self.chance(0.4) {
             r["budget"] = self.budget();
@@ -319,6 +329,9 @@ impl Gen {
             }
             if self.chance(0.3) {
                 h["max_ratio"] = json!(self.num(0.01, 1.0));
+            }
+            if self.chance(0.3) {
+                h["non_fatal"] = self.outcomes();
             }
             c.insert("hedge".into(), h);
         } else if !fan_out && self.chance(0.12) {

@@ -1,4 +1,4 @@
-//! Four retry budgets compared on the same traffic (POLICIES.md): a client at
+//! Five retry budgets compared on the same traffic (POLICIES.md): a client at
 //! λ = 100 requests/s (Poisson), 200 ms per attempt, at most 3 attempts, no
 //! backoff, against a server S that hangs on 2% of attempts (p = 0.02) and on
 //! every attempt from 60 s to 120 s.
@@ -8,14 +8,18 @@
 //!   `budget.rs`: demand p + p² = 0.0204 retries per request is below the token
 //!   bucket's 0.1 and Finagle's 0.2 + reserve; gRPC's count drifts up by
 //!   0.98 × 0.1 − 0.02 per attempt; Envoy's floor of 3 retries in flight is far
-//!   above the ~0.03 in flight), so all variants retry exactly alike (common
-//!   random numbers);
+//!   above the ~0.03 in flight; the retry circuit breaker refuses only when
+//!   more than 10 of the last 100 attempts failed, at p = 0.02 a chance of
+//!   8.3e-6 at each failure, about 1% over the ~1,200 failures of the 10 seeds),
+//!   so all variants retry exactly alike (common random numbers);
 //! - while S hangs, retries per first attempt: none 2; token bucket 0.1; gRPC 0
 //!   once 5 failures have taken the count from 10 to 5; Finagle 0.2 plus its
 //!   reserve of 10/s = 0.3 at 100/s; Envoy, whose limit is on retries *in
 //!   flight*, r ≤ max(3, ⌊0.2 (f + r)⌋) with f first attempts in flight
 //!   (Poisson, mean λ × 0.2 s = 20), i.e. r ≤ max(3, ⌊f/4⌋): E = 4.65 retries in
-//!   flight for 0.2 s each, at most 0.232 per first attempt.
+//!   flight for 0.2 s each, at most 0.232 per first attempt; the retry circuit
+//!   breaker 0 once more than 10 of its last 100 attempts failed, which the
+//!   first 0.3 s of the hang bring about and failures alone then keep.
 //!
 //! The steady-state window is [70 s, 120 s): S hangs, and Finagle's 10 s window
 //! no longer holds deposits from the healthy minute. Counts are attempts
@@ -24,7 +28,14 @@
 use stormsim_model::load_model;
 use stormsim_sim::{run_variant, VariantReport};
 
-const VARIANTS: [&str; 5] = ["no-budget", "token-bucket", "grpc", "finagle", "envoy"];
+const VARIANTS: [&str; 6] = [
+    "no-budget",
+    "token-bucket",
+    "grpc",
+    "finagle",
+    "envoy",
+    "retry-circuit-breaker",
+];
 const SEEDS: u64 = 10;
 const P: f64 = 0.02;
 
@@ -171,9 +182,34 @@ fn while_s_hangs_each_budget_allows_its_share() {
             share(4)
         );
 
+        // Retry circuit breaker: with f0 ≤ 10 failures in its window when S
+        // starts hanging, each failure while there are at most 10 may be
+        // retried; the hang's first attempts time out from 60.2 s, so the
+        // window passes 10 failures within about 0.1 s, and a success of a
+        // request sent before 60 s can push an old failure out (at most 2, as
+        // for gRPC): at most 10 + 2 retries, and none after 61 s. Its level
+        // (10 − failures in the window) stays negative while S hangs.
+        let outage = window(&r[5], 60, 120).1;
+        assert!(
+            outage <= 12,
+            "seed {seed}: {outage} retry-breaker retries while S hangs"
+        );
+        assert_eq!(window(&r[5], 61, 120).1, 0, "seed {seed}");
+        for b in 61..=120 {
+            assert!(tokens(&r[5], b) < 0.0, "seed {seed} bucket {b}");
+        }
+        // 90 successes after the last failure (about 120.2 s) push the
+        // failures out: well before 125 s, the window is healthy again.
+        let t = tokens(&r[5], 125);
+        assert!(
+            (0.0..=10.0).contains(&t),
+            "seed {seed}: retry breaker at {t} at 125 s"
+        );
+
         // Hence the ordering, with each level well apart.
         assert!(share(2) < share(1) && share(1) < share(4));
         assert!(share(4) < share(3) && share(3) < share(0));
+        assert!(share(5) < share(1));
     }
 }
 
@@ -200,15 +236,18 @@ fn summary_columns_tell_the_same_story() {
         r[2].failed,
         s[2].budget_denied
     );
-    // Load amplification: grpc < token bucket < envoy < finagle < none.
+    // Load amplification: grpc < token bucket < envoy < finagle < none, and
+    // the retry circuit breaker below the token bucket (it stops retrying for
+    // good while S hangs, as gRPC does).
     let amp: Vec<f64> = s.iter().map(|s| s.calls_per_request.unwrap()).collect();
     assert!(
         amp[2] < amp[1] && amp[1] < amp[4] && amp[4] < amp[3] && amp[3] < amp[0],
         "{amp:?}"
     );
+    assert!(amp[5] < amp[1], "{amp:?}");
     // Peak load on S: without a budget, the first second of the outage sees
     // first attempts plus both retries (~300/s); a budget flattens it.
-    for i in 1..5 {
+    for i in 1..VARIANTS.len() {
         assert!(
             s[i].peak_offered_rps < s[0].peak_offered_rps,
             "{}",

@@ -3,17 +3,24 @@
 //! `max_attempts` limits one call; a budget limits the collective, which is
 //! what keeps a slow dependency from being buried under retries (S5's Catalog
 //! incident: a 10% budget caps the load at about 8,800 req/s instead of
-//! 25,000). Four published designs are modelled, each with its library's
+//! 25,000). Five published designs are modelled, each with its library's
 //! parameter names and defaults, behind one API so that a model can compare
 //! them on the same traffic:
 //!
 //! | kind | follows | a retry costs | refilled by | retry allowed while |
 //! |---|---|---|---|---|
-//! | `token_bucket` | the S5 chapter's Go `Budget` | 1 token | `ratio` per original request | tokens ≥ 1 |
-//! | `grpc_throttling` | gRPC `retryThrottling` (A6) | nothing (failures cost 1) | `tokenRatio` per success | tokens > `maxTokens` / 2 |
-//! | `finagle` | Finagle `RetryBudget` | `1 / percentCanRetry` deposits | 1 per request, plus a reserve of `minRetriesPerSec × ttl`, over a `ttl` window | balance ≥ 1 retry |
-//! | `envoy` | Envoy `retry_budget` | a slot while in flight | the retry ending | in flight < max(`budget_percent` × active, `min_retry_concurrency`) |
+//! | `token_bucket` | the S5 chapter's Go `Budget` | 1 token | `ratio` per original request | tokens ≥ 1 (`TrySpend`: `tokens >= 1`) |
+//! | `grpc_throttling` | gRPC `retryThrottling` (A6) | nothing (failures cost 1) | `tokenRatio` per success | tokens > `maxTokens` / 2 (A6 throttles at `token_count <= maxTokens / 2`) |
+//! | `finagle` | Finagle `RetryBudget` | `1 / percentCanRetry` deposits | 1 per request, plus a reserve of `minRetriesPerSec × ttl`, over a `ttl` window | balance ≥ 1 retry (`tryGet`: `count >= n`) |
+//! | `envoy` | Envoy `retry_budget` | a slot while in flight | the retry ending | in flight < max(`budget_percent` × active, `min_retry_concurrency`) (`canCreate`: `count() < max()`) |
+//! | `retry_circuit_breaker` | Brooker's retry circuit breaker | nothing (failures count) | successes displacing failures from the window | failures in the last `window` attempts ≤ `max_failure_rate` × `window` (Brooker's simulator refuses at `failures / calls > max_rate`) |
 //! | `none` | — | — | — | always |
+//!
+//! Each rule is tested at its boundary by a test named `boundary_*` for it.
+//! Where designs disagree at the boundary, each kind keeps its own library's:
+//! the chapter's bucket grants at exactly one token where Brooker's
+//! adaptive-retry simulation (`bucket > 1.0`) would not, and gRPC refuses at
+//! exactly half.
 //!
 //! Google SRE client-side adaptive throttling is a different layer (it rejects
 //! first attempts too) and lives elsewhere.
@@ -30,7 +37,8 @@
 //!    hedge) ends with an answer or its per-attempt timeout. Attempts that never
 //!    left the caller (an open breaker, a rate limiter) and attempts the caller
 //!    cancelled (the losing hedge, the deadline) are not results, as A6 does not
-//!    count its transparent retries.
+//!    count its transparent retries. gRPC's count and the retry circuit
+//!    breaker's window move.
 //! 3. If that attempt was a granted retry or hedge,
 //!    [`RetryBudget::on_retry_finished`] — exactly once per granted retry,
 //!    also when the call is abandoned before the retry is sent (deadline during
@@ -93,6 +101,8 @@ pub enum RetryBudgetConfig {
     Finagle(FinagleBudgetConfig),
     /// Envoy `retry_budget`.
     Envoy(EnvoyBudgetConfig),
+    /// Brooker's retry circuit breaker.
+    RetryCircuitBreaker(RetryCircuitBreakerConfig),
 }
 
 /// The S5 chapter's retry budget: every original request adds `ratio` tokens
@@ -191,6 +201,42 @@ impl Default for EnvoyBudgetConfig {
     }
 }
 
+/// Marc Brooker's retry circuit breaker ("Fixing retries with token buckets
+/// and circuit breakers", brooker.co.za, 2022, and its simulator's
+/// `CircuitBreakerRetryStrategy`): first attempts always go; a retry goes while
+/// the recent failure rate is at most a threshold, none above it.
+///
+/// "Recent" is a count window: the outcomes of the caller's last `window`
+/// attempts on the edge (first attempts, retries and hedges; a result is an
+/// answer or a per-attempt timeout, as for gRPC; non-retryable failures are
+/// left out), starting as `window` successes, so that a client that just
+/// started may retry as the full token bucket lets it. The failure rate is
+/// failures in the window / `window`. Brooker's simulator keeps cumulative
+/// counts instead (failed attempts over calls since the client started); the
+/// window makes the breaker close again once successes have pushed the
+/// failures out, which a cumulative rate would take ever longer to do.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RetryCircuitBreakerConfig {
+    /// The threshold, a share in [0, 1]: a retry goes while failures in the
+    /// window ≤ `max_failure_rate × window` (at exactly the threshold it goes,
+    /// as Brooker's `if failures / calls > max_rate: return False` lets it).
+    /// Kept to a millionth.
+    pub max_failure_rate: f64,
+    /// Attempts in the window, ≥ 1.
+    pub window: u32,
+}
+
+impl Default for RetryCircuitBreakerConfig {
+    /// Brooker's simulation's threshold, 10%, over resilience4j's default
+    /// count window of 100 calls (Brooker's post gives no window).
+    fn default() -> Self {
+        RetryCircuitBreakerConfig {
+            max_failure_rate: 0.1,
+            window: 100,
+        }
+    }
+}
+
 /// A retry budget of one of the kinds of [`RetryBudgetConfig`], with counters
 /// for reports. See the module documentation for when to call what.
 #[derive(Clone, Debug)]
@@ -210,11 +256,13 @@ enum BudgetState {
     Grpc(GrpcThrottle),
     Finagle(FinagleBudget),
     Envoy(EnvoyBudget),
+    RetryBreaker(RetryBreaker),
 }
 
 impl RetryBudget {
     /// A budget in its initial state: the token bucket and gRPC full, Finagle
-    /// with only its reserve, Envoy with no retry in flight.
+    /// with only its reserve, Envoy with no retry in flight, the retry circuit
+    /// breaker's window all successes.
     pub fn new(config: &RetryBudgetConfig) -> Self {
         let state = match config {
             RetryBudgetConfig::None => BudgetState::Unlimited,
@@ -222,6 +270,9 @@ impl RetryBudget {
             RetryBudgetConfig::GrpcThrottling(c) => BudgetState::Grpc(GrpcThrottle::new(c)),
             RetryBudgetConfig::Finagle(c) => BudgetState::Finagle(FinagleBudget::new(c)),
             RetryBudgetConfig::Envoy(c) => BudgetState::Envoy(EnvoyBudget::new(c)),
+            RetryBudgetConfig::RetryCircuitBreaker(c) => {
+                BudgetState::RetryBreaker(RetryBreaker::new(c))
+            }
         };
         RetryBudget {
             state,
@@ -232,7 +283,7 @@ impl RetryBudget {
     }
 
     /// The kind's name in the model format: `none`, `token_bucket`,
-    /// `grpc_throttling`, `finagle` or `envoy`.
+    /// `grpc_throttling`, `finagle`, `envoy` or `retry_circuit_breaker`.
     pub fn kind(&self) -> &'static str {
         match self.state {
             BudgetState::Unlimited => "none",
@@ -240,6 +291,7 @@ impl RetryBudget {
             BudgetState::Grpc(_) => "grpc_throttling",
             BudgetState::Finagle(_) => "finagle",
             BudgetState::Envoy(_) => "envoy",
+            BudgetState::RetryBreaker(_) => "retry_circuit_breaker",
         }
     }
 
@@ -249,19 +301,24 @@ impl RetryBudget {
         match &mut self.state {
             BudgetState::TokenBucket(b) => b.deposit(),
             BudgetState::Finagle(b) => b.deposit(now),
-            BudgetState::Unlimited | BudgetState::Grpc(_) | BudgetState::Envoy(_) => {}
+            BudgetState::Unlimited
+            | BudgetState::Grpc(_)
+            | BudgetState::Envoy(_)
+            | BudgetState::RetryBreaker(_) => {}
         }
     }
 
     /// An attempt (first, retry or hedge) ended with `outcome`: gRPC's count
-    /// moves. Report it before asking [`RetryBudget::try_retry`] about the
-    /// retry that would follow it.
+    /// moves, the retry circuit breaker's window slides. Report it before
+    /// asking [`RetryBudget::try_retry`] about the retry that would follow it.
     pub fn on_attempt_result(&mut self, now: SimTime, outcome: AttemptOutcome) {
         // No kind here reacts to results over time; `now` keeps the call shape
         // of the other layers (`record(now, outcome)`).
         let _ = now;
-        if let BudgetState::Grpc(t) = &mut self.state {
-            t.record(outcome);
+        match &mut self.state {
+            BudgetState::Grpc(t) => t.record(outcome),
+            BudgetState::RetryBreaker(b) => b.record(outcome),
+            _ => {}
         }
     }
 
@@ -274,20 +331,25 @@ impl RetryBudget {
             BudgetState::Grpc(t) => t.above_threshold(),
             BudgetState::Finagle(b) => b.can_withdraw(now),
             BudgetState::Envoy(e) => self.retries_in_flight < e.limit(active_requests),
+            BudgetState::RetryBreaker(b) => b.allows(),
         }
     }
 
     /// May the call send a retry (or hedge) now? If so the retry is charged:
     /// a token leaves the bucket, Finagle withdraws, Envoy counts one more
-    /// retry in flight until [`RetryBudget::on_retry_finished`]. gRPC charges
-    /// nothing here: it already counted the failure.
+    /// retry in flight until [`RetryBudget::on_retry_finished`]. gRPC and the
+    /// retry circuit breaker charge nothing here: they already counted the
+    /// failure.
     pub fn try_retry(&mut self, now: SimTime, active_requests: u64) -> bool {
         let allowed = self.can_retry(now, active_requests);
         if allowed {
             match &mut self.state {
                 BudgetState::TokenBucket(b) => b.withdraw(),
                 BudgetState::Finagle(b) => b.withdraw(now),
-                BudgetState::Unlimited | BudgetState::Grpc(_) | BudgetState::Envoy(_) => {}
+                BudgetState::Unlimited
+                | BudgetState::Grpc(_)
+                | BudgetState::Envoy(_)
+                | BudgetState::RetryBreaker(_) => {}
             }
             self.retries_allowed += 1;
             self.retries_in_flight += 1;
@@ -319,7 +381,10 @@ impl RetryBudget {
         match &mut self.state {
             BudgetState::TokenBucket(b) => b.refund(),
             BudgetState::Finagle(b) => b.refund(now),
-            BudgetState::Unlimited | BudgetState::Grpc(_) | BudgetState::Envoy(_) => {}
+            BudgetState::Unlimited
+            | BudgetState::Grpc(_)
+            | BudgetState::Envoy(_)
+            | BudgetState::RetryBreaker(_) => {}
         }
         self.on_retry_finished();
     }
@@ -333,6 +398,9 @@ impl RetryBudget {
     ///   unrounded.
     /// - `envoy`: retry slots left, `limit − in flight`, negative when the
     ///   active requests fell and left more retries in flight than the limit.
+    /// - `retry_circuit_breaker`: failures the window can still take with
+    ///   retries allowed, `⌊max_failure_rate × window⌋ − failures`; retries
+    ///   stop below 0.
     pub fn tokens(&self, now: SimTime, active_requests: u64) -> Option<f64> {
         match &self.state {
             BudgetState::Unlimited => None,
@@ -342,6 +410,7 @@ impl RetryBudget {
             BudgetState::Envoy(e) => {
                 Some(e.limit(active_requests) as f64 - self.retries_in_flight as f64)
             }
+            BudgetState::RetryBreaker(b) => Some(b.level()),
         }
     }
 
@@ -621,6 +690,67 @@ impl EnvoyBudget {
     }
 }
 
+/// Brooker's retry circuit breaker over the last `window` attempt outcomes.
+/// The window starts as `window` successes, which are not stored: the ring
+/// grows to `window` entries, the successes not yet pushed out implicit.
+#[derive(Clone, Debug)]
+struct RetryBreaker {
+    /// Whether each of the recorded attempts failed; once full, `next` is the
+    /// oldest.
+    ring: Vec<bool>,
+    next: usize,
+    window: usize,
+    /// Failures in the ring.
+    failures: u64,
+    /// The most failures the window may hold with retries allowed:
+    /// `⌊max_failure_rate × window⌋`, from the rate in millionths, so that
+    /// 0.57 × 100 is 57 (in `f64` it is 56.99999999999999, which would refuse
+    /// at exactly 57%).
+    most_failures: u64,
+}
+
+impl RetryBreaker {
+    fn new(c: &RetryCircuitBreakerConfig) -> Self {
+        let window = c.window.max(1);
+        RetryBreaker {
+            ring: Vec::new(),
+            next: 0,
+            window: window as usize,
+            failures: 0,
+            most_failures: to_fixed(c.max_failure_rate.min(1.0), MICRO) * u64::from(window) / MICRO,
+        }
+    }
+
+    fn record(&mut self, outcome: AttemptOutcome) {
+        let failed = match outcome {
+            AttemptOutcome::Success => false,
+            AttemptOutcome::RetryableFailure => true,
+            AttemptOutcome::NonRetryableFailure => return,
+        };
+        if self.ring.len() < self.window {
+            if self.ring.is_empty() {
+                self.ring.reserve_exact(self.window);
+            }
+            self.ring.push(failed);
+        } else {
+            let oldest = std::mem::replace(&mut self.ring[self.next], failed);
+            self.failures -= u64::from(oldest);
+            self.next = (self.next + 1) % self.window;
+        }
+        self.failures += u64::from(failed);
+    }
+
+    /// Brooker's `failures / calls > max_rate` refuses; at the threshold a
+    /// retry goes.
+    fn allows(&self) -> bool {
+        self.failures <= self.most_failures
+    }
+
+    fn level(&self) -> f64 {
+        self.most_failures as f64 - self.failures as f64
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -657,6 +787,15 @@ mod tests {
 
     fn envoy_default() -> RetryBudget {
         RetryBudget::new(&RetryBudgetConfig::Envoy(EnvoyBudgetConfig::default()))
+    }
+
+    fn retry_breaker(max_failure_rate: f64, window: u32) -> RetryBudget {
+        RetryBudget::new(&RetryBudgetConfig::RetryCircuitBreaker(
+            RetryCircuitBreakerConfig {
+                max_failure_rate,
+                window,
+            },
+        ))
     }
 
     /// Grants as many retries as it can at `now`, returning how many.
@@ -1001,6 +1140,163 @@ mod tests {
         assert!(e.try_retry(SimTime::ZERO, 10));
     }
 
+    // --- retry circuit breaker (Brooker) ---
+
+    /// Feeds `outcomes` ('S' success, 'F' retryable failure, 'N' non-retryable
+    /// failure) one by one, and after each says whether a retry would be
+    /// allowed: '+' yes, '-' no.
+    fn retries_after(b: &mut RetryBudget, outcomes: &str) -> String {
+        outcomes
+            .chars()
+            .map(|c| {
+                let outcome = match c {
+                    'S' => AttemptOutcome::Success,
+                    'F' => AttemptOutcome::RetryableFailure,
+                    'N' => AttemptOutcome::NonRetryableFailure,
+                    _ => unreachable!("{c}"),
+                };
+                b.on_attempt_result(SimTime::ZERO, outcome);
+                if b.can_retry(SimTime::ZERO, 0) {
+                    '+'
+                } else {
+                    '-'
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn retry_breaker_retries_while_the_window_holds_at_most_its_share_of_failures() {
+        // Window 10, 20%: at most 2 failures among the last 10 attempts. The
+        // window starts as 10 successes: a cold client may retry.
+        let mut b = retry_breaker(0.2, 10);
+        assert!(b.can_retry(SimTime::ZERO, 0));
+        // F F: 1 then 2 failures (2/10 = 20%, at the threshold: allowed); the
+        // third makes 3/10.
+        assert_eq!(retries_after(&mut b, "FFF"), "++-");
+        // Seven successes fill the window (F F F S S S S S S S): still 3.
+        assert_eq!(retries_after(&mut b, "SSSSSSS"), "-------");
+        // Each further success pushes the oldest failure out: 2, 1, 0.
+        assert_eq!(retries_after(&mut b, "SSS"), "+++");
+        // Failures come back in as successes leave: F → 1, F → 2, F → 3.
+        assert_eq!(retries_after(&mut b, "FFF"), "++-");
+        assert_eq!(b.tokens(SimTime::ZERO, 0), Some(-1.0));
+    }
+
+    #[test]
+    fn boundary_retry_circuit_breaker_retries_at_exactly_the_threshold() {
+        // Brooker's simulator: `if failures / calls > max_rate: return False`.
+        // 10% of 100 is 10 failures: the 10th still allows, the 11th does not.
+        let mut b = retry_breaker(0.1, 100);
+        assert_eq!(retries_after(&mut b, &"F".repeat(11)), "++++++++++-");
+        assert_eq!(b.tokens(SimTime::ZERO, 0), Some(-1.0));
+        // In millionths, exactly: 0.57 × 100 is 57 (56.99999999999999 in f64).
+        let mut b = retry_breaker(0.57, 100);
+        let seq = retries_after(&mut b, &"F".repeat(58));
+        assert_eq!(&seq[56..], "+-", "57 failures of 100 is 57%");
+        // 0 allows no failure at all; 1 allows every failure.
+        assert_eq!(retries_after(&mut retry_breaker(0.0, 5), "F"), "-");
+        assert_eq!(
+            retries_after(&mut retry_breaker(1.0, 5), "FFFFFFFF"),
+            "++++++++"
+        );
+    }
+
+    #[test]
+    fn retry_breaker_charges_nothing_and_ignores_non_retryable_failures() {
+        let mut b = retry_breaker(0.2, 10);
+        for _ in 0..100 {
+            b.on_request(SimTime::ZERO);
+            assert!(b.try_retry(SimTime::ZERO, 0));
+            b.on_retry_finished();
+        }
+        // A 4xx is left out of the window: it neither fails nor dilutes.
+        assert_eq!(
+            retries_after(&mut b, "NNNNNFFNNNNNNNNNNNN"),
+            "+++++++++++++++++++"
+        );
+        assert_eq!(retries_after(&mut b, "F"), "-");
+        assert_eq!(b.tokens(SimTime::ZERO, 0), Some(-1.0));
+    }
+
+    #[test]
+    fn retry_breaker_stops_retrying_a_dead_callee_until_successes_return() {
+        // All attempts fail, 3 attempts a call: calls 1 to 3 make failures 1-9
+        // and retry twice each; call 4 fails a 10th time (10/100, allowed),
+        // retries, fails an 11th: denied, and every failure after it.
+        let mut b = retry_breaker(0.1, 100);
+        let retries = all_failing(&mut b, 1000, SimDuration::from_ms(1.0), 3);
+        assert_eq!(retries, 7);
+        // The window is all failures: 90 successes bring it back to 10.
+        assert_eq!(b.tokens(SimTime::ZERO, 0), Some(-90.0));
+        let healed = retries_after(&mut b, &"S".repeat(90));
+        assert_eq!(healed.find('+'), Some(89), "{healed}");
+    }
+
+    // --- each rule at its boundary ---
+
+    #[test]
+    fn boundary_token_bucket_chapter_try_spend_grants_at_exactly_one_token() {
+        // `if b.tokens >= 1 { b.tokens--; return true }`: one token is enough.
+        let mut b = token_bucket(1.0, 0.25);
+        assert_eq!(b.tokens(SimTime::ZERO, 0), Some(1.0));
+        assert!(b.try_retry(SimTime::ZERO, 0), "exactly 1 token grants");
+        assert_eq!(b.tokens(SimTime::ZERO, 0), Some(0.0));
+        for i in 0..3 {
+            b.on_request(ms(i));
+        }
+        assert_eq!(b.tokens(ms(3), 0), Some(0.75));
+        assert!(!b.try_retry(ms(3), 0), "0.75 does not");
+        b.on_request(ms(3));
+        assert!(b.try_retry(ms(3), 0), "exactly 1 again");
+    }
+
+    #[test]
+    fn boundary_grpc_a6_throttles_at_exactly_half_of_max_tokens() {
+        // A6: "If token_count is less than or equal to the threshold, defined
+        // to be (maxTokens / 2), then RPCs will not be retried". maxTokens 4:
+        // after two failures the count is 2, exactly half.
+        let mut t = grpc(4.0, 0.5);
+        t.on_attempt_result(SimTime::ZERO, AttemptOutcome::RetryableFailure);
+        assert_eq!(t.tokens(SimTime::ZERO, 0), Some(3.0));
+        assert!(t.try_retry(SimTime::ZERO, 0));
+        t.on_attempt_result(SimTime::ZERO, AttemptOutcome::RetryableFailure);
+        assert_eq!(t.tokens(SimTime::ZERO, 0), Some(2.0));
+        assert!(!t.try_retry(SimTime::ZERO, 0), "2 is not above 4 / 2");
+        t.on_attempt_result(SimTime::ZERO, AttemptOutcome::Success);
+        assert_eq!(t.tokens(SimTime::ZERO, 0), Some(2.5));
+        assert!(t.try_retry(SimTime::ZERO, 0));
+    }
+
+    #[test]
+    fn boundary_finagle_try_get_grants_at_a_balance_of_exactly_one_withdrawal() {
+        // `tryGet(n)`: `val ok = count >= n`. At 20% a retry withdraws 5000 and
+        // a request deposits 1000: four requests are 4000, five exactly 5000.
+        let mut b = finagle(10, 0, 0.2);
+        for i in 0..4 {
+            b.on_request(ms(i));
+        }
+        assert!(!b.try_retry(ms(4), 0), "a balance of 0.8 retries");
+        b.on_request(ms(4));
+        assert_eq!(b.tokens(ms(4), 0), Some(1.0));
+        assert!(b.try_retry(ms(4), 0), "a balance of exactly 1 retry grants");
+        assert_eq!(b.tokens(ms(4), 0), Some(0.0));
+    }
+
+    #[test]
+    fn boundary_envoy_can_create_refuses_with_as_many_in_flight_as_the_limit() {
+        // `canCreate`: `count() < max()`. 15 active at 20% is 3, the floor 3:
+        // the third retry in flight is allowed, a fourth is not.
+        let mut e = envoy_default();
+        for _ in 0..3 {
+            assert!(e.try_retry(SimTime::ZERO, 15));
+        }
+        assert_eq!(e.tokens(SimTime::ZERO, 15), Some(0.0));
+        assert!(!e.try_retry(SimTime::ZERO, 15), "3 in flight of 3");
+        e.on_retry_finished();
+        assert!(e.try_retry(SimTime::ZERO, 15), "2 in flight of 3");
+    }
+
     // --- none ---
 
     #[test]
@@ -1022,6 +1318,7 @@ mod tests {
             RetryBudgetConfig::GrpcThrottling(GrpcThrottlingConfig::default()),
             RetryBudgetConfig::Finagle(FinagleBudgetConfig::default()),
             RetryBudgetConfig::Envoy(EnvoyBudgetConfig::default()),
+            RetryBudgetConfig::RetryCircuitBreaker(RetryCircuitBreakerConfig::default()),
         ]
         .iter()
         .map(|c| RetryBudget::new(c).kind())
@@ -1033,7 +1330,8 @@ mod tests {
                 "token_bucket",
                 "grpc_throttling",
                 "finagle",
-                "envoy"
+                "envoy",
+                "retry_circuit_breaker"
             ]
         );
     }

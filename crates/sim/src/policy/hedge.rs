@@ -2,7 +2,7 @@
 //! hedging policy (A6): when an attempt has not answered after a delay, send
 //! the same request to another replica; the first success wins.
 //!
-//! Two decisions live here, each a small state machine with pure methods:
+//! Three decisions live here, each a small state machine or pure function:
 //!
 //! - **When** ([`HedgeDelay`]): a fixed delay, or a percentile (say p95) of
 //!   the latency of the caller's last `window` successful attempts, so that
@@ -13,13 +13,27 @@
 //!   least afford them. A token bucket, as the S5 retry budget: every first
 //!   attempt adds `max_ratio` tokens (up to 10), every hedge spends one; with
 //!   none left hedging stops, so hedges stay below `max_ratio` of requests.
+//!   Like the budget's `token_bucket`, it grants at exactly one token.
+//! - **After a copy ends** ([`after_copy`]): gRPC's hedging policy (A6,
+//!   "Summary of Retry and Hedging Logic"). A success wins; a failure whose
+//!   outcome is not in the policy's `non_fatal` set is fatal: the other copies
+//!   are cancelled and the try fails with it; after a non-fatal failure the
+//!   next hedge in line, if any is left, is sent at once instead of at its
+//!   delay ("the next hedged request in line is sent immediately, shortcutting
+//!   its hedging delay"), or after the callee's Retry-After (A6's pushback:
+//!   "Send next hedged request in n ms"), and the hedges after it follow at the
+//!   hedge delay from then; with no hedge left the try waits for its other
+//!   copies, and fails with the last failure once none is left. A6's
+//!   `maxAttempts` counts every copy: it is `max_hedges + 1`.
 //!
 //! Where hedges go, and what happens to the losers (tied requests cancel them,
 //! untied ones let them run), is composed in [`crate::call`].
 
+use crate::metrics::Outcome;
 use crate::policy::budget::{RetryBudget, RetryBudgetConfig, TokenBucketConfig};
+use crate::policy::retry::outcome_of;
 use stormsim_engine::{SimDuration, SimTime};
-use stormsim_model::HedgePolicy;
+use stormsim_model::{HedgePolicy, OutcomeSet};
 
 /// Tokens the brake holds at most: a burst of ten hedges.
 const BRAKE_TOKENS: f64 = 10.0;
@@ -126,10 +140,72 @@ impl HedgeBrake {
     }
 }
 
+/// What a hedged try does when one of its copies ends (A6's summary, cases 1
+/// to 3 and 5; a pushback that says "do not retry" does not exist here).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AfterCopy {
+    /// A success: the try is won; the other copies are cancelled (tied) or
+    /// left to run (untied).
+    Won,
+    /// A fatal failure: the other copies are cancelled (or left to run,
+    /// untied) and the try fails with it.
+    Fatal,
+    /// A non-fatal failure with a hedge left: send it now.
+    HedgeNow,
+    /// A non-fatal failure with a hedge left, and the callee's Retry-After:
+    /// send it after that long.
+    HedgeAfter(SimDuration),
+    /// A non-fatal failure, no hedge left, other copies in flight: wait for
+    /// them.
+    Wait,
+    /// A non-fatal failure, no hedge left and no copy in flight: the try fails
+    /// with it.
+    TryFailed,
+}
+
+/// Decides, by A6, after a copy of a hedged try ended with `outcome`.
+/// `hedge_left`: the try may send another hedge (fewer than `max_hedges`
+/// sent); `others_in_flight`: other copies of the try are still out;
+/// `pushback`: the callee's Retry-After with a failure. A hedge that then
+/// cannot go leaves the try to [`after_unsent_hedge`].
+pub fn after_copy(
+    non_fatal: OutcomeSet,
+    outcome: Outcome,
+    hedge_left: bool,
+    others_in_flight: bool,
+    pushback: Option<SimDuration>,
+) -> AfterCopy {
+    let Outcome::Failed(reason) = outcome else {
+        return AfterCopy::Won;
+    };
+    if !outcome_of(reason).is_some_and(|o| non_fatal.contains(o)) {
+        return AfterCopy::Fatal;
+    }
+    match (hedge_left, pushback) {
+        (true, Some(wait)) if wait > SimDuration::ZERO => AfterCopy::HedgeAfter(wait),
+        (true, _) => AfterCopy::HedgeNow,
+        (false, _) if others_in_flight => AfterCopy::Wait,
+        (false, _) => AfterCopy::TryFailed,
+    }
+}
+
+/// The hedge [`after_copy`] asked for could not go (its budget, the brake, no
+/// other replica, ...): A6's throttled hedge, "if there are no other
+/// already-sent hedged RPCs the failure is returned". No further hedge is
+/// sent for the try.
+pub fn after_unsent_hedge(others_in_flight: bool) -> AfterCopy {
+    if others_in_flight {
+        AfterCopy::Wait
+    } else {
+        AfterCopy::TryFailed
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use stormsim_model::HedgeTarget;
+    use crate::metrics::FailReason;
+    use stormsim_model::{HedgeTarget, RetryableOutcome};
 
     fn policy(delay_ms: Option<f64>, percentile: Option<f64>, window: u32) -> HedgePolicy {
         HedgePolicy {
@@ -141,6 +217,7 @@ mod tests {
             tied: true,
             cancel_delay: SimDuration::ZERO,
             target: HedgeTarget::OtherZone,
+            non_fatal: OutcomeSet::default(),
         }
     }
 
@@ -220,5 +297,102 @@ mod tests {
             .count();
         assert_eq!(sent, 10);
         assert!(!brake.may_hedge(now));
+    }
+
+    // --- after a copy ends (A6) ---
+
+    fn unavailable_and_timeout() -> OutcomeSet {
+        OutcomeSet::of(&[RetryableOutcome::Rejected, RetryableOutcome::Timeout])
+    }
+
+    const REJECTED: Outcome = Outcome::Failed(FailReason::Rejected);
+
+    #[test]
+    fn a_success_wins_whatever_is_left() {
+        for (left, others) in [(true, true), (true, false), (false, true), (false, false)] {
+            assert_eq!(
+                after_copy(OutcomeSet::default(), Outcome::Ok, left, others, None),
+                AfterCopy::Won
+            );
+        }
+    }
+
+    #[test]
+    fn a_non_fatal_failure_sends_the_next_hedge_at_once() {
+        let nf = unavailable_and_timeout();
+        // With or without other copies out: A6 does not wait for the delay.
+        assert_eq!(
+            after_copy(nf, REJECTED, true, true, None),
+            AfterCopy::HedgeNow
+        );
+        assert_eq!(
+            after_copy(nf, REJECTED, true, false, None),
+            AfterCopy::HedgeNow
+        );
+        let timeout = Outcome::Failed(FailReason::Timeout);
+        assert_eq!(
+            after_copy(nf, timeout, true, false, None),
+            AfterCopy::HedgeNow
+        );
+        // No hedge left: wait for the others, or fail the try.
+        assert_eq!(after_copy(nf, REJECTED, false, true, None), AfterCopy::Wait);
+        assert_eq!(
+            after_copy(nf, REJECTED, false, false, None),
+            AfterCopy::TryFailed
+        );
+    }
+
+    #[test]
+    fn a_pushback_delays_the_next_hedge() {
+        let nf = unavailable_and_timeout();
+        let wait = SimDuration::from_ms(30.0);
+        assert_eq!(
+            after_copy(nf, REJECTED, true, false, Some(wait)),
+            AfterCopy::HedgeAfter(wait)
+        );
+        // A zero Retry-After is no delay; none left, nothing to delay.
+        assert_eq!(
+            after_copy(nf, REJECTED, true, true, Some(SimDuration::ZERO)),
+            AfterCopy::HedgeNow
+        );
+        assert_eq!(
+            after_copy(nf, REJECTED, false, true, Some(wait)),
+            AfterCopy::Wait
+        );
+    }
+
+    #[test]
+    fn a_fatal_failure_ends_the_try_whatever_is_left() {
+        let nf = unavailable_and_timeout();
+        let error = Outcome::Failed(FailReason::Error);
+        for (left, others) in [(true, true), (true, false), (false, true), (false, false)] {
+            assert_eq!(after_copy(nf, error, left, others, None), AfterCopy::Fatal);
+        }
+        // An empty set makes every failure fatal, a Retry-After too.
+        let wait = Some(SimDuration::from_ms(5.0));
+        assert_eq!(
+            after_copy(OutcomeSet::default(), REJECTED, true, true, wait),
+            AfterCopy::Fatal
+        );
+    }
+
+    #[test]
+    fn a_hedge_that_cannot_go_leaves_the_try_to_its_copies_in_flight() {
+        assert_eq!(after_unsent_hedge(true), AfterCopy::Wait);
+        assert_eq!(after_unsent_hedge(false), AfterCopy::TryFailed);
+    }
+
+    #[test]
+    fn boundary_the_brake_grants_at_exactly_one_token() {
+        // 0.25 a first attempt: four refill one token exactly.
+        let mut brake = HedgeBrake::new(0.25);
+        let now = SimTime::ZERO;
+        while hedge_if_allowed(&mut brake, now) {}
+        for _ in 0..3 {
+            brake.on_request(now);
+        }
+        assert!(!brake.may_hedge(now), "0.75 tokens");
+        brake.on_request(now);
+        assert!(brake.may_hedge(now), "exactly 1 token");
     }
 }

@@ -48,6 +48,13 @@ pub fn budget_config(spec: &BudgetSpec) -> budget::RetryBudgetConfig {
             budget_percent,
             min_retry_concurrency,
         }),
+        BudgetSpec::RetryCircuitBreaker {
+            max_failure_rate,
+            window,
+        } => RetryBudgetConfig::RetryCircuitBreaker(RetryCircuitBreakerConfig {
+            max_failure_rate,
+            window,
+        }),
     }
 }
 

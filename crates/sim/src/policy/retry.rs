@@ -19,18 +19,24 @@ pub enum RetryDecision {
     GiveUp,
 }
 
-/// Whether the policy retries this outcome at all.
-pub fn is_retryable(policy: &RetryPolicy, reason: FailReason) -> bool {
-    let outcome = match reason {
+/// The outcome a retry policy (or a hedge's `non_fatal`) may name for this
+/// failure; `None` for the caller's own refusals (an open breaker, a full
+/// bulkhead, its throttle), which no policy retries.
+pub fn outcome_of(reason: FailReason) -> Option<RetryableOutcome> {
+    Some(match reason {
         FailReason::Timeout => RetryableOutcome::Timeout,
         FailReason::DeadlineExceeded => RetryableOutcome::DeadlineExceeded,
         FailReason::Rejected => RetryableOutcome::Rejected,
         FailReason::Error => RetryableOutcome::Error,
         FailReason::ConnectionRefused => RetryableOutcome::ConnectionRefused,
         FailReason::RateLimited => RetryableOutcome::RateLimited,
-        FailReason::BreakerOpen | FailReason::BulkheadFull | FailReason::Throttled => return false,
-    };
-    policy.retry_on.contains(&outcome)
+        FailReason::BreakerOpen | FailReason::BulkheadFull | FailReason::Throttled => return None,
+    })
+}
+
+/// Whether the policy retries this outcome at all.
+pub fn is_retryable(policy: &RetryPolicy, reason: FailReason) -> bool {
+    outcome_of(reason).is_some_and(|outcome| policy.retry_on.contains(&outcome))
 }
 
 /// Decides after attempt number `attempts_made` (1-based) failed with `reason`.
