@@ -636,7 +636,7 @@ fn variant_problems_are_named_by_the_set_entry_that_made_them() {
             "variants[0].set[\"services[gateway].steps[B].retry\"].max_attempts: expected at least 1 attempt (the first one counts), got 0",
             "variants[1].set[\"services[B].steps\"][0].call: call cycle gateway -> B -> gateway",
             "variants[2].set[\"workloads[users].requests\"]: expected a whole number ≥ 0, got -1",
-            "variants[2].set[\"services[B].workrs\"]: unknown field `workrs`, expected one of `name`, `workers`, `queue_capacity`, `queue_discipline`, `default_deadline_ms`, `steps`, `admission`, `instances`, `instances_down`, `down_mode`, `shards`, `placement`, `replica_work_factor`, `clock_offset_ms`, `clock_spread_ms`",
+            "variants[2].set[\"services[B].workrs\"]: unknown field `workrs`, expected one of `name`, `workers`, `queue_capacity`, `queue_discipline`, `contention`, `default_deadline_ms`, `steps`, `admission`, `instances`, `instances_down`, `down_mode`, `shards`, `placement`, `replica_work_factor`, `clock_offset_ms`, `clock_spread_ms`",
             "variants[3].set[\"services[B].shards\"]: expected a divisor of `instances` (4), got 3",
             "variants[4] (\"instances\"): services[B].shards: expected a divisor of `instances` (3), got 2",
             "variants[5].set[\"services[*].workers\"] (at services[gateway].workers): expected at least 1 worker, got 0",
@@ -737,7 +737,7 @@ fn problems_of_every_part_come_out_together() {
         [
             "colour: unknown field `colour`, expected one of `name`, `description`, `seed`, `network`, `hosts`, `workloads`, `services`, `variants`, `limits`, `horizon_s`, `timeline`, `timeseries`, `focus`, `metastability`",
             "horizon_s: expected a number, got the string \"60\"",
-            "services[1].workrs: unknown field `workrs`, expected one of `name`, `workers`, `queue_capacity`, `queue_discipline`, `default_deadline_ms`, `steps`, `admission`, `instances`, `instances_down`, `down_mode`, `shards`, `placement`, `replica_work_factor`, `clock_offset_ms`, `clock_spread_ms`",
+            "services[1].workrs: unknown field `workrs`, expected one of `name`, `workers`, `queue_capacity`, `queue_discipline`, `contention`, `default_deadline_ms`, `steps`, `admission`, `instances`, `instances_down`, `down_mode`, `shards`, `placement`, `replica_work_factor`, `clock_offset_ms`, `clock_spread_ms`",
             "services[1].workers: expected a whole number ≥ 0, got -1",
             "timeline[0]: missing field `name`",
             "timeline[0].set[\"services[gatewey].workers\"]: services[gatewey].workers: no element named \"gatewey\"; the names here are: gateway, B",
