@@ -173,6 +173,9 @@ pub struct Service {
     pub queue_discipline: QueueDiscipline,
     /// Load-dependent work: `(per_request, exponent)`, if any.
     pub contention: Option<Contention>,
+    /// Whether a work step draws its duration at admission (`drawn_at:
+    /// admission`): only then does admitting a request note the slowdown.
+    pub draws_at_admission: bool,
     /// Deadline given to requests that arrive without one.
     pub default_deadline: Option<SimDuration>,
     /// The handler.

@@ -639,8 +639,18 @@ fn validate_model(spec: &ModelSpec, with_timeline: bool) -> Result<Model, Vec<Pr
                 }));
             }
         }
+        let draws_at_admission = steps.iter().any(|step| {
+            matches!(
+                step,
+                Step::Work {
+                    drawn_at: DrawnAt::Admission,
+                    ..
+                }
+            )
+        });
         services.push(Service {
             name: s.name.clone(),
+            draws_at_admission,
             workers: s.workers.unwrap_or(u32::MAX),
             queue_capacity: s.queue_capacity.map_or(usize::MAX, |c| c as usize),
             contention: s.contention.as_ref().map(|c| {

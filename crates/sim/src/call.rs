@@ -70,8 +70,7 @@ fn exclude_for_hedge(
     let (true, Some(hosts), Some(host_of)) = (other_zone, model.hosts, &callee.host_of) else {
         return;
     };
-    let zone =
-        |i: usize| crate::topology::host_of_instance(host_of, i as u32) as u32 / hosts.per_zone;
+    let zone = |i: usize| crate::hosts::host_of_instance(host_of, i as u32) as u32 / hosts.per_zone;
     let tried_zones: Vec<u32> = tried.iter().map(|&i| zone(i as usize)).collect();
     let elsewhere: Vec<bool> = eligible
         .iter()

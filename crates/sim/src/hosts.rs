@@ -10,6 +10,19 @@
 use stormsim_engine::{SimDuration, SimTime, StreamKey, StreamRng};
 use stormsim_model::SlowPeriods;
 
+/// The host of `instance`. A timeline that lowers a service's `instances`
+/// leaves the removed ones draining their work, but `host_of` covers only the
+/// current instances: a removed one is taken to share a host with the current
+/// instance of the same rank modulo their count (a host the service still
+/// uses).
+pub(crate) fn host_of_instance(host_of: &[u32], instance: u32) -> usize {
+    match host_of.get(instance as usize) {
+        Some(&host) => host as usize,
+        None if host_of.is_empty() => 0,
+        None => host_of[instance as usize % host_of.len()] as usize,
+    }
+}
+
 /// One host's alternation of normal and slow periods.
 #[derive(Clone, Debug)]
 pub struct HostPeriods {

@@ -133,16 +133,7 @@ impl Simulator<'_> {
         let request = self.world.attempts[attempt].request;
         self.measured.zombies.hold(a_root);
         // Work drawn at admission is slowed by the host as it is now.
-        let drawn_at_admission = service.steps.iter().any(|s| {
-            matches!(
-                s,
-                Step::Work {
-                    drawn_at: DrawnAt::Admission,
-                    ..
-                }
-            )
-        });
-        let admitted_slowdown = if drawn_at_admission {
+        let admitted_slowdown = if service.draws_at_admission {
             // As if in service: those in service now, and itself.
             let in_service = self.world.instances[service_id][instance].busy + 1;
             self.world
@@ -289,6 +280,8 @@ impl Simulator<'_> {
                     }
                     DrawnAt::Admission => {
                         let then = self.topology.model_at(task.admitted_epoch);
+                        // A timeline changes a step's values, never its kind:
+                        // the step was work then too.
                         let dist = match &then.services[service_id].steps[task.step] {
                             Step::Work { dist, .. } => dist,
                             Step::Call(_) => dist,

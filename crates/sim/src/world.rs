@@ -5,9 +5,9 @@
 //! arrivals; and the work set off at the current instant. Created and ended
 //! by the handlers as requests come and go.
 
+use crate::hosts::host_of_instance;
 use crate::hosts::HostPeriods;
 use crate::policy::queue_discipline::WaitQueue;
-use crate::topology::host_of_instance;
 use std::collections::VecDeque;
 use stormsim_engine::{Key, SimTime, Slab, StreamKey, StreamRng, TimerHandle};
 use stormsim_model::{Model, ServiceId};

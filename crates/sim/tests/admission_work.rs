@@ -5,17 +5,10 @@
 //! slowdown tips the storm (the sweep `models/admission-work-tipping.sweep.json`
 //! measures the tipping points: 6 s drawn at start, 4 s at admission).
 
-use stormsim_model::load_model;
-use stormsim_sim::analysis::Outcome;
-use stormsim_sim::run_model;
+mod common;
 
-fn model_text() -> String {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../models/admission-work.json"
-    );
-    std::fs::read_to_string(path).expect("models/admission-work.json is readable")
-}
+use common::{assert_outcome, run_bundled};
+use stormsim_sim::analysis::Outcome;
 
 /// A 4.5 s slowdown lies a second from each tipping point (the sweep's 3
 /// replications at each half second agree on both sides), so the verdicts
@@ -24,20 +17,8 @@ fn model_text() -> String {
 fn a_slowdown_that_start_drawn_work_survives_tips_admission_drawn_work() {
     let overrides = [("timeline[1].at_s".to_string(), serde_json::json!(64.5))];
     for seed in [1, 2, 3] {
-        let model = load_model(&model_text(), &overrides, Some(seed)).expect("a valid model");
-        let report = run_model(&model);
-        let outcome = |name: &str| {
-            let v = report
-                .variants
-                .iter()
-                .find(|v| v.variant == name)
-                .unwrap_or_else(|| panic!("no variant {name}"));
-            let verdict = v.verdict.as_ref().expect("the model has a trigger");
-            (verdict.outcome, verdict.reason.clone())
-        };
-        let (start, why) = outcome("drawn-at-start");
-        assert_eq!(start, Outcome::Recovered, "seed {seed}: {why}");
-        let (admission, why) = outcome("drawn-at-admission");
-        assert_eq!(admission, Outcome::Metastable, "seed {seed}: {why}");
+        let reports = run_bundled("admission-work", &overrides, seed);
+        assert_outcome(&reports, "drawn-at-start", Outcome::Recovered, seed);
+        assert_outcome(&reports, "drawn-at-admission", Outcome::Metastable, seed);
     }
 }

@@ -8,17 +8,10 @@
 //! queue.
 //! Without contention S does 6,400/s and the peak passes.
 
-use stormsim_model::load_model;
-use stormsim_sim::analysis::Outcome;
-use stormsim_sim::run_model;
+mod common;
 
-fn model_text() -> String {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../models/congestive-collapse.json"
-    );
-    std::fs::read_to_string(path).expect("models/congestive-collapse.json is readable")
-}
+use common::{assert_outcome, run_bundled, verdict};
+use stormsim_sim::analysis::Outcome;
 
 /// The claim holds on every seed tried, not one tuned: the margins are wide
 /// (3,000 or 1,000 attempts/s against a capacity of 1,290/s), so Poisson noise
@@ -26,36 +19,23 @@ fn model_text() -> String {
 #[test]
 fn collapse_with_retries_persists_on_the_way_down_and_without_them_does_not() {
     for seed in [1, 2, 3] {
-        let model = load_model(&model_text(), &[], Some(seed)).expect("a valid model");
-        let report = run_model(&model);
-        let outcome = |name: &str| {
-            let v = report
-                .variants
-                .iter()
-                .find(|v| v.variant == name)
-                .unwrap_or_else(|| panic!("no variant {name}"));
-            let verdict = v.verdict.as_ref().expect("the model has a trigger");
-            (verdict.outcome, verdict.recovery_s, verdict.reason.clone())
-        };
-        let (retries, _, why) = outcome("retries");
-        assert_eq!(retries, Outcome::Metastable, "seed {seed}: {why}");
+        let reports = run_bundled("congestive-collapse", &[], seed);
+        assert_outcome(&reports, "retries", Outcome::Metastable, seed);
         for name in ["no-retries", "retry-budget"] {
-            let (o, _, why) = outcome(name);
-            assert_eq!(o, Outcome::Recovered, "seed {seed}, {name}: {why}");
+            assert_outcome(&reports, name, Outcome::Recovered, seed);
         }
         // The queue (5,000 places, full at the peak) drains at what a full S
         // does beyond the load: about 290/s with one attempt, 190/s at most
         // with the budget's retries.
-        let (_, no_retries, _) = outcome("no-retries");
-        let (_, budget, _) = outcome("retry-budget");
+        let no_retries = verdict(&reports, "no-retries").recovery_s;
+        let budget = verdict(&reports, "retry-budget").recovery_s;
         assert!(
             no_retries < budget,
             "seed {seed}: {no_retries:?} vs {budget:?}"
         );
-        let (o, recovery, why) = outcome("no-contention");
-        assert_eq!(o, Outcome::Recovered, "seed {seed}: {why}");
+        assert_outcome(&reports, "no-contention", Outcome::Recovered, seed);
         assert_eq!(
-            recovery,
+            verdict(&reports, "no-contention").recovery_s,
             Some(0.0),
             "seed {seed}: the peak passes unnoticed"
         );

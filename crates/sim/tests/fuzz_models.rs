@@ -425,6 +425,12 @@ impl Gen {
                 };
                 s.insert("queue_discipline".into(), discipline);
             }
+            if self.chance(0.15) {
+                s.insert(
+                    "contention".into(),
+                    json!({"per_request": self.num(0.0, 0.5), "exponent": self.num(1.0, 3.0)}),
+                );
+            }
             s.insert("instances".into(), json!(instances));
             if shards > 1 {
                 s.insert("shards".into(), json!(shards));

@@ -93,11 +93,7 @@ fn the_error_share_is_p_within_sampling_error() {
         "",
     );
     for seed in [1, 2, 3] {
-        let text = text.replace(
-            r#""name": "m","#,
-            &format!(r#""name": "m", "seed": {seed},"#),
-        );
-        let report = run_variant(&load_model(&text, &[], None).unwrap().variants[0]);
+        let report = run_variant(&load_model(&text, &[], Some(seed)).unwrap().variants[0]);
         let failed = report.failed_by_reason.error as f64;
         let (n, p) = (20_000.0_f64, 0.1_f64);
         let sd = (n * p * (1.0 - p)).sqrt();

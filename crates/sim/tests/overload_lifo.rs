@@ -5,31 +5,16 @@
 //! stays near the service time's and fewer workers' time goes to callers that
 //! left. Adaptive LIFO orders as FIFO while the queue is short.
 
-use stormsim_model::load_model;
-use stormsim_sim::{run_model, VariantReport};
+mod common;
 
-fn model_text() -> String {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../models/overload-lifo.json"
-    );
-    std::fs::read_to_string(path).expect("models/overload-lifo.json is readable")
-}
-
-fn variant<'a>(reports: &'a [VariantReport], name: &str) -> &'a VariantReport {
-    reports
-        .iter()
-        .find(|v| v.variant == name)
-        .unwrap_or_else(|| panic!("no variant {name}"))
-}
+use common::{run_bundled, variant};
 
 /// The margins are wide (a p99 of ~800 ms against ~150 ms), so the claims
 /// hold on each seed tried, not on one.
 #[test]
 fn lifo_keeps_the_answered_tail_short_in_an_overload() {
     for seed in [1, 2, 3] {
-        let model = load_model(&model_text(), &[], Some(seed)).expect("a valid model");
-        let reports = run_model(&model).variants;
+        let reports = run_bundled("overload-lifo", &[], seed);
         let p99 = |name: &str| variant(&reports, name).ok_latency_ms.as_ref().unwrap().p99;
         let answered = |name: &str| variant(&reports, name).succeeded;
         let wasted = |name: &str| variant(&reports, name).services[0].wasted;
@@ -45,8 +30,10 @@ fn lifo_keeps_the_answered_tail_short_in_an_overload() {
         }
         // Before the overload the queue stays under adaptive LIFO's
         // threshold: it serves exactly as FIFO does, bucket for bucket.
-        let series = |name: &str| variant(&reports, name).series.clone();
-        let (fifo, adaptive) = (series("fifo"), series("adaptive-lifo"));
+        let (fifo, adaptive) = (
+            &variant(&reports, "fifo").series,
+            &variant(&reports, "adaptive-lifo").series,
+        );
         let before = (55.0 / fifo.bucket_s()) as usize;
         assert_eq!(
             fifo.global[..before],

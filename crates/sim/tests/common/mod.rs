@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 use stormsim_model::load_model;
+use stormsim_sim::analysis::Verdict;
 use stormsim_sim::report::AttemptRecord;
 use stormsim_sim::{ServiceReport, Simulator, VariantReport};
 
@@ -28,4 +29,43 @@ pub fn service<'a>(r: &'a VariantReport, name: &str) -> &'a ServiceReport {
 /// An instant in milliseconds.
 pub fn ms(t: stormsim_engine::SimTime) -> f64 {
     t.as_nanos() as f64 / 1e6
+}
+
+/// The bundled model `models/<name>.json`, run with `overrides` at `seed`.
+pub fn run_bundled(
+    name: &str,
+    overrides: &[(String, serde_json::Value)],
+    seed: u64,
+) -> Vec<VariantReport> {
+    let path = format!("{}/../../models/{name}.json", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let model = load_model(&text, overrides, Some(seed)).unwrap_or_else(|e| panic!("{e:?}"));
+    stormsim_sim::run_model(&model).variants
+}
+
+/// The report of the variant named `name`.
+pub fn variant<'a>(reports: &'a [VariantReport], name: &str) -> &'a VariantReport {
+    reports
+        .iter()
+        .find(|v| v.variant == name)
+        .unwrap_or_else(|| panic!("no variant {name}"))
+}
+
+/// The recovery verdict of the variant named `name`.
+pub fn verdict<'a>(reports: &'a [VariantReport], name: &str) -> &'a Verdict {
+    variant(reports, name)
+        .verdict
+        .as_ref()
+        .unwrap_or_else(|| panic!("{name}: the model asks for no verdict"))
+}
+
+/// Asserts that the variant named `name` ended `outcome`, saying why not.
+pub fn assert_outcome(
+    reports: &[VariantReport],
+    name: &str,
+    outcome: stormsim_sim::analysis::Outcome,
+    seed: u64,
+) {
+    let v = verdict(reports, name);
+    assert_eq!(v.outcome, outcome, "seed {seed}, {name}: {}", v.reason);
 }
