@@ -283,7 +283,7 @@ fn capacity_rps(model: &stormsim_model::Model, service: usize) -> Option<f64> {
     for step in &s.steps {
         match step {
             Step::Work { dist, .. } => work_ms += dist.mean_ms(),
-            Step::Call(_) => return None,
+            Step::Call(_) | Step::Parallel(_) => return None,
         }
     }
     // Work with every worker busy (a busier service is slower).

@@ -331,6 +331,39 @@ pub enum Step {
     },
     /// A downstream call and its policies.
     Call(Box<CallPolicy>),
+    /// Calls to several services at once.
+    Parallel(Box<Parallel>),
+}
+
+impl Step {
+    /// The calls the step makes: none for work, one for a call, each branch
+    /// of a parallel step in order. Each is an edge of its own.
+    pub fn calls(&self) -> &[CallPolicy] {
+        match self {
+            Step::Work { .. } => &[],
+            Step::Call(policy) => std::slice::from_ref(policy.as_ref()),
+            Step::Parallel(parallel) => &parallel.branches,
+        }
+    }
+}
+
+/// A validated parallel step.
+#[derive(Clone, Debug)]
+pub struct Parallel {
+    /// Each branch's call (at least 2, at most [`Parallel::MAX_BRANCHES`]).
+    pub branches: Vec<CallPolicy>,
+    /// Bit `i` set: branch `i` is required (not `optional`).
+    pub required: u64,
+    /// Successes that complete the step (`None`: every branch ends, or a
+    /// required one fails).
+    pub wait_for: Option<u32>,
+    /// When to stop waiting.
+    pub deadline: Option<SimDuration>,
+}
+
+impl Parallel {
+    /// Most branches a parallel step may have (its required set is a `u64`).
+    pub const MAX_BRANCHES: usize = 64;
 }
 
 /// The policy stack of one call edge.

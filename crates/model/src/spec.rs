@@ -851,13 +851,16 @@ pub enum DrawnAt {
     Admission,
 }
 
-/// One step of a handler: either local work (`work`) or a downstream call
-/// (`call`, with its edge policies). Exactly one of `work` and `call`;
+/// One step of a handler: local work (`work`), a downstream call (`call`,
+/// with its edge policies), or calls to several services at once
+/// (`parallel`, each branch a call with its own policies). Exactly one of
+/// `work`, `call` and `parallel`;
 /// `connect_timeout_ms`, `retry`, `breaker`, `bulkhead`,
 /// `rate_limit`, `throttle`, `balancer`, `outlier_detection` and
 /// `context` apply only to `call`,
-/// `on_cancel`, `error` and `drawn_at` only to `work`; `timeout_ms` and `deadline` to both; anything
-/// else is an error.
+/// `on_cancel`, `error` and `drawn_at` only to `work`; `timeout_ms` and `deadline` to both;
+/// `optional` only to a branch of `parallel`, and a `parallel` step takes
+/// nothing else but `only_classes`; anything else is an error.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StepSpec {
@@ -948,6 +951,15 @@ pub struct StepSpec {
     /// is allowed only then.
     #[serde(default)]
     pub idempotent: Option<bool>,
+    /// Calls to several services at once (a product page asking inventory,
+    /// pricing and reviews together), each branch a `call` step with its own
+    /// policies (see [`ParallelSpec`]).
+    #[serde(default)]
+    pub parallel: Option<ParallelSpec>,
+    /// For a branch of `parallel`: the step may succeed without it (a page
+    /// rendered without its reviews). Absent: `false`, the branch is required.
+    #[serde(default)]
+    pub optional: Option<bool>,
     /// For `call`: whether the call is tied to this request's lifetime. `request`
     /// (default): when this request's caller gives up, the call is cancelled and
     /// the handler stops (Go's `r.Context()`). `background`: the call runs on
@@ -969,6 +981,41 @@ pub struct FanOutSpec {
     /// Stop waiting after this long and answer with what has come: `partial`
     /// if some children succeeded but fewer than `wait_for`, `deadline_exceeded`
     /// (a failure) if none did. Absent: wait for every child to end.
+    #[serde(default)]
+    pub deadline_ms: Option<f64>,
+}
+
+/// Calls to several services at once, started together by one handler
+/// step, as a product page calls inventory, pricing and reviews in parallel
+/// (Go's `errgroup`, a `CompletableFuture.allOf`, gRPC's async stubs).
+///
+/// Each branch is a call with its own policies (timeout, retries, breaker,
+/// hedging, deadline), on its own edge. Every branch inherits the request's
+/// deadline and class, and is cancelled with it when the request's caller
+/// gives up. Without `wait_for` the step waits for every branch to end: it
+/// fails as soon as a required branch fails (with that branch's failure,
+/// cancelling the others, as `errgroup.WithContext` does), and succeeds when
+/// every required branch succeeded; an `optional` branch may fail (the step is
+/// then `partial`). With `wait_for: k` it succeeds as soon as `k` branches
+/// succeeded, cancelling the rest, and fails as soon as `k` can no longer be
+/// reached. At `deadline_ms` it stops waiting: it succeeds (`partial`) if every
+/// required branch had succeeded (with `wait_for`, if any branch had), the
+/// branches still running are cancelled, and otherwise it fails with
+/// `deadline_exceeded`.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ParallelSpec {
+    /// The calls, each a `call` step (no `fan_out`, `cache`, `hold_worker`
+    /// or nested `parallel`), with `optional` if the step may succeed
+    /// without it. At least 2, at most 64.
+    pub branches: Vec<StepSpec>,
+    /// Succeed as soon as this many branches succeeded (first `k` of `n`),
+    /// cancelling the others. Absent: every branch ends, or a required one
+    /// fails. Not with `optional` branches.
+    #[serde(default)]
+    #[schemars(range(min = 1))]
+    pub wait_for: Option<u32>,
+    /// Stop waiting after this long, ms, and answer with what has come.
     #[serde(default)]
     pub deadline_ms: Option<f64>,
 }

@@ -1006,6 +1006,15 @@ fn check_step(
     step: &StepSpec,
     lookup: &dyn Fn(&mut Checker, String, &str) -> ServiceId,
 ) -> Option<Step> {
+    if let Some(parallel) = &step.parallel {
+        return check_parallel(ck, at, step, parallel, lookup);
+    }
+    if step.optional.is_some() {
+        ck.fail(
+            format!("{at}.optional"),
+            "only a branch of a `parallel` step takes this field",
+        );
+    }
     match (&step.work, &step.call) {
         (Some(_), Some(_)) => {
             ck.fail(at, "a step is either `work` or `call`, not both");
@@ -1014,7 +1023,7 @@ fn check_step(
         (None, None) => {
             ck.fail(
                 at,
-                "expected `work` (local work) or `call` (a downstream call)",
+                "expected `work` (local work), `call` (a downstream call) or `parallel` (calls at once)",
             );
             None
         }
@@ -1181,6 +1190,125 @@ fn check_step(
             }
             Some(Step::Call(Box::new(policy)))
         }
+    }
+}
+
+/// A parallel step: its branches are calls on edges of their own; the step
+/// itself takes nothing but its branches, `wait_for`, `deadline_ms` and
+/// `only_classes`.
+fn check_parallel(
+    ck: &mut Checker,
+    at: &str,
+    step: &StepSpec,
+    parallel: &ParallelSpec,
+    lookup: &dyn Fn(&mut Checker, String, &str) -> ServiceId,
+) -> Option<Step> {
+    let own_fields = StepSpec {
+        parallel: None,
+        only_classes: None,
+        ..step.clone()
+    };
+    for field in present_fields(&own_fields) {
+        ck.fail(
+            format!("{at}.{field}"),
+            "a `parallel` step's policies go on each of its branches",
+        );
+    }
+    let n = parallel.branches.len();
+    let pp = format!("{at}.parallel");
+    if n < 2 || n > Parallel::MAX_BRANCHES {
+        ck.fail(
+            format!("{pp}.branches"),
+            format!("expected 2 to {} branches, got {n}", Parallel::MAX_BRANCHES),
+        );
+    }
+    let mut branches = Vec::with_capacity(n);
+    let mut required = 0u64;
+    for (b, branch) in parallel.branches.iter().enumerate() {
+        let bp = format!("{pp}.branches[{b}]");
+        if branch.call.is_none() {
+            ck.fail(
+                bp.clone(),
+                "expected a `call` step: a branch of a `parallel` step calls a service",
+            );
+            continue;
+        }
+        let not_in_a_branch = [
+            ("fan_out", branch.fan_out.is_some()),
+            ("cache", branch.cache.is_some()),
+            ("hold_worker", branch.hold_worker.is_some()),
+            ("parallel", branch.parallel.is_some()),
+            ("only_classes", branch.only_classes.is_some()),
+        ];
+        for (field, present) in not_in_a_branch {
+            if present {
+                ck.fail(
+                    format!("{bp}.{field}"),
+                    "a branch of a `parallel` step takes a call's policies but not this field",
+                );
+            }
+        }
+        let plain = StepSpec {
+            optional: None,
+            ..branch.clone()
+        };
+        if let Some(Step::Call(policy)) = check_step(ck, &bp, &plain, lookup) {
+            if b < Parallel::MAX_BRANCHES && branch.optional != Some(true) {
+                required |= 1 << b;
+            }
+            branches.push(*policy);
+        }
+    }
+    // A handler waiting on a group of calls stops for its caller only when
+    // the whole group does: branches cut from the request's lifetime beside
+    // branches tied to it would leave it half stopped.
+    if let Some(b) = (1..n).find(|&b| parallel.branches[b].context != parallel.branches[0].context)
+    {
+        ck.fail(
+            format!("{pp}.branches[{b}].context"),
+            "every branch of a `parallel` step takes the same `context` as its first",
+        );
+    }
+    let optional = parallel.branches.iter().any(|b| b.optional == Some(true));
+    if let Some(k) = parallel.wait_for {
+        if k == 0 || k as usize > n {
+            ck.fail(
+                format!("{pp}.wait_for"),
+                format!("expected 1 to the {n} branches, got {k}"),
+            );
+        }
+        if optional {
+            ck.fail(
+                format!("{pp}.wait_for"),
+                "with `wait_for` any branch may fail (the first `wait_for` successes complete the step): mark no branch `optional`",
+            );
+        }
+    } else if optional && required == 0 {
+        ck.fail(
+            format!("{pp}.branches"),
+            "every branch is `optional`: the step could never fail; make one required, or use `wait_for`",
+        );
+    }
+    let deadline = ck.optional_positive_ms(&format!("{pp}.deadline_ms"), parallel.deadline_ms);
+    (branches.len() == n).then(|| {
+        Step::Parallel(Box::new(Parallel {
+            branches,
+            required,
+            wait_for: parallel.wait_for,
+            deadline,
+        }))
+    })
+}
+
+/// The names of the fields of a step that are set, in declaration order.
+fn present_fields(step: &StepSpec) -> Vec<String> {
+    match serde_json::to_value(step) {
+        Ok(serde_json::Value::Object(fields)) => fields
+            .into_iter()
+            .filter(|(_, v)| !v.is_null())
+            .map(|(k, _)| k)
+            .collect(),
+        _ => Vec::new(),
     }
 }
 
@@ -1632,13 +1760,18 @@ fn find_call_cycles(ck: &mut Checker, services: &[Service]) {
         let mut stack: Vec<(ServiceId, usize)> = vec![(root, 0)];
         marks[root] = Mark::OnStack;
         while let Some(&mut (s, ref mut next)) = stack.last_mut() {
-            let Some((j, step)) = services[s].steps.iter().enumerate().nth(*next) else {
+            // The service's calls in order, a parallel step's branches each.
+            let calls = services[s].steps.iter().enumerate().flat_map(|(j, step)| {
+                let parallel = matches!(step, Step::Parallel(_));
+                (step.calls().iter().enumerate())
+                    .map(move |(b, call)| (j, parallel.then_some(b), call))
+            });
+            let Some((j, branch, call)) = calls.into_iter().nth(*next) else {
                 stack.pop();
                 marks[s] = Mark::Done;
                 continue;
             };
             *next += 1;
-            let Step::Call(call) = step else { continue };
             match marks[call.to] {
                 Mark::New => {
                     marks[call.to] = Mark::OnStack;
@@ -1652,10 +1785,11 @@ fn find_call_cycles(ck: &mut Checker, services: &[Service]) {
                         .chain(std::iter::once(call.to))
                         .map(|x| services[x].name.as_str())
                         .collect();
-                    ck.fail(
-                        format!("services[{s}].steps[{j}].call"),
-                        format!("call cycle {}", cycle.join(" -> ")),
-                    );
+                    let at = match branch {
+                        Some(b) => format!("services[{s}].steps[{j}].parallel.branches[{b}].call"),
+                        None => format!("services[{s}].steps[{j}].call"),
+                    };
+                    ck.fail(at, format!("call cycle {}", cycle.join(" -> ")));
                 }
                 Mark::Done => {}
             }
@@ -1715,13 +1849,12 @@ pub fn same_shape(a: &Model, b: &Model) -> Result<(), String> {
         }
     }
     for (sa, sb) in a.services.iter().zip(&b.services) {
+        // Each step's callees: none for work, one for a call, a parallel
+        // step's branches in order.
         let shape = |s: &Service| {
             s.steps
                 .iter()
-                .map(|st| match st {
-                    Step::Work { .. } => usize::MAX,
-                    Step::Call(c) => c.to,
-                })
+                .map(|st| st.calls().iter().map(|c| c.to).collect::<Vec<_>>())
                 .collect::<Vec<_>>()
         };
         if shape(sa) != shape(sb) {

@@ -40,8 +40,22 @@ fn hedges_that_never_fire(models: &[&Model]) -> Vec<Problem> {
     let first = models[0];
     let mut out = Vec::new();
     for (s, service) in first.services.iter().enumerate() {
-        for (j, step) in service.steps.iter().enumerate() {
-            let Step::Call(policy) = step else { continue };
+        let calls = service.steps.iter().enumerate().flat_map(|(j, step)| {
+            let at = match step {
+                Step::Parallel(_) => format!("steps[{j}].parallel.branches"),
+                _ => format!("steps[{j}]"),
+            };
+            let parallel = matches!(step, Step::Parallel(_));
+            (step.calls().iter().enumerate()).map(move |(b, call)| {
+                let at = if parallel {
+                    format!("{at}[{b}]")
+                } else {
+                    at.clone()
+                };
+                (at, call)
+            })
+        });
+        for (at, policy) in calls {
             if policy.hedge.is_none() {
                 continue;
             }
@@ -63,7 +77,7 @@ fn hedges_that_never_fire(models: &[&Model]) -> Vec<Problem> {
                     format!("{:?} has one instance", callee.name)
                 };
                 out.push(Problem::new(
-                    format!("services[{}].steps[{j}].hedge", first.services[s].name),
+                    format!("services[{}].{at}.hedge", first.services[s].name),
                     format!(
                         "this hedge never fires: a hedge goes to another replica than its try's, and {what}"
                     ),

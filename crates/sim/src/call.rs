@@ -1024,7 +1024,7 @@ impl Simulator<'_> {
                 user,
             } => self.finish_root(arrived, workload, user, call.key, outcome),
             Owner::Task(task) => self.call_finished(task, outcome),
-            Owner::FanOut(fan) => self.fan_out_child_finished(fan, outcome),
+            Owner::FanOut(fan) => self.fan_out_child_finished(fan, call.edge, outcome),
             Owner::CacheLoad(load) => self.cache_load_finished(load, outcome),
         }
     }

@@ -4,7 +4,9 @@
 //! run decides anything from a measurement.
 
 use crate::attempts::AttemptLog;
-use crate::metrics::{EdgeCounters, FailureCounts, Outcome, ServiceCounters, WorkloadCounters};
+use crate::metrics::{
+    EdgeCounters, FailureCounts, LatencyRecorder, Outcome, ServiceCounters, WorkloadCounters,
+};
 use crate::timeseries::TimeSeries;
 use crate::zombie::Zombies;
 use stormsim_engine::{SimDuration, SimTime};
@@ -23,6 +25,10 @@ pub(crate) struct Measurements<'m> {
     pub services: Vec<ServiceCounters>,
     /// `edges[edge]`, summed over callers.
     pub edges: Vec<EdgeCounters>,
+    /// `branch_latency[edge]`: for a branch of a parallel step, the latency
+    /// of its calls that ended, from the step's start (`None`: any other
+    /// edge, whose calls are not timed).
+    pub branch_latency: Vec<Option<LatencyRecorder>>,
     pub series: TimeSeries,
     /// Events before this instant fall in the open bucket: a comparison per
     /// event instead of a 64-bit division ([`TimeSeries::first_unopened_instant`]).
@@ -40,8 +46,9 @@ pub(crate) struct Measurements<'m> {
 }
 
 impl Measurements<'_> {
-    /// Nothing measured yet, for `edges` call edges of `model`.
-    pub fn new(model: &Model, edges: usize) -> Self {
+    /// Nothing measured yet, for `edges` call edges of `model`, of which
+    /// `branch_edges` are the branches of parallel steps.
+    pub fn new(model: &Model, edges: usize, branch_edges: &[u32]) -> Self {
         Measurements {
             requests: 0,
             succeeded: 0,
@@ -60,6 +67,9 @@ impl Measurements<'_> {
                 })
                 .collect(),
             edges: vec![EdgeCounters::default(); edges],
+            branch_latency: (0..edges as u32)
+                .map(|e| (branch_edges.binary_search(&e).is_ok()).then(LatencyRecorder::default))
+                .collect(),
             series: TimeSeries::new(model.bucket, model.services.len(), model.workloads.len()),
             next_bucket_at: SimTime::ZERO,
             last_answer: SimTime::ZERO,

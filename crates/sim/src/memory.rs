@@ -263,8 +263,13 @@ fn run_state(model: &Model) -> Vec<Contributor> {
             ),
         });
         for (j, step) in s.steps.iter().enumerate() {
-            if let Step::Call(policy) = step {
-                let at = format!("services[{}].steps[{j}]", s.name);
+            let branches = matches!(step, Step::Parallel(_));
+            for (b, policy) in step.calls().iter().enumerate() {
+                let at = if branches {
+                    format!("services[{}].steps[{j}].parallel.branches[{b}]", s.name)
+                } else {
+                    format!("services[{}].steps[{j}]", s.name)
+                };
                 edge_state(model, policy, u64::from(s.instances), &at, &mut parts);
             }
         }

@@ -154,6 +154,8 @@ pub struct ServiceCounters {
     /// fails fast (its `deadline`); `drop_expired` alone covers only the
     /// first step (work after a call step can still start late).
     pub started_late: u64,
+    /// How this service's parallel steps ended.
+    pub parallel: FanOutCounts,
 }
 
 /// Per call edge (a workload's or a call step's), summed over caller instances.

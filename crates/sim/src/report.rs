@@ -7,14 +7,15 @@
 use crate::analysis::{classify, samples_of, Verdict};
 use crate::measurements::Measurements;
 use crate::metrics::{
-    round_ms, EdgeCounters, FailureCounts, LatencyRecorder, Quantiles, ServiceCounters,
+    round_ms, EdgeCounters, FailureCounts, FanOutCounts, LatencyRecorder, Quantiles,
+    ServiceCounters,
 };
 use crate::policy_state::PolicyState;
 use crate::timeseries::TimeSeries;
 use crate::topology::Topology;
 use serde::Serialize;
 use stormsim_engine::SimTime;
-use stormsim_model::{TimelineRole, MAX_SERIES_ROWS};
+use stormsim_model::{Step, TimelineRole, MAX_SERIES_ROWS};
 
 pub use crate::attempts::{AttemptOutcomeKind, AttemptRecord, AttemptSink};
 
@@ -253,6 +254,10 @@ pub struct ServiceReport {
     pub shed_by_class: Vec<(String, u64)>,
     /// Most attempts received in one second.
     pub peak_offered_rps: f64,
+    /// How the service's parallel steps ended (absent without one). In
+    /// summary.json, not summary.csv.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parallel: Option<FanOutCounts>,
 }
 
 /// What happened on one call edge, summed over its caller's instances.
@@ -265,6 +270,12 @@ pub struct EdgeReport {
     /// The counters.
     #[serde(flatten)]
     pub counters: EdgeCounters,
+    /// For a branch of a parallel step: the latency of its calls that ended
+    /// (retries included), from the step's start to the branch's end; calls
+    /// cancelled because the step was over are not counted. Absent for
+    /// other edges.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency_ms: Option<Quantiles>,
 }
 
 /// What one workload's callers saw.
@@ -354,6 +365,7 @@ pub(crate) fn variant_report(
                 expired,
                 work_timeouts,
                 started_late,
+                parallel,
             } = *state;
             let shed_by_class = topology
                 .model
@@ -408,6 +420,9 @@ pub(crate) fn variant_report(
                 expired,
                 work_timeouts,
                 started_late,
+                parallel: (spec.steps.iter())
+                    .any(|step| matches!(step, Step::Parallel(_)))
+                    .then_some(parallel),
                 breaker_open_s: round_ratio(breaker_open_s),
                 peak_offered_rps: round_ratio(peak_rps(series, |b| series.service(b, s).offered())),
             }
@@ -471,6 +486,9 @@ pub(crate) fn variant_report(
             },
             callee: topology.model.services[edge.to].name.clone(),
             counters: counters.clone(),
+            latency_ms: measured.branch_latency[i]
+                .as_ref()
+                .and_then(LatencyRecorder::quantiles),
         })
         .collect();
     VariantReport {

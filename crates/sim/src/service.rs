@@ -284,7 +284,7 @@ impl Simulator<'_> {
                         // the step was work then too.
                         let dist = match &then.services[service_id].steps[task.step] {
                             Step::Work { dist, .. } => dist,
-                            Step::Call(_) => dist,
+                            Step::Call(_) | Step::Parallel(_) => dist,
                         };
                         (dist, task.admitted_slowdown)
                     }
@@ -361,6 +361,10 @@ impl Simulator<'_> {
                     }
                 };
             }
+            Step::Parallel(parallel) => {
+                let first_edge = self.topology.step_edge[task.service][task.step];
+                self.start_parallel(task_id, first_edge, step_key, parallel);
+            }
             Step::Call(_) => {
                 let edge = self.topology.step_edge[task.service][task.step];
                 let deadline = task.deadline();
@@ -401,6 +405,8 @@ impl Simulator<'_> {
         match &self.topology.service_of(service).steps[step] {
             Step::Work { on_cancel, .. } => *on_cancel == OnCancel::Stop,
             Step::Call(policy) => policy.context == CallContext::Request,
+            // Its branches share one context (validation sees to it).
+            Step::Parallel(parallel) => parallel.branches[0].context == CallContext::Request,
         }
     }
 

@@ -15,7 +15,7 @@
 //! The handlers are methods of [`Simulator`] because an event can touch every
 //! part (an answer updates a breaker, frees an attempt, counts a success and
 //! may start a retry); they live by side: the call side in [`crate::call`],
-//! the service side in [`crate::service`], fan-outs in [`crate::fan_out`],
+//! the service side in [`crate::service`], fan-outs and parallel steps in [`crate::join`],
 //! caches in [`crate::cache`]. The order of a call edge's policy layers is
 //! composed in one place, [`crate::call`].
 
@@ -107,7 +107,7 @@ impl<'m> Simulator<'m> {
             queue: EventQueue::new(),
             world: World::new(model),
             policies: PolicyState::new(&topology),
-            measured: Measurements::new(model, topology.edges.len()),
+            measured: Measurements::new(model, topology.edges.len(), &topology.branch_edges()),
             topology,
         }
     }

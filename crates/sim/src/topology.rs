@@ -70,6 +70,20 @@ impl<'m> Topology<'m> {
         &self.model.services[id]
     }
 
+    /// The edges of the branches of parallel steps, in edge order.
+    pub fn branch_edges(&self) -> Vec<EdgeId> {
+        let mut out = Vec::new();
+        for (s, service) in self.model.services.iter().enumerate() {
+            for (j, step) in service.steps.iter().enumerate() {
+                if let Step::Parallel(p) = step {
+                    let first = self.step_edge[s][j];
+                    out.extend((0..p.branches.len() as EdgeId).map(|b| first + b));
+                }
+            }
+        }
+        out
+    }
+
     /// Whether `edge` is a workload's own (its attempts are roots).
     pub fn is_workload_edge(&self, edge: EdgeId) -> bool {
         (edge as usize) < self.model.workloads.len()
@@ -116,29 +130,29 @@ fn callers_of(model: &Model) -> Vec<Option<ServiceId>> {
     let mut callers = vec![None; model.workloads.len()];
     for (s, service) in model.services.iter().enumerate() {
         for step in &service.steps {
-            if let Step::Call(_) = step {
-                callers.push(Some(s));
-            }
+            callers.extend(step.calls().iter().map(|_| Some(s)));
         }
     }
     callers
 }
 
 /// Every call edge of a model: one per workload (the caller's own policy),
-/// then one per call step; and the edge of each call step.
+/// then one per call step, and one per branch of a parallel step, in model
+/// order; and the (first) edge of each step (`EdgeId::MAX` for work). A
+/// parallel step's branch `b` is edge `step_edge + b`.
 fn edges_of(model: &Model) -> (Vec<CallPolicy>, Vec<Vec<EdgeId>>) {
     let mut edges: Vec<CallPolicy> = model.workloads.iter().map(|w| w.edge.clone()).collect();
     let mut step_edge = Vec::new();
     for s in &model.services {
         let mut per_step = Vec::new();
         for step in &s.steps {
-            match step {
-                Step::Call(policy) => {
-                    per_step.push(edges.len() as EdgeId);
-                    edges.push(policy.as_ref().clone());
-                }
-                Step::Work { .. } => per_step.push(EdgeId::MAX),
-            }
+            let calls = step.calls();
+            per_step.push(if calls.is_empty() {
+                EdgeId::MAX
+            } else {
+                edges.len() as EdgeId
+            });
+            edges.extend(calls.iter().cloned());
         }
         step_edge.push(per_step);
     }

@@ -297,7 +297,8 @@ pub struct Hedging {
     pub try_sent: SimTime,
 }
 
-/// A handler's fan-out in progress.
+/// A handler's fan-out, or parallel step, in progress: its child calls and
+/// how many ended and succeeded.
 pub struct FanOutState {
     /// The handler that waits.
     pub task: TaskId,
@@ -317,6 +318,26 @@ pub struct FanOutState {
     /// earlier steps): its children are refused for it at once, and it ends
     /// as past its deadline, not as failed.
     pub started_late: bool,
+    /// For a parallel step: which branch is which (`None`: a fan-out over
+    /// the callee's shards, whose children are alike).
+    pub branches: Option<Branches>,
+}
+
+/// The branches of a parallel step in progress. Branch `b` calls on edge
+/// `first_edge + b`.
+pub struct Branches {
+    /// The edge of branch 0.
+    pub first_edge: EdgeId,
+    /// Bit `b`: branch `b` must succeed (without `wait_for`).
+    pub required: u64,
+    /// Bit `b`: branch `b` succeeded.
+    pub succeeded: u64,
+    /// Whether the step completes at its first `wait_for` successes rather
+    /// than when its required branches have.
+    pub first_k: bool,
+    /// When the branches started (together): a branch's latency is from
+    /// then to its end.
+    pub started: SimTime,
 }
 
 /// A load that fills one key of one instance's cache.
