@@ -919,3 +919,64 @@ fn a_problem_is_blamed_on_the_override_that_wrote_the_value() {
         "{problems:?}"
     );
 }
+
+/// A parallel step's problems, all at once, each at its path: too few
+/// branches, a branch that is not a call, `wait_for` beyond the branches or
+/// beside optional branches, mixed contexts, policies on the step itself,
+/// fields a branch cannot take, a bad deadline, and `optional` outside a
+/// branch.
+#[test]
+fn parallel_step_problems_name_their_paths() {
+    let mut doc = base();
+    doc["services"][0]["steps"] = json!([
+        {"parallel": {"branches": [{"call": "B"}]}},
+        {"parallel": {"branches": [{"call": "B"}, {"work": {"kind": "constant", "ms": 1}}],
+                      "wait_for": 3, "deadline_ms": -1}},
+        {"parallel": {"branches": [{"call": "B", "optional": true}, {"call": "B", "context": "background"}],
+                      "wait_for": 1},
+         "timeout_ms": 5, "retry": {"max_attempts": 2}},
+        {"parallel": {"branches": [{"call": "B", "fan_out": {}},
+                                   {"call": "B", "optional": true, "cache": {"keys": 1, "ttl_ms": 1}}]}},
+        {"parallel": {"branches": [{"call": "B", "optional": true}, {"call": "B", "optional": true}]}},
+        {"call": "B", "optional": true}
+    ]);
+    let p = problems(&doc);
+    let expect = [
+        "services[0].steps[0].parallel.branches: expected 2 to 64 branches, got 1",
+        "services[0].steps[1].parallel.branches[1]: expected a `call` step",
+        "services[0].steps[1].parallel.wait_for: expected 1 to the 2 branches, got 3",
+        "services[0].steps[1].parallel.deadline_ms: ",
+        "services[0].steps[2].timeout_ms: a `parallel` step's policies go on each of its branches",
+        "services[0].steps[2].retry: a `parallel` step's policies go on each of its branches",
+        "services[0].steps[2].parallel.branches[1].context: every branch of a `parallel` step takes the same `context`",
+        "services[0].steps[2].parallel.wait_for: with `wait_for` any branch may fail",
+        "services[0].steps[3].parallel.branches[0].fan_out: a branch of a `parallel` step takes a call's policies but not this field",
+        "services[0].steps[3].parallel.branches[1].cache: a branch of a `parallel` step",
+        "services[0].steps[4].parallel.branches: every branch is `optional`",
+        "services[0].steps[5].optional: only a branch of a `parallel` step takes this field",
+    ];
+    for e in expect {
+        assert!(
+            p.iter().any(|x| x.starts_with(e)),
+            "missing {e:?} in {p:#?}"
+        );
+    }
+    assert_eq!(p.len(), expect.len(), "{p:#?}");
+}
+
+/// A call cycle through a branch is named at each branch that closes it.
+#[test]
+fn a_call_cycle_through_a_parallel_branch_is_named_at_the_branch() {
+    let mut doc = base();
+    doc["services"][1]["steps"] = json!([
+        {"parallel": {"branches": [{"call": "gateway"}, {"call": "gateway"}]}}
+    ]);
+    let p = problems(&doc);
+    assert_eq!(
+        p,
+        [
+            "services[1].steps[0].parallel.branches[0].call: call cycle gateway -> B -> gateway",
+            "services[1].steps[0].parallel.branches[1].call: call cycle gateway -> B -> gateway"
+        ]
+    );
+}

@@ -348,6 +348,39 @@ impl Gen {
         Value::Object(c)
     }
 
+    /// A parallel step of service `i`: 2 to 4 branches, each a call to a
+    /// later service with the policies a branch takes, all in one context;
+    /// optional branches, or `wait_for`, and a deadline, by chance.
+    fn parallel(&mut self, i: usize, names: &[String], shape: &[(u64, u64)]) -> Value {
+        let n = names.len() as u64;
+        let count = self.int(2, 4);
+        let context = *self.pick(&["request", "background"]);
+        let first_k = self.chance(0.3);
+        let mut branches = Vec::new();
+        for b in 0..count {
+            let to = self.int(i as u64 + 1, n - 1) as usize;
+            let mut branch = self.call(&names[to], shape[to].0);
+            let fields = branch.as_object_mut().expect("a call is an object");
+            for not_in_a_branch in ["fan_out", "cache", "hold_worker"] {
+                fields.remove(not_in_a_branch);
+            }
+            fields.insert("context".into(), json!(context));
+            // At least one branch stays required.
+            if !first_k && b > 0 && self.chance(0.3) {
+                fields.insert("optional".into(), json!(true));
+            }
+            branches.push(branch);
+        }
+        let mut p = json!({"branches": branches});
+        if first_k {
+            p["wait_for"] = json!(self.int(1, count));
+        }
+        if self.chance(0.3) {
+            p["deadline_ms"] = json!(self.num(1.0, 100.0));
+        }
+        json!({"parallel": p})
+    }
+
     fn admission(&mut self, classes: bool) -> Value {
         let mut a = Map::new();
         a.insert(
@@ -462,7 +495,11 @@ impl Gen {
             for _ in 0..self.int(0, 3) {
                 if i + 1 < n && self.chance(0.55) {
                     let to = self.int(i as u64 + 1, n as u64 - 1) as usize;
-                    steps.push(self.call(&names[to], shape[to].0));
+                    if self.chance(0.2) {
+                        steps.push(self.parallel(i, &names, &shape));
+                    } else {
+                        steps.push(self.call(&names[to], shape[to].0));
+                    }
                 } else {
                     let mut w = json!({"work": self.dist(0)});
                     if self.chance(0.2) {
