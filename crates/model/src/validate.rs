@@ -1216,7 +1216,7 @@ fn check_parallel(
     }
     let n = parallel.branches.len();
     let pp = format!("{at}.parallel");
-    if n < 2 || n > Parallel::MAX_BRANCHES {
+    if !(2..=Parallel::MAX_BRANCHES).contains(&n) {
         ck.fail(
             format!("{pp}.branches"),
             format!("expected 2 to {} branches, got {n}", Parallel::MAX_BRANCHES),
