@@ -1065,8 +1065,11 @@ fn default_zipf_s() -> f64 {
 /// is sent at once instead of at its delay (or after the callee's Retry-After,
 /// A6's pushback), and the hedges after it follow at `delay_ms` from then;
 /// after any other failure the other copies are cancelled and the try fails
-/// with it. A hedge that cannot go (its budget, the brake, no other replica,
-/// an open breaker, no time left) is not sent; the try then fails with its
+/// with it. Each hedge goes to a replica that none of the try's copies went
+/// to, answered or not (A6 gives the load balancer "the list of previously
+/// used addresses"). A hedge that cannot go (its budget, the brake, no
+/// replica left unused, an open breaker, no time left) is not sent; the try
+/// then fails with its
 /// last failure once no copy is left in flight. A try fails when every copy
 /// it sent failed and no hedge is left: gRPC then returns the failure (it
 /// never retries a hedged call); a `retry` policy on the same call retries the

@@ -117,6 +117,7 @@ impl Simulator<'_> {
             Box::new(Hedging {
                 policy,
                 others: Vec::new(),
+                used: Vec::new(),
                 timer: None,
                 sent: 0,
                 try_sent: SimTime::ZERO,
@@ -232,6 +233,7 @@ impl Simulator<'_> {
             if let Some(h) = call.hedging.as_mut() {
                 h.sent = 0;
                 h.try_sent = now;
+                h.used.clear();
             }
         }
         let is_retry = hedge == 0 && std::mem::take(&mut call.holds_retry);
@@ -257,13 +259,14 @@ impl Simulator<'_> {
                 .index(HEDGE)
                 .index(u64::from(hedge))
         };
-        // The replicas this call already has an attempt on: a hedge goes elsewhere.
-        let tried: Vec<u32> = if hedge > 0 {
-            self.attempts_in_flight(call_id)
+        // The replicas this try has sent a copy to: a hedge goes elsewhere.
+        let tried: Vec<u32> = match (hedge, call.hedging.as_ref()) {
+            (0, _) => Vec::new(),
+            (_, Some(h)) => h.used.clone(),
+            (_, None) => self
+                .attempts_in_flight(call_id)
                 .filter_map(|a| self.world.attempts.get(a).map(|a| a.instance))
-                .collect()
-        } else {
-            Vec::new()
+                .collect(),
         };
         let deadline = self.deadline_as_seen(owner, edge, now).or(deadline);
         let policy = &self.topology.edges[edge as usize];
@@ -489,10 +492,11 @@ impl Simulator<'_> {
         // The new attempt is the call's current one; a hedged one stays in
         // flight beside it.
         let call = &mut self.world.calls[call_id];
-        if let (Some(previous), Some(h)) = (call.current, call.hedging.as_mut()) {
-            if hedge > 0 {
+        if let Some(h) = call.hedging.as_mut() {
+            if let (Some(previous), true) = (call.current, hedge > 0) {
                 h.others.push(previous);
             }
+            h.used.push(instance as u32);
         }
         call.current = Some(attempt);
         if arm_now {

@@ -288,6 +288,11 @@ pub struct Hedging {
     pub policy: stormsim_model::HedgePolicy,
     /// Earlier attempts still in flight (`Call::current` is the latest).
     pub others: Vec<AttemptId>,
+    /// The replicas this try's copies went to, answered or not: a hedge
+    /// avoids them all, as gRPC's hedging passes its load balancer "the list
+    /// of previously used addresses" (proposal A6), so a replica that just
+    /// failed a copy is not asked again within the try.
+    pub used: Vec<u32>,
     /// The next hedge's timer.
     pub timer: Option<TimerHandle>,
     /// Hedges sent for the current try.

@@ -183,3 +183,39 @@ fn a_retry_after_delays_the_next_hedge_and_the_rest_follow_at_the_delay() {
         ]
     );
 }
+
+/// A hedge avoids every replica its try has sent a copy to, answered or not
+/// (A6: the load balancer is given "the list of previously used
+/// addresses"), not only those with a copy still in flight.
+///
+/// Two replicas, round robin from replica 0, which is down (it refuses at
+/// once); replica 1 takes 50 ms. The try goes to replica 0 at 1 ms and is
+/// refused at 3 ms; hedge 1 goes at once, to replica 1, and would answer at
+/// 4 + 50 + 1 = 55 ms. Hedge 2 is due at 3 + 20 = 23 ms: replica 1 has a copy
+/// and replica 0 failed one, so it is not sent, and the user has hedge 1's
+/// answer at 56 ms. (Before, hedge 2 went back to replica 0 at 23 ms and was
+/// refused again at 25 ms.)
+#[test]
+fn regression_hedge_returned_to_a_replica_that_had_failed_its_try() {
+    let text = r#"{
+        "name": "hedge-failures",
+        "network": {"one_way": {"kind": "constant", "ms": 1}},
+        "workloads": [{"name": "u", "target": "frontend", "arrival": {"kind": "at_once"}, "requests": 1}],
+        "services": [
+          {"name": "frontend", "steps": [{"call": "leaf", "idempotent": true,
+             "hedge": {"delay_ms": 20, "max_hedges": 2}}]},
+          {"name": "leaf", "instances": 2, "instances_down": 1, "replica_work_factor": [1, 5],
+            "steps": [{"work": {"kind": "constant", "ms": 10}, "on_cancel": "stop"}]}
+        ]
+      }"#;
+    let (mut report, records) = run_recording_attempts(text);
+    report.attempts = records;
+    assert_eq!(
+        attempts(report),
+        [
+            "base,0,leaf,,0,1,0,1,3,error",
+            "base,0,leaf,,1,1,1,3,55,success",
+            "base,0,frontend,,0,1,0,0,56,success",
+        ]
+    );
+}
