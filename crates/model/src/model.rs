@@ -427,6 +427,17 @@ pub struct FanOut {
     pub wait_for: u32,
     /// When to stop waiting.
     pub deadline: Option<SimDuration>,
+    /// Slowness shared by a request's children, if any.
+    pub correlated_slowdown: Option<CorrelatedSlowdown>,
+}
+
+/// A share of requests slow at every child of a fan-out.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CorrelatedSlowdown {
+    /// Probability that a request is slow.
+    pub p: f64,
+    /// Its children's work factor.
+    pub factor: f64,
 }
 
 /// A validated hedging policy.

@@ -983,6 +983,31 @@ pub struct FanOutSpec {
     /// (a failure) if none did. Absent: wait for every child to end.
     #[serde(default)]
     pub deadline_ms: Option<f64>,
+    /// Slowness shared by every child of a request (see
+    /// [`CorrelatedSlowdownSpec`]). Absent: the children's work is drawn
+    /// independently.
+    #[serde(default)]
+    pub correlated_slowdown: Option<CorrelatedSlowdownSpec>,
+}
+
+/// A share of requests that are slow at every shard at once: a hot key, a
+/// large payload, a query that is expensive everywhere. The Tail at Scale's
+/// latency table, where waiting for all leaves costs far more than a single
+/// leaf's tail predicts for independent leaves, needs such a shared factor.
+/// Whether a request is slow is drawn once per logical request and fan-out
+/// step, on a stream of its own: its retries and hedges meet the same
+/// slowness (the key stays hot, whichever replica serves it), and every
+/// variant slows the same requests.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CorrelatedSlowdownSpec {
+    /// Probability, in [0, 1], that a request is slow.
+    #[schemars(range(min = 0.0, max = 1.0))]
+    pub p: f64,
+    /// How many times longer every work step of every child's handler
+    /// takes for a slow request (at least 1).
+    #[schemars(range(min = 1.0))]
+    pub factor: f64,
 }
 
 /// Calls to several services at once, started together by one handler

@@ -1155,6 +1155,19 @@ fn check_step(
                     wait_for: f.wait_for.unwrap_or(u32::MAX),
                     deadline: ck
                         .optional_positive_ms(&format!("{at}.fan_out.deadline_ms"), f.deadline_ms),
+                    correlated_slowdown: f.correlated_slowdown.as_ref().map(|c| {
+                        let cp = format!("{at}.fan_out.correlated_slowdown");
+                        if !(c.factor.is_finite() && c.factor >= 1.0) {
+                            ck.fail(
+                                format!("{cp}.factor"),
+                                format!("expected a slowdown of at least 1, got {}", c.factor),
+                            );
+                        }
+                        CorrelatedSlowdown {
+                            p: ck.probability(&format!("{cp}.p"), c.p),
+                            factor: c.factor,
+                        }
+                    }),
                 }
             });
             let mut policy = call_policy(

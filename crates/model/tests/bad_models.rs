@@ -980,3 +980,21 @@ fn a_call_cycle_through_a_parallel_branch_is_named_at_the_branch() {
         ]
     );
 }
+
+/// A fan-out's correlated slowdown takes a probability and a slowdown of at
+/// least 1.
+#[test]
+fn correlated_slowdown_problems_name_their_paths() {
+    let doc = with(
+        base(),
+        "services[gateway].steps[0].fan_out",
+        json!({"correlated_slowdown": {"p": 1.5, "factor": 0.5}}),
+    );
+    assert_eq!(
+        problems(&doc),
+        [
+            "services[0].steps[0].fan_out.correlated_slowdown.factor: expected a slowdown of at least 1, got 0.5",
+            "services[0].steps[0].fan_out.correlated_slowdown.p: expected a probability in [0, 1], got 1.5"
+        ]
+    );
+}

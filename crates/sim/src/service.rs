@@ -142,7 +142,9 @@ impl Simulator<'_> {
         } else {
             1.0
         };
+        let work_factor = self.correlated_work_factor(attempt);
         let task = self.world.tasks.insert(Task {
+            work_factor,
             request,
             root: a_root,
             service: service_id,
@@ -187,6 +189,28 @@ impl Simulator<'_> {
     }
 
     /// Admission control refuses an arriving attempt: 503, counted as shed.
+    /// The work factor of the handler an attempt starts: a fan-out child of
+    /// a request its fan-out's `correlated_slowdown` makes slow works
+    /// `factor` times longer. Drawn per logical request and edge, so that
+    /// every attempt, retry and hedge of that request's children agrees.
+    fn correlated_work_factor(&self, attempt: AttemptId) -> f64 {
+        let a = &self.world.attempts[attempt];
+        let edge = &self.topology.edges[a.edge as usize];
+        let Some(slow) = edge.fan_out.and_then(|f| f.correlated_slowdown) else {
+            return 1.0;
+        };
+        let mut rng = StreamKey::root(self.topology.model.seed)
+            .label("correlated slowdown")
+            .index(u64::from(a.edge))
+            .index(u64::from(a.request))
+            .rng();
+        if slow.p > 0.0 && rng.unit() < slow.p {
+            slow.factor
+        } else {
+            1.0
+        }
+    }
+
     fn shed(&mut self, service: usize, attempt: AttemptId, key: StreamKey, reason: FailReason) {
         let class = self.world.attempts[attempt].class;
         self.count_shed(service, class);
@@ -265,6 +289,7 @@ impl Simulator<'_> {
             } => {
                 let (service_id, instance) = (task.service, task.instance);
                 let request_deadline = task.deadline();
+                let work_factor = task.work_factor;
                 // The duration comes from the model in force when it is drawn,
                 // slowed by the host as it is then: at the work's start, or at
                 // the request's admission.
@@ -276,7 +301,7 @@ impl Simulator<'_> {
                         let slowdown =
                             self.world
                                 .slowdown(self.topology.model, service_id, instance, now);
-                        (dist, slowdown * contention)
+                        (dist, slowdown * contention * work_factor)
                     }
                     DrawnAt::Admission => {
                         let then = self.topology.model_at(task.admitted_epoch);
@@ -286,7 +311,7 @@ impl Simulator<'_> {
                             Step::Work { dist, .. } => dist,
                             Step::Call(_) | Step::Parallel(_) => dist,
                         };
-                        (dist, task.admitted_slowdown)
+                        (dist, task.admitted_slowdown * work_factor)
                     }
                 };
                 let slowed = |d: SimDuration| {

@@ -532,6 +532,9 @@ pub struct Task {
     /// admission (`drawn_at: admission`) come from them.
     pub admitted_epoch: u32,
     pub admitted_slowdown: f64,
+    /// What every work step of this handler is multiplied by: a fan-out's
+    /// correlated slowdown, for a child of a slow request; else 1.
+    pub work_factor: f64,
 }
 
 impl Task {

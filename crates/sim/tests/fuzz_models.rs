@@ -313,6 +313,12 @@ impl Gen {
             if self.chance(0.5) {
                 f.insert("deadline_ms".into(), json!(self.num(1.0, 100.0)));
             }
+            if self.chance(0.2) {
+                f.insert(
+                    "correlated_slowdown".into(),
+                    json!({"p": self.num(0.0, 1.0), "factor": self.num(1.0, 20.0)}),
+                );
+            }
             c.insert("fan_out".into(), Value::Object(f));
         }
         if self.chance(0.2) {

@@ -371,3 +371,80 @@ fn a_fan_out_completes_on_a_quorum_or_at_its_deadline_with_a_partial_answer() {
         f.deadline_exceeded
     );
 }
+
+/// Four shards of 10 ms constant work; a share `p` of requests is slow at
+/// every shard (`factor` 5). Each request's children, as (request, took ms).
+fn correlated_children(p: f64, requests: u32, extra: &str) -> Vec<(u64, f64)> {
+    let text = format!(
+        r#"{{
+        "name": "correlated",
+        "workloads": [{{"name": "u", "target": "frontend", "arrival": {{"kind": "constant", "rate_per_s": 10}}, "requests": {requests}}}],
+        "services": [
+          {{"name": "frontend", "steps": [{{"call": "leaf", "fan_out": {{"correlated_slowdown": {{"p": {p}, "factor": 5}}}} {extra}}}]}},
+          {{"name": "leaf", "instances": 8, "shards": 4, "steps": [{{"work": {{"kind": "constant", "ms": 10}}}}]}}
+        ]
+      }}"#
+    );
+    let (_, records) = run_recording_attempts(&text);
+    records
+        .iter()
+        .filter(|r| r.service == 1)
+        .map(|r| (r.request, ms(r.finished) - ms(r.started)))
+        .collect()
+}
+
+/// With `p = 1` every child of every request takes 5 × 10 ms; with `p = 0`,
+/// 10 ms: the factor multiplies the child's work, nothing else.
+#[test]
+fn a_correlated_slowdown_multiplies_every_childs_work() {
+    let slow = correlated_children(1.0, 3, "");
+    assert_eq!(slow.len(), 12);
+    assert!(slow.iter().all(|&(_, took)| took == 50.0), "{slow:?}");
+    let fast = correlated_children(0.0, 3, "");
+    assert!(fast.iter().all(|&(_, took)| took == 10.0), "{fast:?}");
+}
+
+/// With `p = 0.2` over 2,000 requests: every request's four children agree
+/// (all slow or all fast), and the share of slow requests is within four
+/// binomial standard errors of 0.2. A hedge meets the same slowness: the
+/// slowness belongs to the request, not to the replica.
+#[test]
+fn a_correlated_slowdown_slows_all_of_a_requests_children_or_none() {
+    let hedged = r#", "idempotent": true, "hedge": {"delay_ms": 20, "max_hedges": 1}"#;
+    for extra in ["", hedged] {
+        let children = correlated_children(0.2, 2000, extra);
+        let mut by_request: std::collections::BTreeMap<u64, BTreeSet<u64>> = Default::default();
+        for (request, took) in children {
+            // A hedge cancelled by its sibling's answer ends early: only
+            // children that ran to their end show the work's length.
+            if took == 10.0 || took == 50.0 {
+                by_request.entry(request).or_default().insert(took as u64);
+            }
+        }
+        assert_eq!(by_request.len(), 2000, "{extra}");
+        assert!(
+            by_request.values().all(|t| t.len() == 1),
+            "{extra}: children disagree"
+        );
+        let slow = by_request.values().filter(|t| t.contains(&50)).count() as u64;
+        assert_share("slow requests", slow, 2000, 0.2);
+    }
+}
+
+/// When slowness belongs to the request (a tenth of requests 100× slower at
+/// every shard), as many requests are slow as with independent 1 s calls at
+/// fan-out 10, but a hedge meets the same slowness at the other replica:
+/// hedging, which takes the independent case's share of slow requests from
+/// 9.6% to almost none, leaves this one at a tenth.
+#[test]
+fn hedging_does_not_help_when_the_slowness_belongs_to_the_request() {
+    let n = 20_000;
+    for name in ["request-slow", "request-slow-hedged"] {
+        let r = run(name);
+        assert_eq!(r.requests, n);
+        let slow = (share_slower_than(&r, 500.0) * n as f64).round() as u64;
+        assert_share(name, slow, n, 0.1);
+    }
+    let independent = share_slower_than(&run("hedged-p95"), 500.0);
+    assert!(independent < 0.01, "hedged-p95: {independent}");
+}
