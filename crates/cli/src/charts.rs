@@ -12,13 +12,17 @@
 //! when some variant had one alive at a bucket's start; and `wasted.svg`, per
 //! variant and service the work done for nobody, cancelled or expired, when
 //! some service wasted or cancelled work.
+//!
+//! A model with parallel steps also gets `branches.svg`: per variant, the p50
+//! and p99 of its succeeded requests end to end beside each branch's, the
+//! slowest branch's p99 marked, when some branch measured a latency.
 
 use crate::view::{RunView, TimelineEntry, VariantView};
 use stormsim_model::TimelineRole;
 use stormsim_plot::style::format_count;
 use stormsim_plot::{
-    ComparisonChart, LineSeries, ServiceWaste, TimelineChart, TimelineMark, TimelinePanel,
-    VariantSeries, WastedChart, WastedVariant,
+    BranchesChart, BranchesVariant, ComparisonChart, LineSeries, PercentileRow, ServiceWaste,
+    TimelineChart, TimelineMark, TimelinePanel, VariantSeries, WastedChart, WastedVariant,
 };
 use stormsim_sim::analysis::Outcome;
 
@@ -165,6 +169,45 @@ pub fn wasted(run: &RunView) -> Option<WastedChart> {
                         wasted: s.wasted,
                         cancelled: s.cancelled,
                         expired: s.expired,
+                    })
+                    .collect(),
+            })
+            .collect(),
+    })
+}
+
+/// The branches chart's data, or `None` when no variant has a branch of a
+/// parallel step that measured a latency (a model without parallel steps).
+pub fn branches(run: &RunView) -> Option<BranchesChart> {
+    let any = run.variants.iter().any(|v| !v.branches.is_empty());
+    any.then(|| BranchesChart {
+        title: format!(
+            "{}: requests end to end beside each branch of their parallel steps",
+            run.model
+        ),
+        subtitle: format!(
+            "p50 and p99: end to end, of the succeeded requests; of a branch, of its calls that ended, \
+             from the step's start; seed {}{}",
+            run.seed,
+            partial_notes(run)
+        ),
+        variants: run
+            .variants
+            .iter()
+            .map(|v| BranchesVariant {
+                name: v.label(),
+                whole: PercentileRow {
+                    name: "end to end".to_string(),
+                    p50_ms: v.ok_p50_ms,
+                    p99_ms: v.ok_p99_ms,
+                },
+                branches: v
+                    .branches
+                    .iter()
+                    .map(|b| PercentileRow {
+                        name: format!("{} \u{2192} {}", b.caller, b.callee),
+                        p50_ms: Some(b.p50_ms),
+                        p99_ms: Some(b.p99_ms),
                     })
                     .collect(),
             })

@@ -17,19 +17,20 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Instant;
 use stormsim_model::LoadedModel;
 use stormsim_plot::{
-    render_comparison_svg, render_lines_svg, render_load_lines_svg, render_timeline_svg,
-    render_wasted_svg, LineUnit,
+    render_branches_svg, render_comparison_svg, render_lines_svg, render_load_lines_svg,
+    render_timeline_svg, render_wasted_svg, LineUnit,
 };
 use stormsim_sim::analysis::Outcome;
 use stormsim_sim::{run_variant, RunReport, Simulator, VariantReport};
 
 /// The charts a run may have, in no particular order.
-pub const CHARTS: [&str; 5] = [
+pub const CHARTS: [&str; 6] = [
     "comparison.svg",
     "load.svg",
     "timeline.svg",
     "zombies.svg",
     "wasted.svg",
+    "branches.svg",
 ];
 
 /// `summary.json`. Everything in it is a pure function of (model, seed,
@@ -299,6 +300,9 @@ pub fn write_charts(view: &RunView, out: &Path) -> Result<Vec<&'static str>> {
     }
     if let Some(wasted) = charts::wasted(view) {
         chart("wasted.svg", render_wasted_svg(&wasted))?;
+    }
+    if let Some(branches) = charts::branches(view) {
+        chart("branches.svg", render_branches_svg(&branches))?;
     }
     write_atomically(
         &out.join("index.html"),

@@ -9,7 +9,9 @@
 
 use crate::output::{write_charts, LATENCY_COLUMNS};
 use crate::sweep_cmd::{write_sweep_chart, SweepShape, SPEC_FILE};
-use crate::view::{FocusSeries, RunView, ServiceView, VariantContext, VariantView, VerdictView};
+use crate::view::{
+    BranchView, FocusSeries, RunView, ServiceView, VariantContext, VariantView, VerdictView,
+};
 use anyhow::{anyhow, bail, Context, Result};
 use serde::Deserialize;
 use std::path::Path;
@@ -105,15 +107,30 @@ struct VariantFile {
     succeeded: u64,
     success_rate: Option<f64>,
     latency_ms: Option<Percentiles>,
+    /// Absent from the summary.json of runs made before it was added.
+    #[serde(default)]
+    ok_latency_ms: Option<Percentiles>,
     peak_offered_rps: f64,
     complete: bool,
     stopped_by: Option<String>,
     verdict: Option<VerdictView>,
     services: Vec<ServiceView>,
+    /// Absent from the summary.json of runs made before edges were reported.
+    #[serde(default)]
+    edges: Vec<EdgeFile>,
     focus: String,
     sim_time_s: f64,
     #[serde(flatten)]
     context: VariantContext,
+}
+
+/// A call edge: a branch of a parallel step when it has a `latency_ms`.
+#[derive(Deserialize)]
+struct EdgeFile {
+    caller: String,
+    callee: String,
+    #[serde(default)]
+    latency_ms: Option<Percentiles>,
 }
 
 #[derive(Deserialize)]
@@ -141,11 +158,26 @@ fn read_run(dir: &Path) -> Result<RunView> {
             success_rate: v.success_rate,
             p50_ms: v.latency_ms.as_ref().map(|l| l.p50),
             p99_ms: v.latency_ms.as_ref().map(|l| l.p99),
+            ok_p50_ms: v.ok_latency_ms.as_ref().map(|l| l.p50),
+            ok_p99_ms: v.ok_latency_ms.as_ref().map(|l| l.p99),
             peak_offered_rps: v.peak_offered_rps,
             complete: v.complete,
             stopped_by: v.stopped_by,
             verdict: v.verdict,
             services: v.services,
+            branches: v
+                .edges
+                .into_iter()
+                .filter_map(|e| {
+                    let l = e.latency_ms?;
+                    Some(BranchView {
+                        caller: e.caller,
+                        callee: e.callee,
+                        p50_ms: l.p50,
+                        p99_ms: l.p99,
+                    })
+                })
+                .collect(),
             focus: v.focus,
             sim_time_s: v.sim_time_s,
             latency_cdf: Vec::new(),

@@ -22,6 +22,10 @@ const CHARTS: &[(&str, &str)] = &[
         "comparison.svg",
         "Variants compared: latency, success, amplification, wasted work",
     ),
+    (
+        "branches.svg",
+        "Parallel steps: p50 and p99 of requests end to end beside each branch's, the slowest branch's p99 marked",
+    ),
     ("load.svg", "Offered load at the focus service over time"),
     (
         "zombies.svg",

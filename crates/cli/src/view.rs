@@ -45,6 +45,10 @@ pub struct VariantView {
     pub p50_ms: Option<f64>,
     /// 99th percentile latency of all requests, ms.
     pub p99_ms: Option<f64>,
+    /// Median latency of succeeded requests, ms (`None`: none succeeded).
+    pub ok_p50_ms: Option<f64>,
+    /// 99th percentile latency of succeeded requests, ms.
+    pub ok_p99_ms: Option<f64>,
     /// Most attempts the focus service received in one second.
     pub peak_offered_rps: f64,
     /// False when a limit stopped the run: every chart marks it.
@@ -55,6 +59,10 @@ pub struct VariantView {
     pub verdict: Option<VerdictView>,
     /// Per service, in model order.
     pub services: Vec<ServiceView>,
+    /// The branches of parallel steps that measured a latency, in the order
+    /// of summary.json's `edges` (model order); empty without parallel
+    /// steps.
+    pub branches: Vec<BranchView>,
     /// The service the load charts follow.
     pub focus: String,
     /// Virtual time at the end of the run, s.
@@ -98,6 +106,20 @@ pub struct ServiceView {
     /// count them: 0 there, so `stormsim plot` still redraws such a folder.
     #[serde(default)]
     pub expired: u64,
+}
+
+/// One branch of a parallel step: an edge of summary.json with a
+/// `latency_ms`, timed from the step's start to the branch's end.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BranchView {
+    /// The service whose parallel step it is.
+    pub caller: String,
+    /// The service it calls.
+    pub callee: String,
+    /// Median latency of its calls that ended, ms.
+    pub p50_ms: f64,
+    /// Their 99th percentile, ms.
+    pub p99_ms: f64,
 }
 
 /// One variant's time series at its focus service, bucket by bucket.
@@ -207,6 +229,8 @@ impl VariantView {
             success_rate: v.success_rate,
             p50_ms: v.latency_ms.map(|l| l.p50),
             p99_ms: v.latency_ms.map(|l| l.p99),
+            ok_p50_ms: v.ok_latency_ms.map(|l| l.p50),
+            ok_p99_ms: v.ok_latency_ms.map(|l| l.p99),
             peak_offered_rps: v.peak_offered_rps,
             complete: v.complete,
             stopped_by: v.stopped_by.map(String::from),
@@ -226,6 +250,19 @@ impl VariantView {
                     wasted: s.wasted,
                     cancelled: s.cancelled,
                     expired: s.expired,
+                })
+                .collect(),
+            branches: v
+                .edges
+                .iter()
+                .filter_map(|e| {
+                    let l = e.latency_ms?;
+                    Some(BranchView {
+                        caller: e.caller.clone(),
+                        callee: e.callee.clone(),
+                        p50_ms: l.p50,
+                        p99_ms: l.p99,
+                    })
                 })
                 .collect(),
             focus: v.focus.clone(),

@@ -105,6 +105,10 @@ fn run_writes_summary_files_and_a_chart() {
         !html.contains("timeline.svg"),
         "no timeline was drawn for this model"
     );
+    // No parallel step: no branches chart, on disk, on the page or in the
+    // list of what was written.
+    assert!(!html.contains("branches.svg"));
+    assert!(!stdout.contains("branches.svg"), "{stdout}");
     // Nothing half-written is left behind.
     let mut names: Vec<String> = std::fs::read_dir(dir.path())
         .unwrap()
@@ -126,6 +130,70 @@ fn run_writes_summary_files_and_a_chart() {
             "zombies.svg"
         ]
     );
+}
+
+/// A model with a parallel step gets `branches.svg`: the page's p50 and p99
+/// end to end beside each branch's, on index.html after the comparison and
+/// in the list of files `run` prints.
+#[test]
+fn a_model_with_parallel_steps_gets_the_branches_chart() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = stormsim(
+        &[
+            "run",
+            model("parallel-page.json").to_str().unwrap(),
+            "--out",
+            dir.path().to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_ok(&out);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let written = stdout
+        .lines()
+        .find(|l| l.starts_with("wrote "))
+        .unwrap_or_else(|| panic!("no list of outputs in {stdout}"));
+    assert!(written.contains(", branches.svg, index.html}"), "{written}");
+
+    let svg = read(&dir.path().join("branches.svg"));
+    assert!(svg.starts_with("<svg"));
+    for needle in [
+        ">\nwait-for-all\n<",
+        ">\nreviews-optional\n<",
+        ">\nend to end\n<",
+        ">\npage → inventory\n<",
+        ">\npage → pricing\n<",
+        ">\npage → reviews\n<",
+        "over the slowest branch",
+        "slowest branch: p99 ",
+    ] {
+        assert!(svg.contains(needle), "branches.svg lacks {needle:?}");
+    }
+    // The numbers are summary.json's: the page's succeeded requests, and
+    // the reviews branch (the slowest when the page waits for all).
+    let json: Value = serde_json::from_str(&read(&dir.path().join("summary.json"))).unwrap();
+    let all = &json["variants"][0];
+    assert_eq!(all["variant"], "wait-for-all");
+    let ms = |v: &Value| stormsim_plot::style::format_ms(v.as_f64().unwrap());
+    let reviews = all["edges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["caller"] == "page" && e["callee"] == "reviews")
+        .expect("the reviews branch");
+    assert!(svg.contains(&format!("p99 {} · ", ms(&all["ok_latency_ms"]["p99"]))));
+    assert!(svg.contains(&format!(
+        "slowest branch: p99 {}",
+        ms(&reviews["latency_ms"]["p99"])
+    )));
+
+    let html = read(&dir.path().join("index.html"));
+    let at = |file: &str| {
+        html.find(&format!("<img src=\"{file}\""))
+            .unwrap_or_else(|| panic!("index.html lacks {file}"))
+    };
+    assert!(at("comparison.svg") < at("branches.svg"));
+    assert!(at("branches.svg") < at("load.svg"));
 }
 
 #[test]

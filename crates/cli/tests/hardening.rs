@@ -591,6 +591,7 @@ fn outputs_are_atomic_and_link_safe() {
         "timeline.svg",
         "zombies.svg",
         "wasted.svg",
+        "branches.svg",
         "index.html",
     ];
     let sweep_names = [

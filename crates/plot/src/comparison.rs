@@ -445,7 +445,7 @@ pub(crate) fn bar_end_label(
 
 /// A bar of variant `i`, filled with `fill` (its colour or a shade of it),
 /// striped when the variant is in the second round of colours.
-fn variant_bar(
+pub(crate) fn variant_bar(
     canvas: &Canvas<'_>,
     a: (i32, i32),
     b: (i32, i32),

@@ -16,6 +16,9 @@
 //!   [`render_lines_svg`] the same for any [`LineUnit`] (zombie requests).
 //! - [`render_wasted_svg`]: per variant and service, the work done for nobody
 //!   (wasted), cut short (cancelled) and dropped by deadlines (expired).
+//! - [`render_branches_svg`]: per variant, the requests' p50 and p99 end to
+//!   end beside each branch of a parallel step, the slowest branch's p99
+//!   marked: the whole is slower than its slowest part.
 //! - [`render_sweep_lines_svg`]: a metric against one swept parameter,
 //!   one line per series with 95% confidence bands.
 //! - [`render_heatmap_svg`]: a metric over a grid of two swept parameters
@@ -24,6 +27,7 @@
 #![warn(missing_docs)]
 
 mod axes;
+mod branches;
 mod canvas;
 mod comparison;
 mod error;
@@ -34,6 +38,9 @@ mod sweep;
 mod timeline;
 mod wasted;
 
+pub use branches::{
+    render_branches_svg, BranchesChart, BranchesVariant, PercentileRow, BRANCHES_WIDTH,
+};
 pub use comparison::{
     comparison_height, render_comparison_svg, ComparisonChart, VariantSeries, COMPARISON_HEIGHT,
     COMPARISON_WIDTH,
@@ -49,6 +56,8 @@ pub use timeline::{
 };
 pub use wasted::{render_wasted_svg, ServiceWaste, WastedChart, WastedVariant, WASTED_WIDTH};
 
+#[cfg(test)]
+mod branches_tests;
 #[cfg(test)]
 mod comparison_tests;
 #[cfg(test)]

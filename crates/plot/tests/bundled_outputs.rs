@@ -1,6 +1,6 @@
 //! Every chart committed under `outputs/` is well-formed SVG (parsed as XML,
 //! not pattern-matched) and names its series: a run's comparison, load,
-//! timeline, zombies and wasted-work charts show every variant of its
+//! timeline, zombies, wasted-work and branches charts show every variant of its
 //! `summary.json`, a sweep's chart its title and what it plots. The unit
 //! tests check the renderers on made-up data; this checks what a reader of
 //! the repository actually opens.
@@ -67,13 +67,15 @@ fn every_run_chart_is_well_formed_and_shows_every_variant() {
             .map(|v| v["variant"].as_str().expect("a variant name"))
             .collect();
         // Every run has these two; a model with a timeline, the third; a run
-        // with zombie requests or wasted work, the last two.
+        // with zombie requests or wasted work, the next two; a model with
+        // parallel steps, the last.
         for (chart, required) in [
             ("comparison.svg", true),
             ("load.svg", true),
             ("timeline.svg", false),
             ("zombies.svg", false),
             ("wasted.svg", false),
+            ("branches.svg", false),
         ] {
             let path = dir.join(chart);
             if !path.exists() {
