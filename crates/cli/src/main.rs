@@ -789,7 +789,14 @@ fn load_or_report(path: &Path, sets: &[String], seed: Option<u64>) -> Option<Loa
         }
     };
     match load_model(&text, &parsed, seed) {
-        Ok(loaded) => Some(loaded),
+        Ok(loaded) => {
+            // An override that reached several places says how many, and
+            // where: a wildcard that set more than was meant shows here.
+            for line in &loaded.selections {
+                eprintln!("{}: note: {line}", path.display());
+            }
+            Some(loaded)
+        }
         Err(ModelError { problems }) => {
             report_problems(path, &problems);
             None

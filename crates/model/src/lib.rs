@@ -64,6 +64,27 @@ pub struct LoadedModel {
     pub seed: u64,
     /// Variants in file order; `base` alone when the file declares none.
     pub variants: Vec<Variant>,
+    /// The overrides (`--set`, a variant's `set`) whose path reached more
+    /// than one place, each with how many and where: `--set
+    /// services[*].steps[*].retry: 4 places (services[0].steps[1], …)`.
+    pub selections: Vec<String>,
+}
+
+/// A line for each override in `applied` that reached several places.
+fn several_places(applied: &[Applied]) -> impl Iterator<Item = &Applied> + '_ {
+    applied.iter().filter(|a| a.paths.len() > 1)
+}
+
+impl Applied {
+    /// `LABEL: N places (P1, P2, P3, P4 and K more)`.
+    fn places(&self) -> String {
+        const LISTED: usize = 4;
+        let mut listed = self.paths[..self.paths.len().min(LISTED)].join(", ");
+        if self.paths.len() > LISTED {
+            listed.push_str(&format!(" and {} more", self.paths.len() - LISTED));
+        }
+        format!("{}: {} places ({listed})", self.label, self.paths.len())
+    }
 }
 
 /// One variant of a model.
@@ -356,10 +377,11 @@ pub fn load_model(
             (label, p.as_str(), v, false)
         })
     };
-    let (problems, _) = apply_sets(&mut base, cli(""));
+    let (problems, applied) = apply_sets(&mut base, cli(""));
     if !problems.is_empty() {
         return Err(problems.into());
     }
+    let mut selections: Vec<String> = several_places(&applied).map(Applied::places).collect();
     let mut problems = duplicates;
     let spec = parse_spec(&base).map_err(|ps| problems.extend(ps)).ok();
     let base_variant = spec.as_ref().and_then(|spec| {
@@ -424,6 +446,12 @@ pub fn load_model(
         let cli_after = cli(&here).filter(|(_, p, _, _)| !shapes_variants(p));
         let (set_problems, applied) = apply_sets(&mut doc, own.chain(cli_after));
         problems.extend(set_problems);
+        // A `--set` was noted once, above: only the variant's own here.
+        selections.extend(
+            several_places(&applied)
+                .filter(|a| a.own)
+                .map(Applied::places),
+        );
         match parse_spec(&doc).and_then(|s| build_variant(&doc, &s, &v.name, &v.description)) {
             Ok(variant) => variants.push(variant),
             Err(ps) => problems.extend(locate(ps, &applied, &doc, &here, &seen)),
@@ -444,6 +472,7 @@ pub fn load_model(
         description: spec.description,
         seed,
         variants,
+        selections,
     })
 }
 

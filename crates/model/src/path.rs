@@ -119,34 +119,126 @@ impl ParamPath {
         &self.segments
     }
 
-    /// The concrete paths this one names in `doc`: `[*]` becomes every index of
-    /// its list (a path without `[*]` names itself).
+    /// The concrete paths this one names in `doc`, every selector resolved to
+    /// an index: `[*]` to every element of its list, `[name]` to the element
+    /// of that name (a path without selectors names itself).
+    ///
+    /// A handler's steps are selected by what they call. `steps[name]` is
+    /// every step that calls `name`, and every branch of a parallel step that
+    /// does (`steps[2].parallel.branches[0]`); `steps[*]` is every call step,
+    /// parallel steps' branches included, unless the field after it is one
+    /// only work takes (`work`, `on_cancel`, `error`, `drawn_at`: the work
+    /// steps), `parallel` (the parallel steps) or `only_classes` (every
+    /// step). So `services[*].steps[*].retry` reaches every call edge of a
+    /// model and nothing else.
+    ///
+    /// With `[*]`, an element without the rest of the path is skipped ("every
+    /// element that has it"); nothing selected at all is an error, saying why.
     pub fn expand(&self, doc: &Value) -> Result<Vec<ParamPath>, String> {
-        let Some(star) = self.segments.iter().position(|s| *s == Segment::All) else {
+        if !self.segments.iter().any(Segment::is_selector) {
             return Ok(vec![self.clone()]);
-        };
-        let prefix = ParamPath {
-            text: self.text.clone(),
-            segments: self.segments[..star].to_vec(),
-        };
-        let list = if prefix.segments.is_empty() {
-            Some(doc)
-        } else {
-            prefix.get(doc)
         }
-        .and_then(Value::as_array)
-        .ok_or_else(|| format!("{}: [*] applied to a non-list", self.text))?;
-        let mut out = Vec::new();
-        for i in 0..list.len() {
-            let mut segments = self.segments.clone();
-            segments[star] = Segment::Index(i);
-            let concrete = ParamPath {
+        let lenient = self.segments.contains(&Segment::All);
+        let mut found = Expansion {
+            out: Vec::new(),
+            first_miss: None,
+        };
+        self.resolve(Some(doc), 0, Vec::new(), lenient, &mut found)?;
+        if found.out.is_empty() {
+            return Err(found
+                .first_miss
+                .unwrap_or_else(|| format!("{}: [*] matched nothing", self.text)));
+        }
+        Ok(found.out)
+    }
+
+    /// Resolves the selectors of `segments[i..]` below `here`, reached by the
+    /// concrete `prefix`.
+    fn resolve(
+        &self,
+        here: Option<&Value>,
+        i: usize,
+        mut prefix: Vec<Segment>,
+        lenient: bool,
+        found: &mut Expansion,
+    ) -> Result<(), String> {
+        let rest = &self.segments[i..];
+        if !rest.iter().any(Segment::is_selector) {
+            prefix.extend(rest.iter().cloned());
+            found.out.push(ParamPath {
                 text: self.text.clone(),
-                segments,
-            };
-            out.extend(concrete.expand(doc)?);
+                segments: prefix,
+            });
+            return Ok(());
         }
-        Ok(out)
+        let mut miss = |message: String| {
+            if lenient {
+                found.first_miss.get_or_insert(message);
+                Ok(())
+            } else {
+                Err(message)
+            }
+        };
+        match &rest[0] {
+            Segment::Key(key) => {
+                let Some(next) = here.and_then(|h| h.get(key)) else {
+                    return miss(format!("{}: no field {key:?}", self.text));
+                };
+                prefix.push(Segment::Key(key.clone()));
+                self.resolve(Some(next), i + 1, prefix, lenient, found)
+            }
+            Segment::Index(index) => {
+                let list = here.and_then(Value::as_array);
+                let Some(next) = list.and_then(|l| l.get(*index)) else {
+                    let len = list.map_or(0, Vec::len);
+                    return miss(format!(
+                        "{}: index {index} out of range (the list has {len})",
+                        self.text
+                    ));
+                };
+                prefix.push(Segment::Index(*index));
+                self.resolve(Some(next), i + 1, prefix, lenient, found)
+            }
+            Segment::Append => unreachable!("[+] ends a path, which has no selector after it"),
+            selector @ (Segment::All | Segment::Named(_)) => {
+                let Some(list) = here.and_then(Value::as_array) else {
+                    let shown = match selector {
+                        Segment::Named(name) => format!("[{name}]"),
+                        _ => "[*]".to_string(),
+                    };
+                    return miss(format!("{}: {shown} applied to a non-list", self.text));
+                };
+                let list_key = match i.checked_sub(1).map(|j| &self.segments[j]) {
+                    Some(Segment::Key(k)) => k.as_str(),
+                    _ => "",
+                };
+                let next_key = match rest.get(1) {
+                    Some(Segment::Key(k)) => Some(k.as_str()),
+                    _ => None,
+                };
+                let selected = select(list, list_key, selector, next_key);
+                if selected.is_empty() {
+                    return miss(match selector {
+                        Segment::Named(name) => format!(
+                            "{}: no element named {name:?}; {}",
+                            self.text,
+                            names_here(list)
+                        ),
+                        _ if list_key == "steps" => format!(
+                            "{}: [*] over steps selects the steps that take the field after it, and there are none here",
+                            self.text
+                        ),
+                        _ => format!("{}: [*] matched an empty list", self.text),
+                    });
+                }
+                for (segments, element) in selected {
+                    let mut concrete = prefix.clone();
+                    concrete.extend(segments);
+                    self.resolve(Some(element), i + 1, concrete, lenient, found)?;
+                }
+                Ok(())
+            }
+        }
     }
 
     /// Sets the value at this path (at every element a `[*]` names that has the
@@ -154,12 +246,17 @@ impl ParamPath {
     /// last key of an object if it is absent (so an optional field can be set).
     /// Every list element and every intermediate object must exist.
     pub fn set(&self, doc: &mut Value, value: Value) -> Result<(), String> {
-        if self.segments.contains(&Segment::All) {
-            // `[*]` means "every element that has it": `services[*].steps[db]`
-            // skips the services that do not call `db`. None having it is an error.
+        if self.segments.iter().any(Segment::is_selector) {
+            let paths = self.expand(doc)?;
+            if let [only] = &paths[..] {
+                return only.set(doc, value);
+            }
+            // Several places (a `[*]`, or steps that call the same service):
+            // every element that has it. `services[*].steps[db]` skips the
+            // services that do not call `db`. None having it is an error.
             let mut first_error = None;
             let mut any = false;
-            for path in self.expand(doc)? {
+            for path in paths {
                 match path.set(doc, value.clone()) {
                     Ok(()) => any = true,
                     Err(e) => {
@@ -306,6 +403,92 @@ impl ParamPath {
     }
 }
 
+/// What [`ParamPath::expand`] has found so far.
+struct Expansion {
+    out: Vec<ParamPath>,
+    /// Why the first element a `[*]` reached did not have the rest.
+    first_miss: Option<String>,
+}
+
+impl Segment {
+    fn is_selector(&self) -> bool {
+        matches!(self, Segment::All | Segment::Named(_))
+    }
+}
+
+/// The fields only a work step takes: `steps[*]` before one of them selects
+/// the work steps.
+const WORK_ONLY_FIELDS: [&str; 4] = ["work", "on_cancel", "error", "drawn_at"];
+
+/// The elements of `list` (the value of `list_key`) that `selector` selects,
+/// each with the concrete segments that reach it from the list.
+fn select<'a>(
+    list: &'a [Value],
+    list_key: &str,
+    selector: &Segment,
+    next_key: Option<&str>,
+) -> Vec<(Vec<Segment>, &'a Value)> {
+    let one = |j: usize| (vec![Segment::Index(j)], &list[j]);
+    let is_call = |e: &Value| e.get("call").is_some();
+    let handler_steps = list_key == "steps";
+    // A parallel step's branches, as (concrete segments, branch) pairs.
+    let branches_of = |j: usize| {
+        list[j]
+            .get("parallel")
+            .and_then(|p| p.get("branches"))
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .enumerate()
+            .map(move |(b, branch)| {
+                let segments = vec![
+                    Segment::Index(j),
+                    Segment::Key("parallel".into()),
+                    Segment::Key("branches".into()),
+                    Segment::Index(b),
+                ];
+                (segments, branch)
+            })
+    };
+    match selector {
+        Segment::Named(name) if handler_steps => (0..list.len())
+            .flat_map(|j| {
+                let step = (element_is_named(&list[j], name)).then(|| one(j));
+                let branches = branches_of(j).filter(|(_, b)| element_is_named(b, name));
+                step.into_iter().chain(branches)
+            })
+            .collect(),
+        Segment::Named(name) if list_key == "branches" => (0..list.len())
+            .filter(|&j| element_is_named(&list[j], name))
+            .map(one)
+            .collect(),
+        Segment::Named(name) => list
+            .iter()
+            .position(|e| element_is_named(e, name))
+            .map(one)
+            .into_iter()
+            .collect(),
+        Segment::All if handler_steps => match next_key {
+            Some(field) if WORK_ONLY_FIELDS.contains(&field) => (0..list.len())
+                .filter(|&j| list[j].get("work").is_some())
+                .map(one)
+                .collect(),
+            Some("parallel") => (0..list.len())
+                .filter(|&j| list[j].get("parallel").is_some())
+                .map(one)
+                .collect(),
+            Some("only_classes") => (0..list.len()).map(one).collect(),
+            _ => (0..list.len())
+                .flat_map(|j| {
+                    let step = is_call(&list[j]).then(|| one(j));
+                    step.into_iter().chain(branches_of(j))
+                })
+                .collect(),
+        },
+        _ => (0..list.len()).map(one).collect(),
+    }
+}
+
 fn element_is_named(element: &Value, name: &str) -> bool {
     let field = |f: &str| element.get(f).and_then(Value::as_str) == Some(name);
     field("name") || field("call")
@@ -327,7 +510,16 @@ const MAX_NAMES_LISTED: usize = 12;
 /// more), or that there are none.
 fn names_here(list: &[Value]) -> String {
     let mut names: Vec<&str> = Vec::new();
-    for name in list.iter().flat_map(element_names) {
+    // A parallel step's branches answer to their callees too.
+    let branches = list
+        .iter()
+        .filter_map(|e| e.get("parallel")?.get("branches")?.as_array())
+        .flatten();
+    for name in list
+        .iter()
+        .flat_map(element_names)
+        .chain(branches.flat_map(element_names))
+    {
         if !names.contains(&name) {
             names.push(name);
         }
@@ -545,6 +737,109 @@ mod tests {
             .expand(&doc)
             .unwrap();
         assert_eq!(paths.len(), 2);
+    }
+
+    /// A mixed handler: work, a call to `db`, a parallel step whose second
+    /// branch calls `db`, and a second call to `db`.
+    fn mixed() -> Value {
+        json!({"services": [
+            {"name": "api", "steps": [
+                {"work": {"kind": "constant", "ms": 1}},
+                {"call": "db"},
+                {"parallel": {"branches": [{"call": "cache"}, {"call": "db"}]}},
+                {"call": "db"}
+            ]},
+            {"name": "worker", "steps": [{"work": {"kind": "constant", "ms": 1}}]},
+            {"name": "db"}, {"name": "cache"}
+        ]})
+    }
+
+    fn paths(path: &str, doc: &Value) -> Vec<String> {
+        ParamPath::parse(path).unwrap().index_paths(doc)
+    }
+
+    #[test]
+    fn a_star_over_steps_selects_the_call_steps_and_branches() {
+        let doc = mixed();
+        let expected = [
+            "services[0].steps[1].retry",
+            "services[0].steps[2].parallel.branches[0].retry",
+            "services[0].steps[2].parallel.branches[1].retry",
+            "services[0].steps[3].retry",
+        ];
+        assert_eq!(paths("services[*].steps[*].retry", &doc), expected);
+        // Setting it makes a model whose work steps have no `retry`.
+        let mut set = doc.clone();
+        ParamPath::parse("services[*].steps[*].retry.max_attempts")
+            .unwrap()
+            .set(&mut set, json!(1))
+            .unwrap();
+        assert!(set["services"][0]["steps"][0].get("retry").is_none());
+        assert_eq!(
+            set["services"][0]["steps"][3]["retry"],
+            json!({"max_attempts": 1})
+        );
+        assert_eq!(
+            set["services"][0]["steps"][2]["parallel"]["branches"][0]["retry"],
+            json!({"max_attempts": 1})
+        );
+        // Before a field only work takes, the work steps; before `parallel`,
+        // the parallel steps; before `only_classes`, every step.
+        assert_eq!(
+            paths("services[*].steps[*].drawn_at", &doc),
+            [
+                "services[0].steps[0].drawn_at",
+                "services[1].steps[0].drawn_at"
+            ]
+        );
+        assert_eq!(
+            paths("services[api].steps[*].parallel.wait_for", &doc),
+            ["services[0].steps[2].parallel.wait_for"]
+        );
+        assert_eq!(paths("services[api].steps[*].only_classes", &doc).len(), 4);
+    }
+
+    #[test]
+    fn a_callee_selects_every_step_and_branch_that_calls_it() {
+        let doc = mixed();
+        assert_eq!(
+            paths("services[*].steps[db].timeout_ms", &doc),
+            [
+                "services[0].steps[1].timeout_ms",
+                "services[0].steps[2].parallel.branches[1].timeout_ms",
+                "services[0].steps[3].timeout_ms"
+            ]
+        );
+        let mut set = doc.clone();
+        ParamPath::parse("services[api].steps[db].timeout_ms")
+            .unwrap()
+            .set(&mut set, json!(50))
+            .unwrap();
+        assert_eq!(set["services"][0]["steps"][1]["timeout_ms"], json!(50));
+        assert_eq!(set["services"][0]["steps"][3]["timeout_ms"], json!(50));
+        assert_eq!(
+            set["services"][0]["steps"][2]["parallel"]["branches"][1]["timeout_ms"],
+            json!(50)
+        );
+    }
+
+    #[test]
+    fn a_selection_of_nothing_says_why() {
+        let doc = mixed();
+        let err = |path: &str| {
+            ParamPath::parse(path)
+                .unwrap()
+                .set(&mut doc.clone(), json!(1))
+                .unwrap_err()
+        };
+        assert_eq!(
+            err("services[worker].steps[*].retry"),
+            "services[worker].steps[*].retry: [*] over steps selects the steps that take the field after it, and there are none here"
+        );
+        assert_eq!(
+            err("services[*].steps[queue].retry"),
+            "services[*].steps[queue].retry: no element named \"queue\"; the names here are: db, cache"
+        );
     }
 
     #[test]

@@ -711,10 +711,22 @@ impl<'a> Reference<'a> {
              object such as a `retry` policy. Variants' `set` and `stormsim run --set \
              PATH=VALUE` use them. A path is field names separated by dots, where an element \
              of a list is selected by\n\n\
-             - `[name]`: the element whose `name` is `name`; in a handler's `steps`, the step \
-             that `call`s the service `name`;\n\
+             - `[name]`: the element whose `name` is `name`; in a handler's `steps`, every \
+             step that `call`s the service `name`, and every branch of a `parallel` step \
+             that does (`services[*].steps[db].timeout_ms` reaches every call to `db` in \
+             the model);\n\
              - `[3]`: the element at position 3, counting from 0. A selector of digits is \
-             always a position.\n\n\
+             always a position;\n\
+             - `[*]`: every element that has the rest of the path. In a handler's \
+             `steps` it selects the call steps, branches of `parallel` steps included \
+             (`services[*].steps[*].retry` reaches every call edge and nothing else), \
+             except before a field only work takes (`work`, `on_cancel`, `error`, \
+             `drawn_at`: the work steps), `parallel` (the parallel steps) or \
+             `only_classes` (every step);\n\
+             - `[+]`: a new element at the end of the list (last in a path only).\n\n\
+             A path that selects nothing is an error that says why; one that selects \
+             several places is applied to each, and `check` and `run` say how many and \
+             where.\n\n\
              | Path | The value |\n\
              | --- | --- |\n",
         );
