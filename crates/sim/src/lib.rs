@@ -9,6 +9,7 @@ pub mod analysis;
 mod attempts;
 mod cache;
 mod call;
+mod cpu;
 mod fan_out;
 pub mod hosts;
 mod measurements;
