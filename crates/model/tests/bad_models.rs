@@ -526,9 +526,18 @@ fn a_timeline_cannot_reshape_a_closed_loop() {
 #[test]
 fn a_cpu_has_whole_cores_and_keeps_its_shape_over_a_timeline() {
     let cases = [
-        (json!({"cores": 0}), "services[1].cpu.cores: expected at least 1 core, got 0"),
-        (json!({"cores": 1.5}), "services[1].cpu.cores: expected a whole number, got 1.5"),
-        (json!({"cores": -2}), "services[1].cpu.cores: expected a whole number ≥ 0, got -2"),
+        (
+            json!({"cores": 0}),
+            "services[1].cpu.cores: expected at least 1 core, got 0",
+        ),
+        (
+            json!({"cores": 1.5}),
+            "services[1].cpu.cores: expected a whole number, got 1.5",
+        ),
+        (
+            json!({"cores": -2}),
+            "services[1].cpu.cores: expected a whole number ≥ 0, got -2",
+        ),
         (json!({}), "services[1].cpu: missing field `cores`"),
         (
             json!({"cores": 2, "threads": 4}),
@@ -552,7 +561,8 @@ fn a_cpu_has_whole_cores_and_keeps_its_shape_over_a_timeline() {
     assert_eq!(p, Vec::<String>::new());
     let p = problems(&change(&with_cpu, json!({"services[B].cpu.cores": 0})));
     assert!(
-        p.iter().any(|x| x.contains("expected at least 1 core, got 0")),
+        p.iter()
+            .any(|x| x.contains("expected at least 1 core, got 0")),
         "{p:?}"
     );
     for (doc, set) in [
@@ -561,7 +571,8 @@ fn a_cpu_has_whole_cores_and_keeps_its_shape_over_a_timeline() {
     ] {
         let p = problems(&change(doc, set));
         assert!(
-            p.iter().any(|x| x.contains("cannot add or remove the cpu of service \"B\"")),
+            p.iter()
+                .any(|x| x.contains("cannot add or remove the cpu of service \"B\"")),
             "{p:?}"
         );
     }

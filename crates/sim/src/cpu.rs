@@ -26,8 +26,10 @@ impl Simulator<'_> {
         let now = self.now();
         let task = &self.world.tasks[task_id];
         let (service, instance) = (task.service, task.instance as usize);
-        let limit = (!limit.0.is_infinite())
-            .then(|| self.queue.schedule_timer(now + limit.0, Event::WorkFailed(task_id, limit.1)));
+        let limit = (!limit.0.is_infinite()).then(|| {
+            self.queue
+                .schedule_timer(now + limit.0, Event::WorkFailed(task_id, limit.1))
+        });
         let cpu = self.world.instances[service][instance]
             .cpu
             .as_mut()

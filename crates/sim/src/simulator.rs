@@ -291,6 +291,12 @@ impl<'m> Simulator<'m> {
                 if instances.iter().any(|i| i.busy != 0 || !i.queue.is_empty()) {
                     return Err("a worker is still busy or a queue not empty".into());
                 }
+                if instances
+                    .iter()
+                    .any(|i| i.cpu.as_ref().is_some_and(|c| !c.sharing.is_empty()))
+                {
+                    return Err("work still shares an instance's cores".into());
+                }
             }
         }
         Ok(())

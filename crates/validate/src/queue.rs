@@ -115,7 +115,8 @@ impl Queue {
                 classes.sort();
                 classes.dedup();
                 model.workloads.len() == 1
-                    || (classes.len() == model.workloads.len() && classes.iter().all(Option::is_some))
+                    || (classes.len() == model.workloads.len()
+                        && classes.iter().all(Option::is_some))
             }
             None => model.workloads.len() == 1,
             // One workload per class, each of a distinct, ranked class.
@@ -306,8 +307,12 @@ impl Queue {
         let mixed = (!class_work.is_empty() && class_work.len() == classes.len()).then(|| {
             let weight = |k: usize| classes[k].1 / rate;
             Moments {
-                mean: (0..classes.len()).map(|k| weight(k) * class_work[k].mean).sum(),
-                second: (0..classes.len()).map(|k| weight(k) * class_work[k].second).sum(),
+                mean: (0..classes.len())
+                    .map(|k| weight(k) * class_work[k].mean)
+                    .sum(),
+                second: (0..classes.len())
+                    .map(|k| weight(k) * class_work[k].second)
+                    .sum(),
             }
         });
         let queue = Queue {
