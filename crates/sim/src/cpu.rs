@@ -15,13 +15,15 @@ use stormsim_engine::SimDuration;
 impl Simulator<'_> {
     /// `task`'s work of `work` (as drawn and scaled) joins its instance's
     /// cores; it fails with `failure` when done, if its step fails by
-    /// itself, and with `limit.1` at `limit.0` from now if not done by then.
+    /// itself, and with `limit.1` at `limit.0` from now if not done by then;
+    /// it stops if its caller gives up, if `stops`.
     pub(crate) fn start_shared_work(
         &mut self,
         task_id: TaskId,
         work: SimDuration,
         failure: Option<FailReason>,
         limit: (SimDuration, FailReason),
+        stops: bool,
     ) {
         let now = self.now();
         let task = &self.world.tasks[task_id];
@@ -40,7 +42,7 @@ impl Simulator<'_> {
             limit,
         };
         let job = cpu.sharing.start(now, work, item);
-        self.world.tasks[task_id].state = TaskState::Sharing(job);
+        self.world.tasks[task_id].state = TaskState::Sharing { job, stops };
         self.reschedule_cpu(service, instance);
     }
 
@@ -115,7 +117,7 @@ impl Simulator<'_> {
             .world
             .tasks
             .get(task_id)
-            .is_some_and(|t| matches!(t.state, TaskState::Sharing(j) if j == job));
+            .is_some_and(|t| matches!(t.state, TaskState::Sharing { job: j, .. } if j == job));
         if still {
             self.leave_shared_work(task_id, job);
         }

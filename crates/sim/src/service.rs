@@ -338,7 +338,8 @@ impl Simulator<'_> {
                 if service.cpu.is_some() {
                     // Its pace depends on the work beside it: the cores' set
                     // times it, and its limit has a timer of its own.
-                    self.start_shared_work(task_id, duration, failure, limit);
+                    let stops = *on_cancel == OnCancel::Stop;
+                    self.start_shared_work(task_id, duration, failure, limit, stops);
                     return;
                 }
                 let cut_short = duration > limit.0;
@@ -419,7 +420,7 @@ impl Simulator<'_> {
         };
         // Work on shared cores at its limit: it may be done at this very
         // instant; if not, it leaves the cores.
-        if let TaskState::Sharing(job) = task.state {
+        if let TaskState::Sharing { job, .. } = task.state {
             if !self.shared_work_limit(task_id, job) {
                 return;
             }
@@ -520,12 +521,11 @@ impl Simulator<'_> {
                 self.queue.cancel(timer);
                 true
             }
-            TaskState::Sharing(job) => {
-                let watching = self.step_watches_cancellation(service, step);
-                if watching {
+            TaskState::Sharing { job, stops } => {
+                if stops {
                     self.leave_shared_work(task_id, job);
                 }
-                watching
+                stops
             }
             TaskState::Calling(call) => {
                 let watching = self.step_watches_cancellation(service, step);

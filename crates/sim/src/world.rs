@@ -479,8 +479,14 @@ pub enum TaskState {
     /// Doing local work that runs to the end.
     Working,
     /// Doing local work on cores it shares with the instance's other work
-    /// (the service's `cpu`): this job of the instance's set.
-    Sharing(JobId),
+    /// (the service's `cpu`): this job of the instance's set; `stops`: it
+    /// stops when cancelled (`on_cancel: stop` when it started).
+    Sharing {
+        /// Its job in the instance's set.
+        job: JobId,
+        /// Whether it stops when its caller gives up.
+        stops: bool,
+    },
     /// Waiting for a downstream call.
     Calling(CallId),
     /// Waiting for a fan-out's children.
