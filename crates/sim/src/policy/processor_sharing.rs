@@ -15,8 +15,8 @@
 //! Times are whole nanoseconds and `V` is an `f64` of work-nanoseconds: every
 //! operation is an IEEE one in a fixed order, so a run repeats bit for bit. A
 //! finish instant is rounded up to the next nanosecond; a job counts as
-//! finished once `V` is within [`TOLERANCE`]-ish of its tag (a millionth of a
-//! nanosecond, more when `V` is large), so that rounding noise in `V` never
+//! finished once `V` is within a slack of its tag (a millionth of a
+//! nanosecond, plus 10⁻¹³ of `V`), so that rounding noise in `V` never
 //! pushes a finish a nanosecond late. `V` restarts at 0 whenever the set
 //! empties, which keeps it small and its rounding finer.
 
