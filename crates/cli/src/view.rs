@@ -307,13 +307,19 @@ impl VariantView {
 }
 
 /// Requests per second a service can complete with every worker busy:
-/// workers over its mean local work, slowed by its contention with all of
-/// them in service; `None` when unbounded or when the handler calls other
-/// services. Rounded to six decimals so that `summary.json` carries it
-/// exactly.
+/// workers (or, with a `cpu`, its cores if fewer) over its mean local work,
+/// slowed by its contention with all of them in service; `None` when
+/// unbounded or when the handler calls other services. Rounded to six
+/// decimals so that `summary.json` carries it exactly.
 fn capacity_rps(model: &stormsim_model::Model, service: usize) -> Option<f64> {
     let s = &model.services[service];
-    if s.workers == u32::MAX {
+    // Requests that progress at full pace at once, and requests in service.
+    let (parallel, in_service) = match s.cpu {
+        Some(cpu) if s.workers == u32::MAX => (cpu.cores, cpu.cores),
+        Some(cpu) => (cpu.parallelism(s.workers), s.workers),
+        None => (s.workers, s.workers),
+    };
+    if parallel == u32::MAX {
         return None;
     }
     let mut work_ms = 0.0;
@@ -324,10 +330,10 @@ fn capacity_rps(model: &stormsim_model::Model, service: usize) -> Option<f64> {
         }
     }
     // Work with every worker busy (a busier service is slower).
-    let work_ms = work_ms * s.contention.map_or(1.0, |c| c.factor(s.workers));
+    let work_ms = work_ms * s.contention.map_or(1.0, |c| c.factor(in_service));
     let up = f64::from(s.instances - s.instances_down);
     (work_ms > 0.0).then(|| {
-        let rps = up * f64::from(s.workers) * 1000.0 / work_ms;
+        let rps = up * f64::from(parallel) * 1000.0 / work_ms;
         (rps * 1e6).round() / 1e6
     })
 }

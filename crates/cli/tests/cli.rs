@@ -871,7 +871,7 @@ fn validate_prints_the_table_and_writes_the_same_csv_every_run() {
     let csv = read(&first.join("validation.csv"));
     assert_eq!(csv, read(&second.join("validation.csv")));
     assert!(csv.starts_with("model,variant,queue,utilisation,quantity,analytic,simulated,"));
-    assert_eq!(csv.lines().count(), 1 + 74);
+    assert_eq!(csv.lines().count(), 1 + 86);
 
     // A model the formulas do not cover is refused as a bad model, with why.
     let models = dir.path().join("models");

@@ -173,6 +173,8 @@ pub struct Service {
     pub queue_discipline: QueueDiscipline,
     /// Load-dependent work: `(per_request, exponent)`, if any.
     pub contention: Option<Contention>,
+    /// The cores its instances' work shares (processor sharing), if any.
+    pub cpu: Option<Cpu>,
     /// Whether a work step draws its duration at admission (`drawn_at:
     /// admission`): only then does admitting a request note the slowdown.
     pub draws_at_admission: bool,
@@ -288,6 +290,21 @@ impl Contention {
     pub fn factor(&self, in_service: u32) -> f64 {
         let others = f64::from(in_service.saturating_sub(1));
         1.0 + self.per_request * others.powf(self.exponent)
+    }
+}
+
+/// An instance's processors, shared by its requests' work.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Cpu {
+    /// Cores per instance (at least 1).
+    pub cores: u32,
+}
+
+impl Cpu {
+    /// Requests an instance with `workers` can complete at once, in work per
+    /// unit of time: its cores, or its workers if fewer.
+    pub fn parallelism(&self, workers: u32) -> u32 {
+        self.cores.min(workers)
     }
 }
 

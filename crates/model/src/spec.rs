@@ -372,6 +372,11 @@ pub struct ServiceSpec {
     /// takes what it draws, however busy the instance.
     #[serde(default)]
     pub contention: Option<ContentionSpec>,
+    /// The processors each instance's requests share while they work (a
+    /// saturated CPU). Absent: work takes what it draws however many
+    /// requests run at once, as if every worker had a core of its own.
+    #[serde(default)]
+    pub cpu: Option<CpuSpec>,
     /// A request that arrives without a deadline gets one this far ahead, as a
     /// gateway that owns the user's time budget does.
     #[serde(default)]
@@ -761,6 +766,28 @@ pub struct ContentionSpec {
     #[serde(default)]
     #[schemars(range(min = 1.0))]
     pub exponent: Option<f64>,
+}
+
+/// An instance's processors, shared by the work of its requests in service
+/// by egalitarian processor sharing (Kleinrock's fluid model of a
+/// time-sliced CPU): with `n` requests in a `work` step on the instance,
+/// each progresses at `min(1, cores / n)` times its own pace, so the work it
+/// drew takes longer the more requests share the cores. `workers` still
+/// bounds the requests at once (threads) and the queue is unchanged; a
+/// request waiting for a downstream call uses no CPU. Work keeps everything
+/// that scales what it draws (`contention`, hosts' slow periods,
+/// `replica_work_factor`, `drawn_at`, a step's `error`); a work step's
+/// `timeout_ms` or `deadline` limit is wall time, counted from the work's
+/// start. With `workers` absent and `cores: 1`, the textbook M/G/1-PS queue.
+/// A timeline may change `cores` (work under way keeps the progress it made)
+/// but not add or remove the `cpu` block.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CpuSpec {
+    /// Cores per instance, a whole number of at least 1. Up to this many
+    /// requests work at full pace at once; more share them equally.
+    #[schemars(range(min = 1))]
+    pub cores: u32,
 }
 
 /// Which waiting request a freed worker takes next. Every discipline is

@@ -667,6 +667,14 @@ fn validate_model(spec: &ModelSpec, with_timeline: bool) -> Result<Model, Vec<Pr
                     exponent,
                 }
             }),
+            cpu: s.cpu.as_ref().map(|c| {
+                if c.cores == 0 {
+                    ck.fail(format!("{at}.cpu.cores"), "expected at least 1 core, got 0");
+                }
+                Cpu {
+                    cores: c.cores.max(1),
+                }
+            }),
             queue_discipline: queue_discipline(
                 &mut ck,
                 &format!("{at}.queue_discipline"),
@@ -1870,6 +1878,12 @@ pub fn same_shape(a: &Model, b: &Model) -> Result<(), String> {
                 .map(|st| st.calls().iter().map(|c| c.to).collect::<Vec<_>>())
                 .collect::<Vec<_>>()
         };
+        if sa.cpu.is_some() != sb.cpu.is_some() {
+            return Err(format!(
+                "a timeline change cannot add or remove the cpu of service {:?}, only change its cores (use a variant)",
+                sa.name
+            ));
+        }
         if shape(sa) != shape(sb) {
             return Err(format!(
                 "a timeline change cannot change the steps of service {:?} (only their parameters)",

@@ -521,6 +521,63 @@ fn a_timeline_cannot_reshape_a_closed_loop() {
     );
 }
 
+/// A service's `cpu`: at least one core, a whole number, no other field; a
+/// timeline may change its cores but not add or remove the block.
+#[test]
+fn a_cpu_has_whole_cores_and_keeps_its_shape_over_a_timeline() {
+    let cases = [
+        (
+            json!({"cores": 0}),
+            "services[1].cpu.cores: expected at least 1 core, got 0",
+        ),
+        (
+            json!({"cores": 1.5}),
+            "services[1].cpu.cores: expected a whole number, got 1.5",
+        ),
+        (
+            json!({"cores": -2}),
+            "services[1].cpu.cores: expected a whole number ≥ 0, got -2",
+        ),
+        (json!({}), "services[1].cpu: missing field `cores`"),
+        (
+            json!({"cores": 2, "threads": 4}),
+            "services[1].cpu.threads: unknown field `threads`, expected `cores`",
+        ),
+    ];
+    for (cpu, expected) in cases {
+        let p = problems(&with(base(), "services[B].cpu", cpu.clone()));
+        assert!(p.iter().any(|x| x == expected), "{cpu}: {p:?}");
+    }
+    let with_cpu = with(base(), "services[B].cpu", json!({"cores": 2}));
+    assert_eq!(problems(&with_cpu), Vec::<String>::new());
+    let change = |doc: &Value, set: Value| {
+        with(
+            doc.clone(),
+            "timeline",
+            json!([{"name": "change", "at_s": 1, "set": set}]),
+        )
+    };
+    let p = problems(&change(&with_cpu, json!({"services[B].cpu.cores": 1})));
+    assert_eq!(p, Vec::<String>::new());
+    let p = problems(&change(&with_cpu, json!({"services[B].cpu.cores": 0})));
+    assert!(
+        p.iter()
+            .any(|x| x.contains("expected at least 1 core, got 0")),
+        "{p:?}"
+    );
+    for (doc, set) in [
+        (&base(), json!({"services[B].cpu": {"cores": 1}})),
+        (&with_cpu, json!({"services[B].cpu": null})),
+    ] {
+        let p = problems(&change(doc, set));
+        assert!(
+            p.iter()
+                .any(|x| x.contains("cannot add or remove the cpu of service \"B\"")),
+            "{p:?}"
+        );
+    }
+}
+
 /// serde's messages name Rust types (`f64`, `u32`, `struct ModelSpec`); a
 /// model's author reads JSON: every type error says what JSON value was
 /// expected, then what was found, at its path.
@@ -636,7 +693,7 @@ fn variant_problems_are_named_by_the_set_entry_that_made_them() {
             "variants[0].set[\"services[gateway].steps[B].retry\"].max_attempts: expected at least 1 attempt (the first one counts), got 0",
             "variants[1].set[\"services[B].steps\"][0].call: call cycle gateway -> B -> gateway",
             "variants[2].set[\"workloads[users].requests\"]: expected a whole number ≥ 0, got -1",
-            "variants[2].set[\"services[B].workrs\"]: unknown field `workrs`, expected one of `name`, `workers`, `queue_capacity`, `queue_discipline`, `contention`, `default_deadline_ms`, `steps`, `admission`, `instances`, `instances_down`, `down_mode`, `shards`, `placement`, `replica_work_factor`, `clock_offset_ms`, `clock_spread_ms`",
+            "variants[2].set[\"services[B].workrs\"]: unknown field `workrs`, expected one of `name`, `workers`, `queue_capacity`, `queue_discipline`, `contention`, `cpu`, `default_deadline_ms`, `steps`, `admission`, `instances`, `instances_down`, `down_mode`, `shards`, `placement`, `replica_work_factor`, `clock_offset_ms`, `clock_spread_ms`",
             "variants[3].set[\"services[B].shards\"]: expected a divisor of `instances` (4), got 3",
             "variants[4] (\"instances\"): services[B].shards: expected a divisor of `instances` (3), got 2",
             "variants[5].set[\"services[*].workers\"] (at services[gateway].workers): expected at least 1 worker, got 0",
@@ -737,7 +794,7 @@ fn problems_of_every_part_come_out_together() {
         [
             "colour: unknown field `colour`, expected one of `name`, `description`, `seed`, `network`, `hosts`, `workloads`, `services`, `variants`, `limits`, `horizon_s`, `timeline`, `timeseries`, `focus`, `metastability`",
             "horizon_s: expected a number, got the string \"60\"",
-            "services[1].workrs: unknown field `workrs`, expected one of `name`, `workers`, `queue_capacity`, `queue_discipline`, `contention`, `default_deadline_ms`, `steps`, `admission`, `instances`, `instances_down`, `down_mode`, `shards`, `placement`, `replica_work_factor`, `clock_offset_ms`, `clock_spread_ms`",
+            "services[1].workrs: unknown field `workrs`, expected one of `name`, `workers`, `queue_capacity`, `queue_discipline`, `contention`, `cpu`, `default_deadline_ms`, `steps`, `admission`, `instances`, `instances_down`, `down_mode`, `shards`, `placement`, `replica_work_factor`, `clock_offset_ms`, `clock_spread_ms`",
             "services[1].workers: expected a whole number ≥ 0, got -1",
             "timeline[0]: missing field `name`",
             "timeline[0].set[\"services[gatewey].workers\"]: services[gatewey].workers: no element named \"gatewey\"; the names here are: gateway, B",

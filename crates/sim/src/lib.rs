@@ -9,6 +9,7 @@ pub mod analysis;
 mod attempts;
 mod cache;
 mod call;
+mod cpu;
 pub mod hosts;
 mod join;
 mod measurements;

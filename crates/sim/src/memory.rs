@@ -19,7 +19,7 @@
 
 use crate::hosts::HostPeriods;
 use crate::policy_state::{AdmissionState, EdgeState};
-use crate::world::InstanceState;
+use crate::world::{CpuState, InstanceState};
 use crate::zombie::UserZombies;
 use std::mem::size_of;
 use stormsim_model::{
@@ -259,7 +259,15 @@ fn run_state(model: &Model) -> Vec<Contributor> {
             what: format!("the state of {} instances of {:?}", s.instances, s.name),
             bytes: mul(
                 u64::from(s.instances),
-                size::<InstanceState>().saturating_add(size::<AdmissionState>()),
+                size::<InstanceState>()
+                    .saturating_add(size::<AdmissionState>())
+                    // A shared CPU's set, boxed (its jobs come and go with
+                    // the requests in service).
+                    .saturating_add(if s.cpu.is_some() {
+                        size::<CpuState>()
+                    } else {
+                        0
+                    }),
             ),
         });
         for (j, step) in s.steps.iter().enumerate() {

@@ -360,6 +360,13 @@ impl Simulator<'_> {
                 if request_deadline.is_some_and(|d| now >= d) {
                     self.measured.services[service_id].started_late += 1;
                 }
+                if service.cpu.is_some() {
+                    // Its pace depends on the work beside it: the cores' set
+                    // times it, and its limit has a timer of its own.
+                    let stops = *on_cancel == OnCancel::Stop;
+                    self.start_shared_work(task_id, duration, failure, limit, stops);
+                    return;
+                }
                 let cut_short = duration > limit.0;
                 let (event, duration) = match failure {
                     _ if cut_short => (Event::WorkFailed(task_id, limit.1), limit.0),
@@ -442,6 +449,14 @@ impl Simulator<'_> {
         let Some(task) = self.world.tasks.get(task_id) else {
             return;
         };
+        // Work on shared cores at its limit: it may be done at this very
+        // instant; if not, it leaves the cores.
+        if let TaskState::Sharing { job, .. } = task.state {
+            if !self.shared_work_limit(task_id, job) {
+                return;
+            }
+        }
+        let task = &self.world.tasks[task_id];
         let counters = &mut self.measured.services[task.service];
         match reason {
             FailReason::Timeout => counters.work_timeouts += 1,
@@ -536,6 +551,12 @@ impl Simulator<'_> {
             TaskState::WorkingCancellable(timer) => {
                 self.queue.cancel(timer);
                 true
+            }
+            TaskState::Sharing { job, stops } => {
+                if stops {
+                    self.leave_shared_work(task_id, job);
+                }
+                stops
             }
             TaskState::Calling(call) => {
                 let watching = self.step_watches_cancellation(service, step);

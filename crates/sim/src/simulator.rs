@@ -75,6 +75,14 @@ pub enum Event {
     /// request's deadline) before it was done, or failed by itself (its
     /// step's `error`). It stops and its handler fails.
     WorkFailed(TaskId, FailReason),
+    /// The next work on an instance's shared cores (its service's `cpu`) is
+    /// done.
+    CpuDone {
+        /// Index of the service.
+        service: u32,
+        /// Its instance.
+        instance: u32,
+    },
 }
 
 /// Most rows a run's time series may hold, run-wide and per service together
@@ -283,6 +291,12 @@ impl<'m> Simulator<'m> {
                 if instances.iter().any(|i| i.busy != 0 || !i.queue.is_empty()) {
                     return Err("a worker is still busy or a queue not empty".into());
                 }
+                if instances
+                    .iter()
+                    .any(|i| i.cpu.as_ref().is_some_and(|c| !c.sharing.is_empty()))
+                {
+                    return Err("work still shares an instance's cores".into());
+                }
             }
         }
         Ok(())
@@ -337,6 +351,7 @@ impl<'m> Simulator<'m> {
         let model = self.topology.model;
         let now = self.now();
         self.world.add_instances(model, now);
+        self.apply_cpu_change();
         let instances: Vec<usize> = self.world.instances.iter().map(Vec::len).collect();
         self.policies
             .apply_change(before, &old_edges, &self.topology, &instances);
@@ -447,6 +462,9 @@ impl<'m> Simulator<'m> {
             Event::CancelLoser(a) => self.abandon_attempt(a),
             Event::UserWakes { workload, user } => self.on_user_wakes(workload as usize, user),
             Event::WorkFailed(t, reason) => self.on_work_failed(t, reason),
+            Event::CpuDone { service, instance } => {
+                self.on_cpu_done(service as usize, instance as usize)
+            }
         }
     }
 

@@ -7,6 +7,8 @@
 
 use crate::hosts::host_of_instance;
 use crate::hosts::HostPeriods;
+use crate::metrics::FailReason;
+use crate::policy::processor_sharing::{JobId, ProcessorSharing};
 use crate::policy::queue_discipline::WaitQueue;
 use std::collections::VecDeque;
 use stormsim_engine::{Key, SimTime, Slab, StreamKey, StreamRng, TimerHandle};
@@ -58,7 +60,7 @@ impl World {
                 .iter()
                 .map(|s| {
                     (0..s.instances)
-                        .map(|_| InstanceState::new(SimTime::ZERO))
+                        .map(|_| InstanceState::new(SimTime::ZERO, s.cpu))
                         .collect()
                 })
                 .collect(),
@@ -134,7 +136,7 @@ impl World {
     pub fn add_instances(&mut self, model: &Model, now: SimTime) {
         for (instances, spec) in self.instances.iter_mut().zip(&model.services) {
             while instances.len() < spec.instances as usize {
-                instances.push(InstanceState::new(now));
+                instances.push(InstanceState::new(now, spec.cpu));
             }
         }
     }
@@ -161,16 +163,25 @@ pub(crate) struct InstanceState {
     pub busy_since: SimTime,
     /// `busy_integral` at the start of the open time-series bucket.
     pub busy_at_bucket_start: u128,
+    /// The cores its requests' work shares, if the service has a `cpu`
+    /// (boxed: most services have none, and a model may have 10⁶ instances).
+    pub cpu: Option<Box<CpuState>>,
 }
 
 impl InstanceState {
-    pub(crate) fn new(now: SimTime) -> InstanceState {
+    pub(crate) fn new(now: SimTime, cpu: Option<stormsim_model::Cpu>) -> InstanceState {
         InstanceState {
             busy: 0,
             queue: WaitQueue::default(),
             busy_integral: 0,
             busy_since: now,
             busy_at_bucket_start: 0,
+            cpu: cpu.map(|c| {
+                Box::new(CpuState {
+                    sharing: ProcessorSharing::new(c.cores),
+                    timer: None,
+                })
+            }),
         }
     }
 
@@ -183,6 +194,24 @@ impl InstanceState {
     pub fn in_flight(&self) -> u32 {
         self.busy + self.queue.len() as u32
     }
+}
+
+/// One instance's cores under processor sharing: the work in progress, and
+/// the one timer pending for it, at the next finish.
+pub(crate) struct CpuState {
+    pub sharing: ProcessorSharing<SharedWork>,
+    pub timer: Option<TimerHandle>,
+}
+
+/// A handler's work step in an instance's processor-sharing set.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SharedWork {
+    /// The handler.
+    pub task: TaskId,
+    /// Its step's own failure, if it fails when its work is done.
+    pub failure: Option<FailReason>,
+    /// The timer of its limit (`timeout_ms`, or its deadline), if it has one.
+    pub limit: Option<TimerHandle>,
 }
 
 /// Whose call it is, and what it inherits from the request it serves.
@@ -475,6 +504,15 @@ pub enum TaskState {
     WorkingCancellable(TimerHandle),
     /// Doing local work that runs to the end.
     Working,
+    /// Doing local work on cores it shares with the instance's other work
+    /// (the service's `cpu`): this job of the instance's set; `stops`: it
+    /// stops when cancelled (`on_cancel: stop` when it started).
+    Sharing {
+        /// Its job in the instance's set.
+        job: JobId,
+        /// Whether it stops when its caller gives up.
+        stops: bool,
+    },
     /// Waiting for a downstream call.
     Calling(CallId),
     /// Waiting for a fan-out's children.

@@ -441,6 +441,7 @@ impl Gen {
         let target = self.int(0, n as u64 - 1) as usize;
         let target_down = target_has_down(self, &shape, target);
         let mut services = Vec::new();
+        let mut target_cpu = false;
         for i in 0..n {
             let (shards, instances) = shape[i];
             let mut s = Map::new();
@@ -469,6 +470,10 @@ impl Gen {
                     "contention".into(),
                     json!({"per_request": self.num(0.0, 0.5), "exponent": self.num(1.0, 3.0)}),
                 );
+            }
+            if self.chance(0.2) {
+                s.insert("cpu".into(), json!({"cores": self.int(1, 4)}));
+                target_cpu |= i == target;
             }
             s.insert("instances".into(), json!(instances));
             if shards > 1 {
@@ -611,6 +616,11 @@ impl Gen {
                     json!(g.num(0.0, 0.9)),
                 ),
             };
+            // A service with a cpu may have its cores changed (never ramped).
+            if target_cpu && g.chance(0.3) {
+                set.insert(format!("{service}.cpu.cores"), json!(g.int(1, 4)));
+                return (set, false);
+            }
             // Only drop_fraction (kinds 2, and 1 when instances stay) ramps.
             (set, kind == 2 || (kind == 1 && target_down))
         };

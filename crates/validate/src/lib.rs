@@ -1,7 +1,8 @@
 //! The simulator against queueing theory.
 //!
 //! Each model in a folder (`models/validation/`) is a textbook queue — M/M/1,
-//! M/D/1, M/G/1, M/M/c, M/G/c/c — whose variants are utilisations. Every
+//! M/D/1, M/G/1, M/M/c, M/G/c/c, M/G/1 processor sharing — whose variants
+//! are utilisations. Every
 //! variant runs `replications` times with seeds `seed`, `seed + 1`, …; each run
 //! yields one estimate per quantity (mean time in system, mean wait, P(wait),
 //! P(block), and Little's law on the run's own output), and the estimates'

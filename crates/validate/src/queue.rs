@@ -29,7 +29,8 @@ pub enum Quantity {
     /// over arrival rate × mean time in system; 1 when L = λW.
     Little,
     /// Mean time in system of the requests of one priority rank (0 is served
-    /// first), ms.
+    /// first), or under processor sharing of one workload (in file order),
+    /// ms.
     ClassTimeInSystem(usize),
 }
 
@@ -60,17 +61,24 @@ impl Quantity {
 }
 
 /// A single-station queue with Poisson arrivals: M/G/1, M/M/c, or a loss
-/// system M/G/c/c, served FIFO or LIFO; or an M/G/1 with non-preemptive
-/// priority classes. Times in ms.
+/// system M/G/c/c, served FIFO or LIFO; an M/G/1 with non-preemptive
+/// priority classes; or an M/G/1 processor-sharing queue (a `cpu` of one
+/// core, unbounded workers), whose workloads may each have work of their own.
+/// Times in ms.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Queue {
     /// Arrival rate λ, per ms (every class together).
     pub rate: f64,
-    /// Which waiting request goes next: `FIFO`, `LIFO`, `priority`.
+    /// Which waiting request goes next: `FIFO`, `LIFO`, `priority`; or `PS`,
+    /// every request in service sharing one core.
     pub discipline: &'static str,
     /// With priority classes: each rank's workload index and arrival rate
-    /// per ms, highest priority first.
+    /// per ms, highest priority first. Under processor sharing with several
+    /// workloads: each workload's, in file order.
     pub classes: Vec<(usize, f64)>,
+    /// Under processor sharing with several workloads: each one's mean work,
+    /// ms, in the order of `classes`.
+    pub class_work: Vec<f64>,
     /// Servers c (workers).
     pub servers: u32,
     /// No waiting room: arrivals that find every server busy are lost.
@@ -97,7 +105,19 @@ impl Queue {
                 QueueDiscipline::Priority { rank, .. } => Some(rank.clone()),
                 _ => None,
             });
+        let sharing = model.services.first().is_some_and(|s| s.cpu.is_some());
         let workloads_ok = match &priority {
+            // Under processor sharing, workloads of distinct classes may each
+            // have a step of their own.
+            None if sharing => {
+                let mut classes: Vec<Option<u8>> =
+                    model.workloads.iter().map(|w| w.class).collect();
+                classes.sort();
+                classes.dedup();
+                model.workloads.len() == 1
+                    || (classes.len() == model.workloads.len()
+                        && classes.iter().all(Option::is_some))
+            }
             None => model.workloads.len() == 1,
             // One workload per class, each of a distinct, ranked class.
             Some(rank) => {
@@ -162,6 +182,15 @@ impl Queue {
             why.push("arrivals must be bounded by `duration_s`".into());
         }
         let (discipline, classes) = match (&service.queue_discipline, &priority) {
+            // No request ever waits: the queue's order does not matter.
+            (QueueDiscipline::Fifo, _) if sharing => {
+                let classes = if model.workloads.len() > 1 {
+                    rates.iter().copied().enumerate().collect()
+                } else {
+                    Vec::new()
+                };
+                ("PS", classes)
+            }
             (QueueDiscipline::Fifo, _) => ("FIFO", Vec::new()),
             (QueueDiscipline::Lifo, _) => ("LIFO", Vec::new()),
             (QueueDiscipline::Priority { .. }, Some(rank)) => {
@@ -216,7 +245,33 @@ impl Queue {
                 false
             }
         };
+        // Under processor sharing with several workloads: the one work step
+        // each runs.
+        let mut class_work = Vec::new();
         let dist = match service.steps.as_slice() {
+            _ if !classes.is_empty() && discipline == "PS" => {
+                for &(w, _) in &classes {
+                    let class = model.workloads[w].class;
+                    let runs: Vec<&Step> = service
+                        .steps
+                        .iter()
+                        .zip(&service.only_classes)
+                        .filter(|(_, only)| {
+                            only.as_ref()
+                                .is_none_or(|o| class.is_some_and(|c| o.contains(&c)))
+                        })
+                        .map(|(step, _)| step)
+                        .collect();
+                    match runs.as_slice() {
+                        [Step::Work { dist, .. }] => class_work.push(Moments::of(dist)),
+                        _ => why.push(format!(
+                            "workload {:?} must run one `work` step",
+                            model.workloads[w].name
+                        )),
+                    }
+                }
+                None
+            }
             [Step::Work { dist, .. }] if service.only_classes.iter().all(Option::is_none) => {
                 Some(dist)
             }
@@ -230,26 +285,47 @@ impl Queue {
             Some(Dist::Constant(_)) => 'D',
             _ => 'G',
         };
-        let servers = service.workers;
+        let servers = match service.cpu {
+            Some(cpu) => {
+                if service.workers != u32::MAX {
+                    why.push("processor sharing needs unbounded workers: every request shares the core at once".into());
+                }
+                if cpu.cores != 1 {
+                    why.push("processor sharing is covered on one core (M/G/1-PS)".into());
+                }
+                1
+            }
+            None => service.workers,
+        };
         if servers == u32::MAX {
             why.push("the number of workers must be bounded".into());
         }
         if !loss && servers > 1 && service_kind != 'M' {
             why.push("several servers with a queue need exponential service (M/M/c): M/G/c has no closed form".into());
         }
+        // With work per workload, the service time is their mixture by rate.
+        let mixed = (!class_work.is_empty() && class_work.len() == classes.len()).then(|| {
+            let weight = |k: usize| classes[k].1 / rate;
+            Moments {
+                mean: (0..classes.len())
+                    .map(|k| weight(k) * class_work[k].mean)
+                    .sum(),
+                second: (0..classes.len())
+                    .map(|k| weight(k) * class_work[k].second)
+                    .sum(),
+            }
+        });
         let queue = Queue {
             rate,
             discipline,
             classes,
+            class_work: class_work.iter().map(|m| m.mean).collect(),
             servers,
             loss,
-            service: dist.map_or(
-                Moments {
-                    mean: f64::NAN,
-                    second: f64::NAN,
-                },
-                Moments::of,
-            ),
+            service: dist.map(Moments::of).or(mixed).unwrap_or(Moments {
+                mean: f64::NAN,
+                second: f64::NAN,
+            }),
             service_kind,
             arrivals_until: arrivals_until.unwrap_or(0.0),
             bucket: model.bucket.as_ms(),
@@ -312,6 +388,19 @@ impl Queue {
                 (Quantity::Blocking, erlang_b(self.servers, a)),
                 (Quantity::Little, 1.0),
             ];
+        }
+        if self.discipline == "PS" {
+            // Nobody waits; work of size x takes x / (1 − ρ) on average,
+            // whatever the distribution of work beyond its mean.
+            let stretch = 1.0 / (1.0 - self.utilisation());
+            let mut expected = vec![
+                (Quantity::TimeInSystem, self.service.mean * stretch),
+                (Quantity::Little, 1.0),
+            ];
+            for (k, work) in self.class_work.iter().enumerate() {
+                expected.push((Quantity::ClassTimeInSystem(k), work * stretch));
+            }
+            return expected;
         }
         let (wait, p_wait) = if self.servers == 1 {
             // Any M/G/1: PASTA and L = λW on the server give P(busy) = ρ.
@@ -380,6 +469,47 @@ mod tests {
         )
         .expect_err("not a textbook queue");
         for reason in ["Poisson", "duration_s", "timeout", "unbounded", "M/G/c"] {
+            assert!(why.contains(reason), "{reason:?} missing from {why:?}");
+        }
+    }
+
+    /// Two workloads of their own work on one shared core: the service time
+    /// is their mixture by rate, and each workload's W is its work stretched
+    /// by 1/(1 − ρ).
+    #[test]
+    fn reads_a_processor_sharing_queue_with_job_sizes() {
+        let q = queue_of(
+            r#"{"name": "q", "workloads": [
+                {"name": "small", "target": "s", "class": "small", "duration_s": 10,
+                 "arrival": {"kind": "poisson", "rate_per_s": 200}},
+                {"name": "large", "target": "s", "class": "large", "duration_s": 10,
+                 "arrival": {"kind": "poisson", "rate_per_s": 4}}],
+                "services": [{"name": "s", "cpu": {"cores": 1}, "steps": [
+                {"work": {"kind": "constant", "ms": 2}, "only_classes": ["small"]},
+                {"work": {"kind": "constant", "ms": 100}, "only_classes": ["large"]}]}]}"#,
+        )
+        .expect("an M/G/1-PS queue");
+        assert_eq!(q.notation(), "M/G/1 PS");
+        assert!((q.utilisation() - 0.8).abs() < 1e-12);
+        assert!((q.service.second - 200.0).abs() < 1e-9);
+        let expected = q.expected();
+        let w = |quantity| expected.iter().find(|e| e.0 == quantity).unwrap().1;
+        assert!((w(Quantity::TimeInSystem) - 0.8 / 0.204 / 0.2).abs() < 1e-9);
+        assert!((w(Quantity::ClassTimeInSystem(0)) - 10.0).abs() < 1e-9);
+        assert!((w(Quantity::ClassTimeInSystem(1)) - 500.0).abs() < 1e-9);
+        assert_eq!(expected.len(), 4);
+    }
+
+    #[test]
+    fn processor_sharing_is_covered_on_one_core_with_unbounded_workers() {
+        let why = queue_of(
+            r#"{"name": "q", "workloads": [{"name": "a", "target": "s", "duration_s": 10,
+                "arrival": {"kind": "poisson", "rate_per_s": 50}}],
+                "services": [{"name": "s", "workers": 8, "cpu": {"cores": 2},
+                "steps": [{"work": {"kind": "exponential", "mean_ms": 10}}]}]}"#,
+        )
+        .expect_err("not M/G/1-PS");
+        for reason in ["unbounded workers", "one core"] {
             assert!(why.contains(reason), "{reason:?} missing from {why:?}");
         }
     }

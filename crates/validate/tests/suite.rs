@@ -21,10 +21,12 @@ fn every_row_of_the_shortened_suite_passes() {
     let validation = run_suite(&models(), &options).expect("the suite runs");
     let table = validation.table();
     // Five queues at three utilisations, LIFO at two, two priority classes at
-    // two splits (with W1 and W2 besides); Little's law on every one.
+    // two splits (with W1 and W2 besides), M/M/1 and M/G/1 processor sharing
+    // at two (W and Little's law), two job sizes under processor sharing at
+    // one (with W1 and W2 besides); Little's law on every one.
     assert_eq!(
         validation.rows.len(),
-        4 * 12 + 2 * 3 + 2 * 4 + 2 * 6,
+        4 * 12 + 2 * 3 + 2 * 4 + 2 * 6 + 2 * 2 * 2 + 4,
         "{table}"
     );
     let little = validation
@@ -32,14 +34,15 @@ fn every_row_of_the_shortened_suite_passes() {
         .iter()
         .filter(|r| r.quantity == Quantity::Little)
         .count();
-    assert_eq!(little, 19, "{table}");
-    // The rows that tell a discipline from FIFO: the priority classes.
+    assert_eq!(little, 24, "{table}");
+    // The rows that tell a discipline from FIFO: the priority classes, and
+    // the job sizes under processor sharing.
     let classes = validation
         .rows
         .iter()
         .filter(|r| matches!(r.quantity, Quantity::ClassTimeInSystem(_)))
         .count();
-    assert_eq!(classes, 4, "{table}");
+    assert_eq!(classes, 6, "{table}");
     assert!(validation.all_pass(), "a row failed:\n{table}");
 }
 

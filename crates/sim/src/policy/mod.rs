@@ -11,6 +11,7 @@ pub mod budget;
 pub mod concurrency;
 pub mod deadline;
 pub mod hedge;
+pub mod processor_sharing;
 pub mod queue_discipline;
 pub mod rate_limit;
 pub mod retry;
