@@ -259,6 +259,15 @@ pub struct WorkloadSpec {
     pub target: String,
     /// When requests arrive.
     pub arrival: ArrivalSpec,
+    /// Copies of this client: `count` identical workloads, each with the
+    /// arrivals written here and its own policy state (its own breaker,
+    /// budget, rate limiter, as separate client processes have), named
+    /// `name-01` to `name-N` in outputs (two digits at least). A path names
+    /// them together by the workload's name (`workloads[client].retry`),
+    /// as written. Absent: one workload, named `name`.
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 1000))]
+    pub count: Option<u32>,
     /// Stop after this many requests. At least one of `requests` and `duration_s`
     /// is required; with both, whichever comes first.
     #[serde(default)]

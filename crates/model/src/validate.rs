@@ -497,7 +497,7 @@ fn validate_model(spec: &ModelSpec, with_timeline: bool) -> Result<Model, Vec<Pr
             ),
         );
     }
-    let mut workloads = Vec::new();
+    let mut workloads: Vec<Workload> = Vec::new();
     for (i, w) in spec.workloads.iter().enumerate() {
         let at = format!("workloads[{i}]");
         let target = lookup(&mut ck, format!("{at}.target"), &w.target);
@@ -555,7 +555,7 @@ fn validate_model(spec: &ModelSpec, with_timeline: bool) -> Result<Model, Vec<Pr
         let duration = w
             .duration_s
             .map(|s| SimDuration::from_ms(ck.positive(&format!("{at}.duration_s"), s) * 1000.0));
-        workloads.push(Workload {
+        let workload = Workload {
             name: w.name.clone(),
             target,
             arrival,
@@ -600,9 +600,35 @@ fn validate_model(spec: &ModelSpec, with_timeline: bool) -> Result<Model, Vec<Pr
                 .map(|i| i as u8),
             think,
             clock_offset: ck.clock_offset(&format!("{at}.clock_offset_ms"), w.clock_offset_ms),
-        });
+        };
+        push_copies(&mut ck, &at, w.count, workload, &mut workloads);
     }
 
+    // Copies take the names `name-01`…: none may be another workload's.
+    let mut names: BTreeMap<&str, usize> = BTreeMap::new();
+    for (k, w) in workloads.iter().enumerate() {
+        if let Some(first) = names.insert(&w.name, k) {
+            if spec.workloads.iter().any(|s| s.count.is_some()) {
+                ck.fail(
+                    "workloads",
+                    format!(
+                        "two workloads are named {:?} once copies are named (workloads #{first} and #{k}, counting copies)",
+                        w.name
+                    ),
+                );
+            }
+        }
+    }
+    if workloads.len() > usize::from(u16::MAX) {
+        ck.fail(
+            "workloads",
+            format!(
+                "at most {} workloads, copies included, got {}",
+                u16::MAX,
+                workloads.len()
+            ),
+        );
+    }
     let mut services = Vec::new();
     for (i, s) in spec.services.iter().enumerate() {
         let at = format!("services[{i}]");
@@ -839,7 +865,7 @@ fn validate_model(spec: &ModelSpec, with_timeline: bool) -> Result<Model, Vec<Pr
         SimDuration::from_ms(ck.positive("timeseries.bucket_s", spec.timeseries.bucket_s) * 1000.0);
     if let Some(h) = spec.horizon_s {
         let buckets = (h / spec.timeseries.bucket_s).ceil();
-        let rows = buckets * (1 + spec.services.len() + spec.workloads.len()) as f64;
+        let rows = buckets * (1 + spec.services.len() + workloads.len()) as f64;
         if rows > MAX_SERIES_ROWS as f64 {
             ck.fail(
                 "timeseries.bucket_s",
@@ -847,7 +873,7 @@ fn validate_model(spec: &ModelSpec, with_timeline: bool) -> Result<Model, Vec<Pr
                     "the horizon holds {buckets:.3e} buckets of {} s, {rows:.3e} time-series rows with {} services and {} workloads (one per bucket, and one per service and per workload and bucket): at most {MAX_SERIES_ROWS:.0e}; widen the buckets or shorten the horizon",
                     spec.timeseries.bucket_s,
                     spec.services.len(),
-                    spec.workloads.len()
+                    workloads.len()
                 ),
             );
         }
@@ -1330,6 +1356,38 @@ fn present_fields(step: &StepSpec) -> Vec<String> {
             .map(|(k, _)| k)
             .collect(),
         _ => Vec::new(),
+    }
+}
+
+/// Most copies of one workload (`count`).
+pub const MAX_COPIES: u32 = 1000;
+
+/// Adds `workload` to `workloads`, or `count` copies of it named
+/// `name-01`… (as many digits as `count` has, two at least).
+fn push_copies(
+    ck: &mut Checker,
+    at: &str,
+    count: Option<u32>,
+    workload: Workload,
+    workloads: &mut Vec<Workload>,
+) {
+    let Some(count) = count else {
+        workloads.push(workload);
+        return;
+    };
+    if count == 0 || count > MAX_COPIES {
+        ck.fail(
+            format!("{at}.count"),
+            format!("expected 1 to {MAX_COPIES} copies, got {count}"),
+        );
+        return;
+    }
+    let width = count.to_string().len().max(2);
+    for k in 1..=count {
+        workloads.push(Workload {
+            name: format!("{}-{k:0width$}", workload.name),
+            ..workload.clone()
+        });
     }
 }
 
