@@ -527,7 +527,7 @@ fn grouped(x: f64, decimals: usize) -> String {
     };
     let mut out = String::from(sign);
     for (i, c) in whole.chars().enumerate() {
-        if i > 0 && (whole.len() - i) % 3 == 0 {
+        if i > 0 && (whole.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
