@@ -85,9 +85,27 @@ enum Command {
         /// Only these variants (repeatable; with one model). Default: all.
         #[arg(long = "variant", value_name = "NAME")]
         variants: Vec<String>,
-        /// Print nothing but errors.
+        /// Print nothing but errors (and the comparison, if --format or
+        /// --columns asks for it).
         #[arg(long, short)]
         quiet: bool,
+        /// How to print the comparison: `table` (aligned, at most about 120
+        /// columns wide), `markdown` (a GitHub table), `csv` (with a header)
+        /// or `json` (an array of objects). With csv and json, stdout holds
+        /// the data alone (progress and the files written go to stderr);
+        /// they take one model.
+        #[arg(long, value_enum, value_name = "FORMAT")]
+        format: Option<table::Format>,
+        /// The comparison's columns, by summary.csv's names, comma-separated:
+        /// e.g. `variant,success_rate,latency_p99_ms,db.wasted`; `S.C` for
+        /// service S's column C (`S.calls_per_request`, `S.wasted`,
+        /// `S.cancelled`, ...); shorthands success, p50, p90, p99, p999,
+        /// max, mean, verdict, and `focus.C` for the focus service's. Default:
+        /// variant, success, p50, p99, the verdict (with a `metastability`
+        /// block), and peak load, wasted work and calls per request at the
+        /// focus service. An unknown name is refused, listing the others.
+        #[arg(long, value_delimiter = ',', value_name = "NAME,...")]
+        columns: Vec<String>,
         /// Also write attempts.csv: one row per attempt on the wire (request,
         /// service, shard, replica, try, hedge, times, outcome), streamed to
         /// disk as the variants run: the file grows with the attempts
@@ -399,6 +417,8 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             sets,
             variants,
             quiet,
+            format,
+            columns,
             attempts,
             force,
             accept_partial,
@@ -449,6 +469,25 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 }
                 // In the model's order, whatever the order asked.
                 model.variants.retain(|v| variants.contains(&v.name));
+            }
+            // The comparison's columns, per model, before anything runs.
+            let data = format.is_some_and(table::Format::is_data);
+            if data && loaded.len() > 1 {
+                return Ok(refuse(&format!(
+                    "--format {} takes one model: the data of several would not be one document; run them one at a time",
+                    if format == Some(table::Format::Csv) { "csv" } else { "json" }
+                )));
+            }
+            let mut tables = Vec::new();
+            for model in &loaded {
+                match table::resolve(&columns, &table::Available::of_model(model)) {
+                    Ok(chosen) => tables.push(output::TableOptions {
+                        format: format.unwrap_or(table::Format::Table),
+                        columns: chosen,
+                        print: !quiet || format.is_some() || !columns.is_empty(),
+                    }),
+                    Err(message) => return Ok(refuse(&message)),
+                }
             }
             // As given (trimmed): each parses back to the same override.
             let overrides: Vec<String> = parse_sets(&sets)
@@ -516,8 +555,8 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 );
             }
             let mut partial = 0;
-            for (model, dir) in loaded.iter().zip(&dirs) {
-                partial += output::run_and_write(model, &overrides, dir, quiet, attempts)?;
+            for ((model, dir), table) in loaded.iter().zip(&dirs).zip(&tables) {
+                partial += output::run_and_write(model, &overrides, dir, quiet, attempts, table)?;
             }
             drop(locks);
             Ok(partial_exit(partial, "variants", accept_partial))

@@ -60,6 +60,17 @@ struct VariantSummary<'a> {
     context: &'a VariantContext,
 }
 
+/// How `run` prints its comparison after writing the outputs.
+pub struct TableOptions {
+    /// `--format`.
+    pub format: table::Format,
+    /// `--columns`, resolved.
+    pub columns: table::Columns,
+    /// Whether to print it at all (not with `--quiet`, unless `--format` or
+    /// `--columns` asked for it).
+    pub print: bool,
+}
+
 /// Runs every variant (in parallel; results are collected by index, so the
 /// output does not depend on the thread count) and writes the outputs, all
 /// at once (see [`Staging`]): the folder shows this run or the last, never
@@ -72,6 +83,7 @@ pub fn run_and_write(
     out: &Path,
     quiet: bool,
     record_attempts: bool,
+    comparison: &TableOptions,
 ) -> Result<usize> {
     let total = model.variants.len();
     if !quiet {
@@ -214,14 +226,26 @@ pub fn run_and_write(
     manifest.files.extend(written.iter().map(|f| f.to_string()));
     staging.publish(&manifest)?;
 
+    if comparison.print {
+        print!(
+            "{}",
+            table::render(&run, &comparison.columns, comparison.format)?
+        );
+    }
     if !quiet {
-        print!("{}", table::comparison(&run));
-        println!(
-            "\nwrote {}/{{{}}} in {:.2} s",
+        // With a data format, stdout holds the data alone; the wall time
+        // (different every run) is never part of the table.
+        let wrote = format!(
+            "wrote {}/{{{}}} in {:.2} s",
             final_out.display(),
             written.join(", "),
             started.elapsed().as_secs_f64()
         );
+        if comparison.format == table::Format::Table {
+            println!("\n{wrote}");
+        } else {
+            eprintln!("{wrote}");
+        }
     }
     Ok(stopped)
 }

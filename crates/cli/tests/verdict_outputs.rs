@@ -43,8 +43,12 @@ fn a_partial_run_is_marked_in_every_output() {
     assert_ok(&run);
     let stdout = String::from_utf8_lossy(&run.stdout);
     // The console table.
-    assert!(stdout.contains("slow (PARTIAL: max_in_flight)"), "{stdout}");
-    assert!(!stdout.contains("fast (PARTIAL"), "{stdout}");
+    assert!(stdout.contains("\nslow [PARTIAL]"), "{stdout}");
+    assert!(
+        stdout.contains("[PARTIAL] slow: stopped at limits.max_in_flight"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("fast [PARTIAL"), "{stdout}");
     // summary.csv and summary.json.
     let rows = csv_rows(&read(&out.join("summary.csv")));
     assert_eq!(rows[0]["complete"], "true");
