@@ -139,7 +139,7 @@ pub struct Workload {
 }
 
 /// An arrival process.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub enum Arrival {
     /// Exponential gaps with this mean.
     Poisson {
@@ -153,6 +153,8 @@ pub enum Arrival {
     },
     /// Everything at time zero.
     AtOnce,
+    /// A Poisson process whose rate follows a load shape.
+    Shaped(std::sync::Arc<crate::shape::RateShape>),
     /// A closed loop of this many users (think times in [`Workload::think`]).
     ClosedLoop {
         /// Users.

@@ -342,6 +342,66 @@ pub enum ArrivalSpec {
     },
     /// Every request at time 0: a burst (requires `requests`).
     AtOnce {},
+    /// A Poisson process whose rate goes from `start_rate_per_s` through
+    /// `stages`, linearly within each, as k6's `stages`: a ramp to a
+    /// Black-Friday peak, a hold, a ramp down; a stage of zero length is a
+    /// step. After the last stage the rate holds its last target (the
+    /// workload's `duration_s` ends it). Every target is addressable by path
+    /// (`workloads[users].arrival.stages[1].target_rate_per_s`), so a sweep
+    /// or a search can vary the peak.
+    Stages {
+        /// The rate at time 0. Absent: 0.
+        #[serde(default)]
+        #[schemars(range(min = 0.0))]
+        start_rate_per_s: f64,
+        /// The stages, in order.
+        stages: Vec<StageSpec>,
+    },
+    /// A Poisson process with a daily (or any) cycle:
+    /// `mean + amplitude × sin(2π (t − phase_s) / period_s)` per second.
+    Sinusoid {
+        /// The mean rate.
+        #[schemars(range(min = 0.0))]
+        mean_rate_per_s: f64,
+        /// The swing either side of the mean (at most the mean).
+        #[schemars(range(min = 0.0))]
+        amplitude_rate_per_s: f64,
+        /// The cycle's length, s (86,400 for a day).
+        period_s: f64,
+        /// When the rate crosses its mean going up, s. Absent: 0.
+        #[serde(default)]
+        phase_s: f64,
+    },
+    /// A Poisson process at `base_rate_per_s`, and at `burst_rate_per_s` for
+    /// `length_s` every `every_s` seconds from `first_at_s`: a cron job, a
+    /// marketing push, a retrying batch client.
+    Bursts {
+        /// The rate between bursts.
+        #[schemars(range(min = 0.0))]
+        base_rate_per_s: f64,
+        /// The rate during a burst.
+        #[schemars(range(min = 0.0))]
+        burst_rate_per_s: f64,
+        /// From one burst's start to the next's, s.
+        every_s: f64,
+        /// A burst's length, s (at most `every_s`).
+        length_s: f64,
+        /// The first burst's start, s. Absent: 0.
+        #[serde(default)]
+        #[schemars(range(min = 0.0))]
+        first_at_s: f64,
+    },
+    /// A recorded traffic trace replayed as a Poisson process: `rates_per_s[k]`
+    /// from `k × bucket_s` to `(k + 1) × bucket_s`, then nothing. A CSV of
+    /// per-second rates becomes this list (`stormsim`'s docs show a one-line
+    /// conversion).
+    Trace {
+        /// The rate in each bucket, in order (at most 10⁶).
+        rates_per_s: Vec<f64>,
+        /// Each bucket's length, s. Absent: 1.
+        #[serde(default = "one_second")]
+        bucket_s: f64,
+    },
     /// A closed loop: a fixed population of `users`, each sending one request,
     /// waiting for its answer (the workload's retries are the user's
     /// refreshes after an error or a timeout), thinking for a `think` sample,
@@ -355,6 +415,22 @@ pub enum ArrivalSpec {
         /// Think time between an answer (or giving up) and the next request.
         think: DistSpec,
     },
+}
+
+fn one_second() -> f64 {
+    1.0
+}
+
+/// One stage of a `stages` arrival.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StageSpec {
+    /// How long the stage lasts, s (0: a step to its target).
+    #[schemars(range(min = 0.0))]
+    pub duration_s: f64,
+    /// The rate at the stage's end; linear from the rate before it.
+    #[schemars(range(min = 0.0))]
+    pub target_rate_per_s: f64,
 }
 
 /// A service: a pool of workers, a queue, and a handler of steps run in order.

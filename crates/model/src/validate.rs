@@ -5,6 +5,7 @@
 use crate::dist::Dist;
 use crate::error::Problem;
 use crate::model::*;
+use crate::shape::RateShape;
 use crate::spec::*;
 use std::collections::BTreeMap;
 use stormsim_engine::{SimDuration, SimTime};
@@ -501,11 +502,11 @@ fn validate_model(spec: &ModelSpec, with_timeline: bool) -> Result<Model, Vec<Pr
     for (i, w) in spec.workloads.iter().enumerate() {
         let at = format!("workloads[{i}]");
         let target = lookup(&mut ck, format!("{at}.target"), &w.target);
-        let arrival = match w.arrival {
-            ArrivalSpec::Poisson { rate_per_s } => Arrival::Poisson {
+        let arrival = match &w.arrival {
+            &ArrivalSpec::Poisson { rate_per_s } => Arrival::Poisson {
                 mean_gap_ns: 1e9 / ck.positive(&format!("{at}.arrival.rate_per_s"), rate_per_s),
             },
-            ArrivalSpec::Constant { rate_per_s } => Arrival::Constant {
+            &ArrivalSpec::Constant { rate_per_s } => Arrival::Constant {
                 rate_per_s: ck.positive(&format!("{at}.arrival.rate_per_s"), rate_per_s),
             },
             ArrivalSpec::AtOnce {} => {
@@ -514,7 +515,14 @@ fn validate_model(spec: &ModelSpec, with_timeline: bool) -> Result<Model, Vec<Pr
                 }
                 Arrival::AtOnce
             }
-            ArrivalSpec::ClosedLoop { users, .. } => {
+            ArrivalSpec::Stages { .. }
+            | ArrivalSpec::Sinusoid { .. }
+            | ArrivalSpec::Bursts { .. }
+            | ArrivalSpec::Trace { .. } => {
+                let shape = rate_shape(&mut ck, &format!("{at}.arrival"), &w.arrival);
+                Arrival::Shaped(std::sync::Arc::new(shape))
+            }
+            &ArrivalSpec::ClosedLoop { users, .. } => {
                 if users == 0 || users > MAX_USERS {
                     ck.fail(
                         format!("{at}.arrival.users"),
@@ -1357,6 +1365,112 @@ fn present_fields(step: &StepSpec) -> Vec<String> {
             .collect(),
         _ => Vec::new(),
     }
+}
+
+/// Most buckets of a `trace` arrival.
+pub const MAX_TRACE_BUCKETS: usize = 1_000_000;
+
+/// A shaped arrival's rate function, each value checked at its path.
+fn rate_shape(ck: &mut Checker, at: &str, spec: &ArrivalSpec) -> RateShape {
+    let rate = |ck: &mut Checker, field: &str, r: f64| ck.non_negative(&format!("{at}.{field}"), r);
+    let shape = match spec {
+        ArrivalSpec::Stages {
+            start_rate_per_s,
+            stages,
+        } => {
+            if stages.is_empty() {
+                ck.fail(format!("{at}.stages"), "expected at least one stage");
+            }
+            let mut t = 0.0;
+            let ends = (stages.iter().enumerate())
+                .map(|(k, stage)| {
+                    t += ck.non_negative(&format!("{at}.stages[{k}].duration_s"), stage.duration_s);
+                    let target = format!("stages[{k}].target_rate_per_s");
+                    (t, rate(ck, &target, stage.target_rate_per_s))
+                })
+                .collect();
+            RateShape::Stages {
+                start: rate(ck, "start_rate_per_s", *start_rate_per_s),
+                ends,
+            }
+        }
+        ArrivalSpec::Sinusoid {
+            mean_rate_per_s,
+            amplitude_rate_per_s,
+            period_s,
+            phase_s,
+        } => {
+            let mean = rate(ck, "mean_rate_per_s", *mean_rate_per_s);
+            let amplitude = rate(ck, "amplitude_rate_per_s", *amplitude_rate_per_s);
+            if amplitude > mean {
+                ck.fail(
+                    format!("{at}.amplitude_rate_per_s"),
+                    format!("expected at most the mean rate ({mean}), so that the rate stays above zero, got {amplitude}"),
+                );
+            }
+            if !phase_s.is_finite() {
+                ck.fail(
+                    format!("{at}.phase_s"),
+                    format!("expected a number, got {phase_s}"),
+                );
+            }
+            RateShape::Sinusoid {
+                mean,
+                amplitude,
+                period: ck.positive(&format!("{at}.period_s"), *period_s),
+                phase: *phase_s,
+            }
+        }
+        ArrivalSpec::Bursts {
+            base_rate_per_s,
+            burst_rate_per_s,
+            every_s,
+            length_s,
+            first_at_s,
+        } => {
+            let every = ck.positive(&format!("{at}.every_s"), *every_s);
+            let length = ck.positive(&format!("{at}.length_s"), *length_s);
+            if length > every {
+                ck.fail(
+                    format!("{at}.length_s"),
+                    format!("expected at most `every_s` ({every}), got {length}"),
+                );
+            }
+            RateShape::Bursts {
+                base: rate(ck, "base_rate_per_s", *base_rate_per_s),
+                burst: rate(ck, "burst_rate_per_s", *burst_rate_per_s),
+                every,
+                length,
+                first_at: ck.non_negative(&format!("{at}.first_at_s"), *first_at_s),
+            }
+        }
+        ArrivalSpec::Trace {
+            rates_per_s,
+            bucket_s,
+        } => {
+            if rates_per_s.is_empty() || rates_per_s.len() > MAX_TRACE_BUCKETS {
+                ck.fail(
+                    format!("{at}.rates_per_s"),
+                    format!(
+                        "expected 1 to {MAX_TRACE_BUCKETS} rates, got {}",
+                        rates_per_s.len()
+                    ),
+                );
+            }
+            let rates = (rates_per_s.iter().enumerate())
+                .map(|(k, &r)| rate(ck, &format!("rates_per_s[{k}]"), r))
+                .collect();
+            RateShape::Trace {
+                bucket: ck.positive(&format!("{at}.bucket_s"), *bucket_s),
+                rates,
+            }
+        }
+        _ => unreachable!("a shaped arrival"),
+    };
+    if shape.max_rate().is_nan() || shape.max_rate() <= 0.0 {
+        ck.fail(at, "expected a rate above zero somewhere");
+    }
+    shape
 }
 
 /// Most copies of one workload (`count`).

@@ -1055,3 +1055,39 @@ fn correlated_slowdown_problems_name_their_paths() {
         ]
     );
 }
+
+/// Load shapes are checked at their paths: a sinusoid that would go below
+/// zero, a burst longer than its period, no stage, a negative rate, a trace
+/// with no rate above zero.
+#[test]
+fn load_shape_problems_name_their_paths() {
+    let arrival = |a: Value| {
+        let doc = with(base(), "workloads[users].arrival", a);
+        problems(&doc)
+    };
+    assert_eq!(
+        arrival(json!({"kind": "sinusoid", "mean_rate_per_s": 10, "amplitude_rate_per_s": 20, "period_s": 60})),
+        ["workloads[0].arrival.amplitude_rate_per_s: expected at most the mean rate (10), so that the rate stays above zero, got 20"]
+    );
+    assert_eq!(
+        arrival(
+            json!({"kind": "bursts", "base_rate_per_s": 1, "burst_rate_per_s": 10, "every_s": 5, "length_s": 6})
+        ),
+        ["workloads[0].arrival.length_s: expected at most `every_s` (5), got 6"]
+    );
+    let p = arrival(json!({"kind": "stages", "stages": []}));
+    assert!(
+        p.contains(&"workloads[0].arrival.stages: expected at least one stage".to_string()),
+        "{p:?}"
+    );
+    let p =
+        arrival(json!({"kind": "stages", "stages": [{"duration_s": 5, "target_rate_per_s": -1}]}));
+    assert!(
+        p[0].starts_with("workloads[0].arrival.stages[0].target_rate_per_s: "),
+        "{p:?}"
+    );
+    assert_eq!(
+        arrival(json!({"kind": "trace", "rates_per_s": [0, 0]})),
+        ["workloads[0].arrival: expected a rate above zero somewhere"]
+    );
+}

@@ -603,7 +603,7 @@ fn huge_and_tiny_rates_are_accepted() {
                     )
                 }
                 Arrival::Constant { rate_per_s } => assert_eq!(rate_per_s, rate),
-                Arrival::AtOnce | Arrival::ClosedLoop { .. } => unreachable!(),
+                Arrival::AtOnce | Arrival::ClosedLoop { .. } | Arrival::Shaped(_) => unreachable!(),
             }
         }
     }

@@ -235,6 +235,8 @@ fn arrivals_span_ns(w: &stormsim_model::Workload) -> f64 {
         Arrival::Poisson { mean_gap_ns } => n as f64 * mean_gap_ns,
         Arrival::Constant { rate_per_s } => n as f64 * 1e9 / rate_per_s,
         Arrival::AtOnce => 0.0,
+        // At its highest rate, the soonest the requests can have come.
+        Arrival::Shaped(ref shape) => n as f64 * 1e9 / shape.max_rate(),
         // Each user asks in turn, a think time apart.
         Arrival::ClosedLoop { users } => {
             let think_ns = w.think.as_ref().map_or(0.0, |t| t.mean_ms() * 1e6);

@@ -30,6 +30,7 @@ use crate::topology::Topology;
 use crate::world::*;
 use crate::zombie::NO_USER;
 use stormsim_engine::{EventQueue, SimDuration, SimTime, StreamKey};
+use stormsim_model::shape::RateShape;
 use stormsim_model::{Arrival, Change, Model, ServiceId};
 
 /// Everything that can happen. Small and `Copy`: the queue moves them a lot.
@@ -145,6 +146,13 @@ impl<'m> Simulator<'m> {
                     gap_ns(self.world.workloads[i].rng.exponential(mean_gap_ns))
                 }
                 Arrival::Constant { .. } | Arrival::AtOnce => SimTime::ZERO,
+                Arrival::Shaped(ref shape) => {
+                    let shape = std::sync::Arc::clone(shape);
+                    if let Some(at) = self.next_shaped_arrival(i, &shape, SimTime::ZERO) {
+                        self.schedule_arrival(i, at);
+                    }
+                    continue;
+                }
                 Arrival::ClosedLoop { users } => {
                     // Each user starts after one think time, on its own stream.
                     let think = w.think.as_ref().expect("a closed loop thinks");
@@ -371,6 +379,13 @@ impl<'m> Simulator<'m> {
                     now + gap(self.world.workloads[i].rng.exponential(mean_gap_ns))
                 }
                 Arrival::Constant { rate_per_s } => now + gap(1e9 / rate_per_s),
+                Arrival::Shaped(ref shape) => {
+                    let shape = std::sync::Arc::clone(shape);
+                    match self.next_shaped_arrival(i, &shape, now) {
+                        Some(at) => at,
+                        None => continue,
+                    }
+                }
                 Arrival::AtOnce | Arrival::ClosedLoop { .. } => now,
             };
             self.schedule_arrival(i, next);
@@ -524,10 +539,54 @@ impl<'m> Simulator<'m> {
             Arrival::Poisson { mean_gap_ns } => now + gap(state.rng.exponential(mean_gap_ns)),
             // Each gap rounds to whole ns: at most 0.5 ns of drift per arrival.
             Arrival::Constant { rate_per_s } => now + gap(1e9 / rate_per_s),
+            Arrival::Shaped(ref shape) => {
+                let shape = std::sync::Arc::clone(shape);
+                let next = self.next_shaped_arrival(workload, &shape, now);
+                self.start_request(workload, NO_USER);
+                if let Some(at) = next {
+                    self.schedule_arrival(workload, at);
+                }
+                return;
+            }
             Arrival::AtOnce | Arrival::ClosedLoop { .. } => now,
         };
         self.start_request(workload, NO_USER);
         self.schedule_arrival(workload, next);
+    }
+
+    /// A shaped workload's next arrival after `from`, by thinning: candidates
+    /// at the shape's highest rate, each kept with probability `rate(t) /
+    /// highest`, on the workload's own stream. `None` once the workload's
+    /// duration, the horizon, or the end of the shape's traffic is reached.
+    fn next_shaped_arrival(
+        &mut self,
+        workload: usize,
+        shape: &RateShape,
+        from: SimTime,
+    ) -> Option<SimTime> {
+        let w = &self.topology.model.workloads[workload];
+        let silent = shape
+            .silent_from()
+            .map(|s| SimTime::ZERO + SimDuration::from_ms(s * 1e3));
+        let end = [w.duration.map(|d| SimTime::ZERO + d), silent]
+            .into_iter()
+            .chain([self.topology.model.horizon.map(|h| SimTime::ZERO + h)])
+            .flatten()
+            .min();
+        let highest = shape.max_rate();
+        let mean_gap_ns = 1e9 / highest;
+        let rng = &mut self.world.workloads[workload].rng;
+        let mut t = from;
+        loop {
+            t += gap(rng.exponential(mean_gap_ns));
+            if end.is_some_and(|e| t >= e) {
+                return None;
+            }
+            let rate = shape.rate_at(t.as_nanos() as f64 / 1e9);
+            if rng.unit() * highest < rate {
+                return Some(t);
+            }
+        }
     }
 
     /// A closed-loop user's next request, unless the workload has ended.

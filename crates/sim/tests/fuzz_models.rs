@@ -542,7 +542,21 @@ impl Gen {
         }
         let mut workloads = Vec::new();
         for w in 0..self.int(1, 2) {
-            let arrival = match self.int(0, 3) {
+            let arrival = match self.int(0, 4) {
+                4 => match self.int(0, 3) {
+                    0 => json!({"kind": "stages", "start_rate_per_s": self.num(0.0, 100.0),
+                                "stages": [{"duration_s": self.num(0.0, 0.5), "target_rate_per_s": self.num(10.0, 500.0)},
+                                           {"duration_s": self.num(0.0, 0.5), "target_rate_per_s": self.num(0.0, 500.0)}]}),
+                    1 => {
+                        let mean = self.num(10.0, 500.0);
+                        json!({"kind": "sinusoid", "mean_rate_per_s": mean,
+                               "amplitude_rate_per_s": self.num(0.0, mean), "period_s": self.num(0.01, 2.0)})
+                    }
+                    2 => json!({"kind": "bursts", "base_rate_per_s": self.num(0.0, 100.0),
+                                "burst_rate_per_s": self.num(10.0, 1000.0), "every_s": 0.2, "length_s": 0.05}),
+                    _ => json!({"kind": "trace", "bucket_s": self.num(0.01, 0.2),
+                                "rates_per_s": [self.num(0.0, 300.0), self.num(10.0, 300.0), 0]}),
+                },
                 0 => json!({"kind": "poisson", "rate_per_s": self.num(10.0, 500.0)}),
                 1 => json!({"kind": "constant", "rate_per_s": self.num(10.0, 500.0)}),
                 2 => json!({"kind": "at_once"}),
