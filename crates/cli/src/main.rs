@@ -54,6 +54,92 @@ struct Cli {
     command: Command,
 }
 
+/// `--no-warnings[=NAME,...]`, on every command that loads a model.
+#[derive(clap::Args, Clone, Debug, Default)]
+struct WarningsArgs {
+    /// Silence the model's warnings (values that are valid but almost
+    /// certainly not meant; they never change the exit code): all of them,
+    /// or with =NAME,... only those named (hedge-never-fires,
+    /// envoy-budget-percent, timeout-below-round-trip,
+    /// trigger-without-metastability, rate-limit-never-binds,
+    /// horizon-before-timeline). Repeatable.
+    #[arg(
+        long = "no-warnings",
+        value_name = "NAME",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "all",
+        value_delimiter = ',',
+        action = clap::ArgAction::Append,
+        value_parser = parse_warning_name
+    )]
+    no_warnings: Vec<String>,
+}
+
+impl WarningsArgs {
+    /// Whether the warning `name` is silenced.
+    fn silences(&self, name: &str) -> bool {
+        self.no_warnings.iter().any(|n| n == "all" || n == name)
+    }
+}
+
+/// A name `--no-warnings=` takes: a warning's, or `all`.
+fn parse_warning_name(text: &str) -> std::result::Result<String, String> {
+    let text = text.trim();
+    if text == "all" || stormsim_model::WARNINGS.iter().any(|(n, _)| *n == text) {
+        Ok(text.to_string())
+    } else {
+        Err(format!(
+            "no warning is named {text:?}: the warnings are {}",
+            stormsim_model::WARNINGS
+                .iter()
+                .map(|(n, _)| *n)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+    }
+}
+
+/// Prints the warnings of `loaded`, the model of `file`, that `silenced`
+/// leaves, to stderr: `FILE: warning[NAME]: PATH: MESSAGE` (`within`, if not
+/// empty, before the path: an inline model's `model`). Warnings never change
+/// an exit code: the model runs as written.
+fn print_warnings(file: &Path, within: &str, loaded: &LoadedModel, silenced: &WarningsArgs) {
+    for w in stormsim_model::warnings(loaded) {
+        if silenced.silences(w.name) {
+            continue;
+        }
+        let path = if within.is_empty() {
+            w.path.clone()
+        } else {
+            format!("{within}: {}", w.path)
+        };
+        eprintln!(
+            "{}: warning[{}]: {path}: {}",
+            file.display(),
+            w.name,
+            w.message
+        );
+    }
+}
+
+/// The warnings of a sweep's model, as its file is written (its axes and
+/// search move values the warnings may be about: they are not looked at).
+fn print_sweep_warnings(sweep: &stormsim_sweep::Sweep, silenced: &WarningsArgs) {
+    if silenced.silences("all") {
+        return;
+    }
+    // The model loaded when the sweep did: this cannot fail.
+    let Ok(loaded) = load_model(&sweep.model_text, &[], None) else {
+        return;
+    };
+    let within = match sweep.spec.model {
+        stormsim_sweep::ModelSource::Inline(_) => "model",
+        stormsim_sweep::ModelSource::File(_) => "",
+    };
+    print_warnings(&sweep.model_path, within, &loaded, silenced);
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Run every variant of a model; print a comparison; write summary.json,
@@ -126,6 +212,8 @@ enum Command {
         /// time series): a model over it is refused, naming its largest part.
         #[arg(long = "memory-limit-gb", value_name = "GIB", default_value = DEFAULT_MEMORY_LIMIT_GB, value_parser = parse_memory_limit)]
         memory_limit: u64,
+        #[command(flatten)]
+        warnings: WarningsArgs,
     },
     /// Run a sweep file: a model at many points of its parameter space, each
     /// replicated; write results.csv and aggregate.csv.
@@ -173,6 +261,8 @@ enum Command {
         /// (as for `run`): a point over it is refused, naming its axis value.
         #[arg(long = "memory-limit-gb", value_name = "GIB", default_value = DEFAULT_MEMORY_LIMIT_GB, value_parser = parse_memory_limit)]
         memory_limit: u64,
+        #[command(flatten)]
+        warnings: WarningsArgs,
     },
     /// Merge the results of a sweep's shards into its tables: the same bytes as
     /// an unsharded run.
@@ -205,6 +295,8 @@ enum Command {
         /// (as for `run`): a point over it is refused, naming its axis value.
         #[arg(long = "memory-limit-gb", value_name = "GIB", default_value = DEFAULT_MEMORY_LIMIT_GB, value_parser = parse_memory_limit)]
         memory_limit: u64,
+        #[command(flatten)]
+        warnings: WarningsArgs,
     },
     /// Measure the simulator's speed on a model, one variant after another on one
     /// thread: events/s, requests/s, attempts/s, peak memory and memory per
@@ -265,6 +357,8 @@ enum Command {
         /// time series): a model over it is refused, naming its largest part.
         #[arg(long = "memory-limit-gb", value_name = "GIB", default_value = DEFAULT_MEMORY_LIMIT_GB, value_parser = parse_memory_limit)]
         memory_limit: u64,
+        #[command(flatten)]
+        warnings: WarningsArgs,
     },
 }
 
@@ -292,9 +386,10 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             model,
             sets,
             memory_limit,
+            warnings,
         } => {
             if is_sweep_file(&model) {
-                return Ok(check_sweep(&model, &sets, memory_limit));
+                return Ok(check_sweep(&model, &sets, memory_limit, &warnings));
             }
             let Some(loaded) = load_or_report(&model, &sets, None) else {
                 return Ok(ExitCode::from(EXIT_BAD_INPUT));
@@ -315,10 +410,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                     .collect::<Vec<_>>()
                     .join(", ")
             );
-            // Warnings leave the exit code alone: the model runs as written.
-            for w in stormsim_model::warnings(&loaded) {
-                eprintln!("warning: {w}");
-            }
+            print_warnings(&model, "", &loaded, &warnings);
             Ok(ExitCode::SUCCESS)
         }
         Command::Merge { sweep, shards, out } => {
@@ -340,6 +432,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             quiet,
             accept_partial,
             memory_limit,
+            warnings,
         } => {
             let shard = match shard.as_deref().map(sweep_cmd::parse_shard).transpose() {
                 Ok(s) => s,
@@ -348,6 +441,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             let Some(loaded) = load_sweep_or_report(&sweep, memory_limit) else {
                 return Ok(ExitCode::from(EXIT_BAD_INPUT));
             };
+            print_sweep_warnings(&loaded, &warnings);
             let out = out.unwrap_or_else(|| Path::new("outputs").join(&loaded.spec.name));
             let _lock =
                 match sweep_cmd::claim_folder(&out, &loaded.spec.name, resume || force, resume)? {
@@ -373,10 +467,12 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             jobs,
             quiet,
             memory_limit,
+            warnings,
         } => {
             let Some(loaded) = load_sweep_or_report(&sweep, memory_limit) else {
                 return Ok(ExitCode::from(EXIT_BAD_INPUT));
             };
+            print_sweep_warnings(&loaded, &warnings);
             let out = out.unwrap_or_else(|| Path::new("outputs").join(&loaded.spec.name));
             let _lock = match sweep_cmd::claim_folder(&out, &loaded.spec.name, true, false)? {
                 Ok(lock) => lock,
@@ -423,6 +519,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             force,
             accept_partial,
             memory_limit,
+            warnings,
         } => {
             if out.is_some() && models.len() > 1 {
                 eprintln!(
@@ -457,6 +554,11 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             }
             if bad {
                 return Ok(ExitCode::from(EXIT_BAD_INPUT));
+            }
+            // Of every variant, also those --variant leaves out: the file
+            // is what the warnings are about.
+            for (model, m) in models.iter().zip(&loaded) {
+                print_warnings(model, "", m, &warnings);
             }
             if !variants.is_empty() {
                 let [model] = loaded.as_mut_slice() else {
@@ -677,7 +779,12 @@ fn load_sweep_or_report(path: &Path, memory_limit: u64) -> Option<stormsim_sweep
 
 /// `stormsim check` on a sweep file: the sweep, its model and the model at
 /// every point and at the search's ends, as `sweep` and `search` load them.
-fn check_sweep(path: &Path, sets: &[String], memory_limit: u64) -> ExitCode {
+fn check_sweep(
+    path: &Path,
+    sets: &[String],
+    memory_limit: u64,
+    warnings: &WarningsArgs,
+) -> ExitCode {
     if !sets.is_empty() {
         eprintln!(
             "error: {} is a sweep file: --set applies to a model (a sweep's overrides are its `set`)",
@@ -718,6 +825,7 @@ fn check_sweep(path: &Path, sets: &[String], memory_limit: u64) -> ExitCode {
         sweep.spec.name,
         what.join("; ")
     );
+    print_sweep_warnings(&sweep, warnings);
     ExitCode::SUCCESS
 }
 

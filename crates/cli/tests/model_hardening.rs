@@ -79,7 +79,9 @@ fn check_warns_of_a_hedge_that_never_fires() {
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(0), "{stderr}");
     assert!(
-        stderr.contains("warning: services[api].steps[0].hedge: this hedge never fires"),
+        stderr.contains(
+            "warning[hedge-never-fires]: services[api].steps[0].hedge: this hedge never fires"
+        ),
         "{stderr}"
     );
 }

@@ -45,7 +45,7 @@ pub use model::*;
 pub use path::{parse_cli_value, ParamPath};
 pub use spec::ModelSpec;
 pub use validate::{folder_name_problem, validate, MAX_NAME_BYTES, MAX_SERIES_ROWS};
-pub use warnings::warnings;
+pub use warnings::{warnings, Warning, WARNINGS};
 
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;

@@ -1,89 +1,569 @@
-//! What a valid model says that will not happen: not an error (the model
-//! runs, and means something), but worth a line from `check`. Warnings never
-//! change an exit code.
+//! What a valid model says that is almost certainly not meant: not an error
+//! (the model runs, and means something), but worth a line from `check` and
+//! `run`. Warnings never change an exit code.
+//!
+//! Each warning has a short stable name ([`WARNINGS`]), shown in its line
+//! (`warning[envoy-budget-percent]: PATH: ...`), by which `--no-warnings=NAME`
+//! silences it. Each is decided so that it is right when it fires: where a
+//! rule needs a bound (the shortest round trip, the most traffic that can
+//! reach a rate limit), it takes the one that makes it fire least.
+//!
+//! A warning looks at every variant; one that holds in some variants only
+//! says which. Where timeline changes matter (a change may add the replicas
+//! a hedge needs, slow the network, raise the traffic), the rule says how.
 
-use crate::{LoadedModel, Model, Problem, Step};
+use crate::{
+    Arrival, BudgetSpec, CallPolicy, Change, Dist, LoadedModel, Model, RateLimitSpec, Step,
+    TimelineRole, Variant,
+};
+use std::fmt;
 
-/// Every warning of a loaded model, each at the JSON path it is about (with
-/// the variants it holds in, when not all of them), in model order.
-pub fn warnings(loaded: &LoadedModel) -> Vec<Problem> {
-    let mut found: Vec<(Problem, Vec<&str>)> = Vec::new();
-    for variant in &loaded.variants {
-        // A timeline change may add the replicas a hedge needs: it warns only
-        // if no model of the run lets it fire.
-        let models: Vec<&Model> = std::iter::once(&variant.model)
-            .chain(variant.changes.iter().map(|c| &c.model))
-            .collect();
-        for problem in hedges_that_never_fire(&models) {
-            match found.iter_mut().find(|(p, _)| *p == problem) {
-                Some((_, names)) => names.push(&variant.name),
-                None => found.push((problem, vec![&variant.name])),
+/// Every warning's name, with what it says (for `--no-warnings=NAME` and the
+/// docs).
+pub const WARNINGS: &[(&str, &str)] = &[
+    (
+        "hedge-never-fires",
+        "a hedge to a callee with one replica (of its shard, for a fan-out)",
+    ),
+    (
+        "envoy-budget-percent",
+        "an Envoy retry budget's budget_percent below 1 (it is a percent, not a fraction)",
+    ),
+    (
+        "timeout-below-round-trip",
+        "an attempt timeout or a workload's deadline shorter than the shortest network round trip",
+    ),
+    (
+        "trigger-without-metastability",
+        "a timeline with a trigger window (trigger_start and trigger_end) in a model without a metastability block (no verdict comes)",
+    ),
+    (
+        "rate-limit-never-binds",
+        "a rate limit whose sustained rate is above the most traffic that can reach it",
+    ),
+    (
+        "horizon-before-timeline",
+        "a timeline change at or after horizon_s (the run stops first)",
+    ),
+];
+
+/// One warning: its name (one of [`WARNINGS`]), the JSON path it is about,
+/// and what it says.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Warning {
+    /// Its stable name, one of [`WARNINGS`].
+    pub name: &'static str,
+    /// The JSON path it is about (names for indices where elements have
+    /// names: `services[api].steps[0].timeout_ms`).
+    pub path: String,
+    /// What is almost certainly not meant, and why.
+    pub message: String,
+}
+
+impl Warning {
+    fn new(name: &'static str, path: impl Into<String>, message: impl Into<String>) -> Warning {
+        debug_assert!(WARNINGS.iter().any(|(n, _)| *n == name), "{name}");
+        Warning {
+            name,
+            path: path.into(),
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for Warning {
+    /// `warning[NAME]: PATH: MESSAGE`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "warning[{}]: {}: {}", self.name, self.path, self.message)
+    }
+}
+
+/// Every warning of a loaded model, rule by rule, each in model order, each
+/// at the JSON path it is about (with the variants it holds in, when not all
+/// of them).
+pub fn warnings(loaded: &LoadedModel) -> Vec<Warning> {
+    let rules: [fn(&Variant) -> Vec<Warning>; 6] = [
+        hedges_that_never_fire,
+        envoy_budget_percent,
+        timeouts_below_round_trip,
+        trigger_without_metastability,
+        rate_limits_that_never_bind,
+        horizon_before_timeline,
+    ];
+    let mut found: Vec<(Warning, Vec<&str>)> = Vec::new();
+    for rule in rules {
+        let start = found.len();
+        for variant in &loaded.variants {
+            for warning in rule(variant) {
+                match found[start..].iter_mut().find(|(w, _)| *w == warning) {
+                    Some((_, names)) => names.push(&variant.name),
+                    None => found.push((warning, vec![&variant.name])),
+                }
             }
         }
     }
     let all = loaded.variants.len();
     found
         .into_iter()
-        .map(|(mut p, names)| {
+        .map(|(mut w, names)| {
             if names.len() < all {
-                p.message = format!("{} (variants: {})", p.message, names.join(", "));
+                w.message = format!("{} (variants: {})", w.message, names.join(", "));
             }
-            p
+            w
         })
         .collect()
 }
 
+/// The models a variant's run goes through: as it starts, then after each
+/// timeline change (each step of a ramp).
+fn models_of(variant: &Variant) -> Vec<&Model> {
+    std::iter::once(&variant.model)
+        .chain(variant.changes.iter().map(|c| &c.model))
+        .collect()
+}
+
+/// Where a call edge is in a model: the same place in every model of a run
+/// (a timeline change keeps the shape of the system).
+#[derive(Clone, Copy)]
+enum EdgeAt {
+    /// A workload's own edge to its target.
+    Workload(usize),
+    /// Service `s`'s step `j`, branch `b` (0 for a call step).
+    Step(usize, usize, usize),
+}
+
+impl EdgeAt {
+    fn policy(self, model: &Model) -> &CallPolicy {
+        match self {
+            EdgeAt::Workload(w) => &model.workloads[w].edge,
+            EdgeAt::Step(s, j, b) => &model.services[s].steps[j].calls()[b],
+        }
+    }
+}
+
+/// Every call edge of `model` with its JSON path, in model order: the
+/// workloads', then each service's steps and parallel branches.
+fn edges(model: &Model) -> Vec<(String, EdgeAt)> {
+    let mut out: Vec<(String, EdgeAt)> = (model.workloads.iter().enumerate())
+        .map(|(w, workload)| (format!("workloads[{}]", workload.name), EdgeAt::Workload(w)))
+        .collect();
+    for (s, service) in model.services.iter().enumerate() {
+        for (j, step) in service.steps.iter().enumerate() {
+            let at = format!("services[{}].steps[{j}]", service.name);
+            match step {
+                Step::Work { .. } => {}
+                Step::Call(_) => out.push((at, EdgeAt::Step(s, j, 0))),
+                Step::Parallel(p) => out.extend((0..p.branches.len()).map(|b| {
+                    (
+                        format!("{at}.parallel.branches[{b}]"),
+                        EdgeAt::Step(s, j, b),
+                    )
+                })),
+            }
+        }
+    }
+    out
+}
+
 /// A hedge goes to another replica than those its try is on: where the
-/// callee has one (of its shard, for a fan-out's child), no hedge is ever
+/// callee has one (of its shard, for a fan-out's child) in every model of the
+/// run (a timeline change may add the replicas it needs), no hedge is ever
 /// sent.
-fn hedges_that_never_fire(models: &[&Model]) -> Vec<Problem> {
+fn hedges_that_never_fire(variant: &Variant) -> Vec<Warning> {
+    let models = models_of(variant);
     let first = models[0];
     let mut out = Vec::new();
-    for (s, service) in first.services.iter().enumerate() {
-        let calls = service.steps.iter().enumerate().flat_map(|(j, step)| {
-            let at = match step {
-                Step::Parallel(_) => format!("steps[{j}].parallel.branches"),
-                _ => format!("steps[{j}]"),
+    for (at, edge) in edges(first) {
+        let policy = edge.policy(first);
+        if policy.hedge.is_none() {
+            continue;
+        }
+        let fan_out = policy.fan_out.is_some();
+        let never = models.iter().all(|m| {
+            let callee = &m.services[edge.policy(m).to];
+            let choices = if fan_out {
+                callee.replicas()
+            } else {
+                callee.instances
             };
-            let parallel = matches!(step, Step::Parallel(_));
-            (step.calls().iter().enumerate()).map(move |(b, call)| {
-                let at = if parallel {
-                    format!("{at}[{b}]")
-                } else {
-                    at.clone()
-                };
-                (at, call)
-            })
+            choices <= 1
         });
-        for (at, policy) in calls {
-            if policy.hedge.is_none() {
+        if never {
+            let callee = &first.services[policy.to];
+            let what = if fan_out {
+                format!("each shard of {:?} has one replica", callee.name)
+            } else {
+                format!("{:?} has one instance", callee.name)
+            };
+            out.push(Warning::new(
+                "hedge-never-fires",
+                format!("{at}.hedge"),
+                format!(
+                    "this hedge never fires: a hedge goes to another replica than its try's, and {what}"
+                ),
+            ));
+        }
+    }
+    out
+}
+
+/// Envoy's `budget_percent` is a percent (Envoy's `Percent`, 20.0 = 20%):
+/// a value above 0 and below 1 reads as a fraction written where a percent
+/// was meant (0.2 for 20%). Checked in the model as the variant starts and
+/// as each timeline entry leaves it (a ramp's last step: its steps on the
+/// way pass through small values by design).
+fn envoy_budget_percent(variant: &Variant) -> Vec<Warning> {
+    let mut out: Vec<Warning> = Vec::new();
+    let mut seen: Vec<String> = Vec::new();
+    for (model, from) in start_and_entry_ends(variant) {
+        for (at, edge) in edges(model) {
+            let Some(BudgetSpec::Envoy { budget_percent, .. }) = &edge.policy(model).retry.budget
+            else {
+                continue;
+            };
+            let path = format!("{at}.retry.budget.budget_percent");
+            if !(*budget_percent > 0.0 && *budget_percent < 1.0) || seen.contains(&path) {
                 continue;
             }
-            let fan_out = policy.fan_out.is_some();
-            let never = models.iter().all(|m| {
-                let callee = &m.services[policy.to];
-                let choices = if fan_out {
-                    callee.replicas()
-                } else {
-                    callee.instances
-                };
-                choices <= 1
+            seen.push(path.clone());
+            let from = from.map_or(String::new(), |name| {
+                format!(" (from timeline entry {name:?} on)")
             });
-            if never {
-                let callee = &first.services[policy.to];
-                let what = if fan_out {
-                    format!("each shard of {:?} has one replica", callee.name)
-                } else {
-                    format!("{:?} has one instance", callee.name)
-                };
-                out.push(Problem::new(
-                    format!("services[{}].{at}.hedge", first.services[s].name),
-                    format!(
-                        "this hedge never fires: a hedge goes to another replica than its try's, and {what}"
-                    ),
+            out.push(Warning::new(
+                "envoy-budget-percent",
+                path,
+                format!(
+                    "{p} is {p}% of active requests: Envoy's budget_percent is a percent, not a fraction (for {pct}%, write {pct}){from}",
+                    p = number(*budget_percent),
+                    pct = number(budget_percent * 100.0),
+                ),
+            ));
+        }
+    }
+    out
+}
+
+/// The model as the variant starts, then the model each timeline entry
+/// leaves (a ramp: its last step), with the entry's name.
+fn start_and_entry_ends(variant: &Variant) -> Vec<(&Model, Option<&str>)> {
+    let mut out = vec![(&variant.model, None)];
+    for (i, c) in variant.changes.iter().enumerate() {
+        let last_of_entry = variant.changes[i + 1..].iter().all(|d| d.name != c.name);
+        if last_of_entry {
+            out.push((&c.model, Some(c.name.as_str())));
+        }
+    }
+    out
+}
+
+/// The least a draw of `dist` can be, in ms: the bottom of its support (0
+/// where that is unbounded below, as for a log-normal or an exponential).
+fn least_ms(dist: &Dist) -> f64 {
+    match dist {
+        Dist::Constant(d) => d.as_ms(),
+        Dist::Uniform { min_ms, .. } => *min_ms,
+        Dist::Mixture { parts, .. } => parts.iter().map(least_ms).fold(f64::INFINITY, f64::min),
+        Dist::Empirical { ms, .. } => ms.first().copied().unwrap_or(0.0),
+        Dist::Pareto { scale_ms, .. } => *scale_ms,
+        Dist::Exponential { .. }
+        | Dist::LogNormal { .. }
+        | Dist::TruncatedNormal { .. }
+        | Dist::Gamma { .. }
+        | Dist::Weibull { .. } => 0.0,
+    }
+    .max(0.0)
+}
+
+/// An attempt crosses the network twice (its request, its answer), each a
+/// draw of `network.one_way`: an attempt timeout (or a workload's deadline)
+/// below twice the least a draw can be is over before any answer can come,
+/// whatever the callee does. The least, not the mean: a timeout that some
+/// attempts can meet is not flagged (so a network whose draws can be near 0,
+/// a log-normal, flags nothing). It warns only where that holds in every
+/// model of the run (a timeline change may slow the network on purpose).
+fn timeouts_below_round_trip(variant: &Variant) -> Vec<Warning> {
+    let models = models_of(variant);
+    let first = models[0];
+    // The shortest round trip of each model, in ns (draws are rounded to
+    // whole ns: round down, so that the bound is never above a real one).
+    let round_trip: Vec<f64> = models
+        .iter()
+        .map(|m| 2.0 * (least_ms(&m.network) * 1e6).floor())
+        .collect();
+    let below = |timeout_ns: &dyn Fn(&Model) -> Option<f64>| {
+        models
+            .iter()
+            .zip(&round_trip)
+            .all(|(m, rt)| timeout_ns(m).is_some_and(|t| t < *rt))
+    };
+    let describe = |what: &str, ms: f64| {
+        let rt = round_trip[0] / 1e6;
+        let net = if models.len() > 1 {
+            " in every model of the run"
+        } else {
+            ""
+        };
+        format!(
+            "this {what}, {} ms, is shorter than the shortest network round trip, {} ms (twice the least `network.one_way` can draw){net}: no {} is answered in time",
+            number(ms),
+            number(rt),
+            if what == "deadline" { "request" } else { "attempt" },
+        )
+    };
+    let mut out = Vec::new();
+    for (at, edge) in edges(first) {
+        let timeout = |m: &Model| {
+            let t = edge.policy(m).attempt_timeout;
+            (!t.is_infinite()).then(|| t.as_nanos() as f64)
+        };
+        if below(&timeout) {
+            let ms = first_ms(timeout(first));
+            out.push(Warning::new(
+                "timeout-below-round-trip",
+                format!("{at}.timeout_ms"),
+                describe("timeout", ms),
+            ));
+        }
+        if let EdgeAt::Workload(w) = edge {
+            let deadline = |m: &Model| m.workloads[w].deadline.map(|d| d.as_nanos() as f64);
+            if below(&deadline) {
+                out.push(Warning::new(
+                    "timeout-below-round-trip",
+                    format!("{at}.deadline_ms"),
+                    describe("deadline", first_ms(deadline(first))),
                 ));
             }
         }
     }
     out
+}
+
+fn first_ms(ns: Option<f64>) -> f64 {
+    ns.unwrap_or(0.0) / 1e6
+}
+
+/// A trigger window (`trigger_start` and `trigger_end` roles) is what the
+/// recovery analysis judges, and it runs only with a `metastability` block:
+/// without one, no verdict comes.
+fn trigger_without_metastability(variant: &Variant) -> Vec<Warning> {
+    if variant.model.metastability.is_some() {
+        return Vec::new();
+    }
+    // A verdict needs a whole trigger window: a single role (a trigger that
+    // never ends, an end without a start) only marks the charts, and a
+    // `metastability` block would be refused without the other.
+    let first = |role: TimelineRole| variant.changes.iter().find(|c| c.role == Some(role));
+    let (Some(start), Some(end)) = (
+        first(TimelineRole::TriggerStart),
+        first(TimelineRole::TriggerEnd),
+    ) else {
+        return Vec::new();
+    };
+    vec![Warning::new(
+        "trigger-without-metastability",
+        format!("timeline[{}].role", start.name),
+        format!(
+            "the timeline has a trigger window ({:?} to {:?}) and the model has no `metastability` block: no recovery verdict will come (add `\"metastability\": {{\"baseline_from_s\": ...}}` for one)",
+            start.name, end.name
+        ),
+    )]
+}
+
+/// The sustained rate of a rate limit, per second.
+fn sustained_rate(limit: &RateLimitSpec) -> f64 {
+    match limit {
+        RateLimitSpec::TokenBucket { rate_per_s, .. } => *rate_per_s,
+        RateLimitSpec::FixedWindow { limit, window_ms }
+        | RateLimitSpec::SlidingWindow { limit, window_ms } => {
+            f64::from(*limit) * 1000.0 / window_ms
+        }
+        RateLimitSpec::Resilience4j {
+            limit_for_period,
+            limit_refresh_period_ms,
+            ..
+        } => f64::from(*limit_for_period) * 1000.0 / limit_refresh_period_ms,
+    }
+}
+
+/// The most attempts one call on `policy`'s edge can send to its callee:
+/// `max_attempts`, each try with up to `max_hedges` hedges, times the
+/// callee's shards for a fan-out.
+fn most_attempts_per_call(model: &Model, policy: &CallPolicy) -> f64 {
+    let hedges = policy.hedge.map_or(0, |h| h.max_hedges);
+    let shards = if policy.fan_out.is_some() {
+        model.services[policy.to].shards
+    } else {
+        1
+    };
+    f64::from(policy.retry.max_attempts) * (1.0 + f64::from(hedges)) * f64::from(shards)
+}
+
+/// The most requests per second that can reach each service, and each edge's
+/// source (the requests per second of the workload, or arriving at the
+/// service, whose handler makes the calls): each open workload's arrival rate
+/// times the most attempts per call of every edge on the way (retries,
+/// hedges, fan-outs; every call step taken, whatever its `only_classes`; a
+/// cache taken as missing). A closed-loop or at-once workload has no fixed
+/// rate: what it reaches is unbounded (infinite).
+fn most_rates(model: &Model) -> Vec<f64> {
+    let n = model.services.len();
+    let mut rate = vec![0.0_f64; n];
+    for w in &model.workloads {
+        let arrivals = match w.arrival {
+            Arrival::Poisson { mean_gap_ns } => 1e9 / mean_gap_ns,
+            Arrival::Constant { rate_per_s } => rate_per_s,
+            // A shape's peak: the most it ever sends.
+            Arrival::Shaped(ref shape) => shape.max_rate(),
+            Arrival::AtOnce | Arrival::ClosedLoop { .. } => f64::INFINITY,
+        };
+        rate[w.target] += arrivals * most_attempts_per_call(model, &w.edge);
+    }
+    // The calls form no cycle (checked): in topological order (Kahn's), so
+    // that a service's rate is whole before it is passed on, without
+    // recursion (a long chain of services must not overflow the stack).
+    let mut callers_left = vec![0usize; n];
+    for s in &model.services {
+        for step in &s.steps {
+            for c in step.calls() {
+                callers_left[c.to] += 1;
+            }
+        }
+    }
+    let mut ready: Vec<usize> = (0..n).filter(|&s| callers_left[s] == 0).collect();
+    while let Some(s) = ready.pop() {
+        for step in &model.services[s].steps {
+            for c in step.calls() {
+                rate[c.to] += rate[s] * most_attempts_per_call(model, c);
+                callers_left[c.to] -= 1;
+                if callers_left[c.to] == 0 {
+                    ready.push(c.to);
+                }
+            }
+        }
+    }
+    rate
+}
+
+/// A rate limit never binds (but on bursts) when its sustained rate is above
+/// the most requests per second that can reach it: for a client-side limit
+/// (asked before each attempt), the attempts its edge can send (what reaches
+/// the calling service, or the workload's arrivals, times the edge's most
+/// attempts per call); for a service's `admission.rate_limit`, what can reach
+/// the service. Every model of the run counts (a timeline surge): the least
+/// sustained rate the limit has against the most that can reach it. An
+/// at-once or closed-loop workload upstream has no fixed rate: no warning.
+fn rate_limits_that_never_bind(variant: &Variant) -> Vec<Warning> {
+    let models = models_of(variant);
+    let rates: Vec<Vec<f64>> = models.iter().map(|m| most_rates(m)).collect();
+    let first = models[0];
+    let mut out = Vec::new();
+    let mut check = |path: String, limit_and_reach: &dyn Fn(usize) -> Option<(f64, f64)>| {
+        let (mut least_limit, mut most_reach, mut any) = (f64::INFINITY, 0.0_f64, false);
+        for i in 0..models.len() {
+            if let Some((limit, reach)) = limit_and_reach(i) {
+                least_limit = least_limit.min(limit);
+                most_reach = most_reach.max(reach);
+                any = true;
+            }
+        }
+        if any && least_limit > most_reach && most_reach.is_finite() {
+            let phases = if models.len() > 1 {
+                " in every model of the run"
+            } else {
+                ""
+            };
+            out.push(Warning::new(
+                "rate-limit-never-binds",
+                path,
+                format!(
+                    "this rate limit's sustained rate, {}/s, is above the most that can reach it{phases}, {}/s (the open workloads' arrival rates times every edge's most attempts per call on the way: retries, hedges, fan-outs): it can refuse only bursts",
+                    number(least_limit),
+                    number(most_reach)
+                ),
+            ));
+        }
+    };
+    for (at, edge) in edges(first) {
+        check(format!("{at}.rate_limit"), &|i| {
+            let m = models[i];
+            let policy = edge.policy(m);
+            let limit = sustained_rate(policy.rate_limit.as_ref()?);
+            let source = match edge {
+                EdgeAt::Workload(w) => match m.workloads[w].arrival {
+                    Arrival::Poisson { mean_gap_ns } => 1e9 / mean_gap_ns,
+                    Arrival::Constant { rate_per_s } => rate_per_s,
+                    Arrival::Shaped(ref shape) => shape.max_rate(),
+                    Arrival::AtOnce | Arrival::ClosedLoop { .. } => f64::INFINITY,
+                },
+                EdgeAt::Step(s, _, _) => rates[i][s],
+            };
+            Some((limit, source * most_attempts_per_call(m, policy)))
+        });
+    }
+    for (s, service) in first.services.iter().enumerate() {
+        check(
+            format!("services[{}].admission.rate_limit", service.name),
+            &|i| {
+                let limit = models[i].services[s].admission.rate_limit.as_ref()?;
+                Some((sustained_rate(limit), rates[i][s]))
+            },
+        );
+    }
+    out
+}
+
+/// A run stops at `horizon_s`: a timeline change at or after it never
+/// applies; a ramp whose last step is at or after it never reaches its
+/// target.
+fn horizon_before_timeline(variant: &Variant) -> Vec<Warning> {
+    let Some(horizon) = variant.model.horizon else {
+        return Vec::new();
+    };
+    let horizon_s = horizon.as_nanos() as f64 / 1e9;
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < variant.changes.len() {
+        let name = &variant.changes[i].name;
+        let steps: Vec<&Change> = variant.changes[i..]
+            .iter()
+            .take_while(|c| c.name == *name)
+            .collect();
+        i += steps.len();
+        let first = steps[0].at;
+        let last = steps[steps.len() - 1].at;
+        if first.as_nanos() >= horizon.as_nanos() {
+            out.push(Warning::new(
+                "horizon-before-timeline",
+                format!("timeline[{name}].at_s"),
+                format!(
+                    "this change comes at {} s, at or after horizon_s {}: the run stops first, and it never applies",
+                    number(first.as_secs()),
+                    number(horizon_s)
+                ),
+            ));
+        } else if last.as_nanos() >= horizon.as_nanos() {
+            out.push(Warning::new(
+                "horizon-before-timeline",
+                format!("timeline[{name}].over_s"),
+                format!(
+                    "this ramp's last step comes at {} s, at or after horizon_s {}: the run stops before it reaches its target",
+                    number(last.as_secs()),
+                    number(horizon_s)
+                ),
+            ));
+        }
+    }
+    out
+}
+
+/// A number for a message: whole numbers without a fraction, others to at
+/// most 3 decimals (6 below 1).
+fn number(x: f64) -> String {
+    let s = if x.abs() < 1.0 {
+        format!("{x:.6}")
+    } else {
+        format!("{x:.3}")
+    };
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    s.to_string()
 }

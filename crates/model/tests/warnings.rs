@@ -1,0 +1,412 @@
+//! `check`'s warnings (values that are valid but almost certainly not
+//! meant): each fires on its case, at its path with its message, and not on
+//! a near miss; none fires on the bundled models but the ones listed.
+
+mod common;
+
+use common::{base, with};
+use serde_json::{json, Value};
+use std::path::Path;
+use stormsim_model::{load_model, warnings, Warning, WARNINGS};
+
+/// The warnings of `doc`, which must load.
+fn warnings_of(doc: &Value) -> Vec<Warning> {
+    let loaded = load_model(&doc.to_string(), &[], None)
+        .unwrap_or_else(|e| panic!("the model loads: {e}\n{doc:#}"));
+    warnings(&loaded)
+}
+
+/// Asserts `doc` has exactly one warning, `name` at `path` saying `message`.
+fn warns(doc: &Value, name: &str, path: &str, message: &str) {
+    let ws = warnings_of(doc);
+    assert_eq!(
+        ws,
+        [Warning {
+            name: WARNINGS
+                .iter()
+                .map(|(n, _)| *n)
+                .find(|n| *n == name)
+                .unwrap(),
+            path: path.to_string(),
+            message: message.to_string(),
+        }],
+        "{doc:#}"
+    );
+}
+
+fn quiet(doc: &Value) {
+    let ws = warnings_of(doc);
+    assert!(ws.is_empty(), "expected no warning, got {ws:#?}\n{doc:#}");
+}
+
+const ENVOY_PATH: &str = "services[gateway].steps[0].retry.budget.budget_percent";
+
+fn with_envoy(percent: f64) -> Value {
+    with(
+        base(),
+        "services[gateway].steps[0].retry",
+        json!({"max_attempts": 3, "budget": {"kind": "envoy", "budget_percent": percent}}),
+    )
+}
+
+#[test]
+fn envoy_budget_percent_below_one_warns() {
+    warns(
+        &with_envoy(0.2),
+        "envoy-budget-percent",
+        ENVOY_PATH,
+        "0.2 is 0.2% of active requests: Envoy's budget_percent is a percent, not a fraction (for 20%, write 20)",
+    );
+    // A percent as meant, 1% itself, and 0 (the same in either unit): quiet.
+    quiet(&with_envoy(20.0));
+    quiet(&with_envoy(1.0));
+    quiet(&with_envoy(0.0));
+}
+
+#[test]
+fn envoy_budget_percent_set_by_a_timeline_entry_or_a_variant_warns_there() {
+    let mut doc = with_envoy(20.0);
+    doc["timeline"] = json!([{"name": "config push", "at_s": 0.5,
+        "set": {"services[gateway].steps[0].retry.budget.budget_percent": 0.5}}]);
+    warns(
+        &doc,
+        "envoy-budget-percent",
+        ENVOY_PATH,
+        "0.5 is 0.5% of active requests: Envoy's budget_percent is a percent, not a fraction (for 50%, write 50) (from timeline entry \"config push\" on)",
+    );
+    // A ramp down to 0 passes below 1 on its way: only where it ends counts.
+    doc["timeline"] = json!([{"name": "wind down", "at_s": 0.5, "over_s": 100,
+        "set": {"services[gateway].steps[0].retry.budget.budget_percent": 0}}]);
+    quiet(&doc);
+
+    let mut doc = with_envoy(20.0);
+    doc["variants"] = json!([
+        {"name": "as meant"},
+        {"name": "typo", "set": {"services[gateway].steps[0].retry.budget.budget_percent": 0.2}}
+    ]);
+    warns(
+        &doc,
+        "envoy-budget-percent",
+        ENVOY_PATH,
+        "0.2 is 0.2% of active requests: Envoy's budget_percent is a percent, not a fraction (for 20%, write 20) (variants: typo)",
+    );
+}
+
+fn with_network(one_way: Value) -> Value {
+    with(base(), "network", json!({ "one_way": one_way }))
+}
+
+#[test]
+fn a_timeout_below_the_shortest_round_trip_warns() {
+    let doc = with_network(json!({"kind": "constant", "ms": 5}));
+    let doc = with(doc, "services[gateway].steps[0].timeout_ms", json!(8));
+    warns(
+        &doc,
+        "timeout-below-round-trip",
+        "services[gateway].steps[0].timeout_ms",
+        "this timeout, 8 ms, is shorter than the shortest network round trip, 10 ms (twice the least `network.one_way` can draw): no attempt is answered in time",
+    );
+    // Exactly the round trip, a network whose draws can be short (a
+    // log-normal: its least is 0), or a uniform one with a shorter least
+    // draw: some attempts can be answered in time.
+    quiet(&with(
+        doc.clone(),
+        "services[gateway].steps[0].timeout_ms",
+        json!(10),
+    ));
+    quiet(&with(
+        doc.clone(),
+        "network.one_way",
+        json!({"kind": "lognormal", "median_ms": 5, "p99_ms": 20}),
+    ));
+    quiet(&with(
+        doc.clone(),
+        "network.one_way",
+        json!({"kind": "uniform", "min_ms": 3, "max_ms": 10}),
+    ));
+    // A timeline change that slows the network (a trigger) is meant.
+    let mut slowed = with_network(json!({"kind": "constant", "ms": 1}));
+    slowed = with(slowed, "services[gateway].steps[0].timeout_ms", json!(8));
+    slowed["timeline"] = json!([{"name": "network degrades", "at_s": 0.5,
+        "set": {"network.one_way": {"kind": "constant", "ms": 5}}}]);
+    quiet(&slowed);
+}
+
+#[test]
+fn a_workloads_timeout_and_deadline_below_the_round_trip_warn() {
+    let doc = with_network(json!({"kind": "uniform", "min_ms": 2, "max_ms": 4}));
+    let doc = with(doc, "workloads[users].deadline_ms", json!(3));
+    warns(
+        &doc,
+        "timeout-below-round-trip",
+        "workloads[users].deadline_ms",
+        "this deadline, 3 ms, is shorter than the shortest network round trip, 4 ms (twice the least `network.one_way` can draw): no request is answered in time",
+    );
+    let doc = with(doc, "workloads[users].deadline_ms", json!(4));
+    quiet(&doc);
+    let doc = with(doc, "workloads[users].timeout_ms", json!(3.5));
+    warns(
+        &doc,
+        "timeout-below-round-trip",
+        "workloads[users].timeout_ms",
+        "this timeout, 3.5 ms, is shorter than the shortest network round trip, 4 ms (twice the least `network.one_way` can draw): no attempt is answered in time",
+    );
+}
+
+fn with_trigger(doc: Value) -> Value {
+    let mut doc = doc;
+    doc["timeline"] = json!([
+        {"name": "B slows", "at_s": 0.2, "role": "trigger_start",
+         "set": {"services[B].steps[0].work": {"kind": "constant", "ms": 50}}},
+        {"name": "B heals", "at_s": 0.5, "role": "trigger_end",
+         "set": {"services[B].steps[0].work": {"kind": "constant", "ms": 5}}}
+    ]);
+    doc
+}
+
+#[test]
+fn a_trigger_window_without_a_metastability_block_warns() {
+    let doc = with_trigger(base());
+    let ws = warnings_of(&doc);
+    let seen: Vec<(&str, &str, &str)> = ws
+        .iter()
+        .map(|w| (w.name, w.path.as_str(), w.message.as_str()))
+        .collect();
+    assert_eq!(
+        seen,
+        [(
+            "trigger-without-metastability",
+            "timeline[B slows].role",
+            "the timeline has a trigger window (\"B slows\" to \"B heals\") and the model has no `metastability` block: no recovery verdict will come (add `\"metastability\": {\"baseline_from_s\": ...}` for one)"
+        )]
+    );
+    // A single role (a trigger that never ends) only marks the charts.
+    let mut start_only = doc.clone();
+    start_only["timeline"][1]
+        .as_object_mut()
+        .unwrap()
+        .remove("role");
+    quiet(&start_only);
+    // With the block, the verdict comes; without roles, nothing is asked.
+    let mut with_block = doc.clone();
+    with_block["metastability"] = json!({});
+    quiet(&with_block);
+    let mut no_roles = doc;
+    for entry in no_roles["timeline"].as_array_mut().unwrap() {
+        entry.as_object_mut().unwrap().remove("role");
+    }
+    quiet(&no_roles);
+}
+
+const NEVER_BINDS: &str = "it can refuse only bursts";
+
+fn rate_limit_message(limit: &str, reach: &str, phases: &str) -> String {
+    format!(
+        "this rate limit's sustained rate, {limit}/s, is above the most that can reach it{phases}, {reach}/s (the open workloads' arrival rates times every edge's most attempts per call on the way: retries, hedges, fan-outs): {NEVER_BINDS}"
+    )
+}
+
+/// 10 requests/s (Poisson) to the gateway, which calls B with up to 3
+/// attempts: at most 30 attempts/s reach B.
+fn with_retries() -> Value {
+    with(
+        base(),
+        "services[gateway].steps[0].retry",
+        json!({"max_attempts": 3}),
+    )
+}
+
+#[test]
+fn a_client_rate_limit_above_what_can_reach_it_warns() {
+    let limit = |rate: f64| {
+        with(
+            with_retries(),
+            "services[gateway].steps[0].rate_limit",
+            json!({"kind": "token_bucket", "rate_per_s": rate, "burst": 5}),
+        )
+    };
+    warns(
+        &limit(50.0),
+        "rate-limit-never-binds",
+        "services[gateway].steps[0].rate_limit",
+        &rate_limit_message("50", "30", ""),
+    );
+    // At or below the most that can come (retries included): it may bind.
+    quiet(&limit(30.0));
+    quiet(&limit(25.0));
+    // A timeline surge can bring more than it lets through.
+    let mut surge = limit(50.0);
+    surge["timeline"] = json!([{"name": "surge", "at_s": 0.5,
+        "set": {"workloads[users].arrival.rate_per_s": 20}}]);
+    quiet(&surge);
+    // A closed loop has no fixed rate: nothing is said.
+    let closed = with(
+        limit(50.0),
+        "workloads[users].arrival",
+        json!({"kind": "closed_loop", "users": 2, "think": {"kind": "constant", "ms": 10}}),
+    );
+    quiet(&closed);
+    // A workload's own limiter, by window, sees its arrivals.
+    let windowed = with(
+        base(),
+        "workloads[users].rate_limit",
+        json!({"kind": "fixed_window", "limit": 100, "window_ms": 1000}),
+    );
+    warns(
+        &windowed,
+        "rate-limit-never-binds",
+        "workloads[users].rate_limit",
+        &rate_limit_message("100", "10", ""),
+    );
+    quiet(&with(
+        windowed,
+        "workloads[users].rate_limit.limit",
+        json!(10),
+    ));
+}
+
+#[test]
+fn a_server_rate_limit_above_what_can_reach_it_warns() {
+    let limit = |rate: u32| {
+        with(
+            with_retries(),
+            "services[B].admission",
+            json!({"rate_limit": {"kind": "sliding_window", "limit": rate, "window_ms": 100}}),
+        )
+    };
+    // 4 per 100 ms: 40/s, above the 30 attempts/s that can come.
+    warns(
+        &limit(4),
+        "rate-limit-never-binds",
+        "services[B].admission.rate_limit",
+        &rate_limit_message("40", "30", ""),
+    );
+    quiet(&limit(3));
+    // A fan-out over 4 shards sends each call to every shard: 120/s.
+    let fan_out = with(limit(4), "services[B].instances", json!(4));
+    let fan_out = with(fan_out, "services[B].shards", json!(4));
+    let fan_out = with(fan_out, "services[gateway].steps[0].fan_out", json!({}));
+    quiet(&fan_out);
+    // Where the timeline changes something, every model of the run counts.
+    let mut later = limit(4);
+    later["timeline"] = json!([{"name": "more workers", "at_s": 0.5,
+        "set": {"services[B].workers": 8}}]);
+    warns(
+        &later,
+        "rate-limit-never-binds",
+        "services[B].admission.rate_limit",
+        &rate_limit_message("40", "30", " in every model of the run"),
+    );
+}
+
+fn with_horizon(doc: Value, horizon_s: f64, timeline: Value) -> Value {
+    let mut doc = doc;
+    doc["horizon_s"] = json!(horizon_s);
+    doc["timeline"] = timeline;
+    doc
+}
+
+#[test]
+fn a_timeline_change_at_or_after_the_horizon_warns() {
+    let change = |at_s: f64| {
+        json!([{"name": "late fix", "at_s": at_s,
+                "set": {"services[B].workers": 4}}])
+    };
+    warns(
+        &with_horizon(base(), 10.0, change(10.0)),
+        "horizon-before-timeline",
+        "timeline[late fix].at_s",
+        "this change comes at 10 s, at or after horizon_s 10: the run stops first, and it never applies",
+    );
+    quiet(&with_horizon(base(), 10.0, change(9.5)));
+    quiet(&with(base(), "timeline", change(100.0)));
+    // A ramp cut short by the horizon never reaches its target.
+    let ramp = json!([{"name": "ramp up", "at_s": 8, "over_s": 4,
+                       "set": {"workloads[users].arrival.rate_per_s": 20}}]);
+    warns(
+        &with_horizon(base(), 10.0, ramp.clone()),
+        "horizon-before-timeline",
+        "timeline[ramp up].over_s",
+        "this ramp's last step comes at 12 s, at or after horizon_s 10: the run stops before it reaches its target",
+    );
+    quiet(&with_horizon(base(), 12.5, ramp));
+}
+
+#[test]
+fn a_hedge_that_never_fires_warns_with_its_name() {
+    let doc = with(
+        base(),
+        "services[gateway].steps[0].hedge",
+        json!({"delay_ms": 5, "target": "any_other"}),
+    );
+    let doc = with(doc, "services[gateway].steps[0].idempotent", json!(true));
+    warns(
+        &doc,
+        "hedge-never-fires",
+        "services[gateway].steps[0].hedge",
+        "this hedge never fires: a hedge goes to another replica than its try's, and \"B\" has one instance",
+    );
+    quiet(&with(doc, "services[B].instances", json!(2)));
+}
+
+/// Every warning line names its warning: `warning[NAME]: PATH: MESSAGE`.
+#[test]
+fn a_warning_prints_its_name_path_and_message() {
+    let ws = warnings_of(&with_envoy(0.2));
+    assert_eq!(
+        ws[0].to_string(),
+        format!(
+            "warning[envoy-budget-percent]: {ENVOY_PATH}: {}",
+            ws[0].message
+        )
+    );
+}
+
+/// The bundled models (not the sweeps) get no warning.
+#[test]
+fn the_bundled_models_get_no_warning() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let known: [(&str, &str, &str); 0] = [];
+    let mut seen = Vec::new();
+    let mut files = 0;
+    for dir in ["models", "models/validation"] {
+        let mut paths: Vec<_> = std::fs::read_dir(root.join(dir))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| {
+                let name = p.file_name().unwrap().to_string_lossy();
+                name.ends_with(".json") && !name.ends_with(".sweep.json")
+            })
+            .collect();
+        paths.sort();
+        for path in paths {
+            files += 1;
+            let text = std::fs::read_to_string(&path).unwrap();
+            let loaded =
+                load_model(&text, &[], None).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            let file = path.file_name().unwrap().to_string_lossy().into_owned();
+            for w in warnings(&loaded) {
+                seen.push((file.clone(), w.name, w.path));
+            }
+        }
+    }
+    assert!(files >= 25, "found {files} bundled models");
+    let seen: Vec<(&str, &str, &str)> = seen
+        .iter()
+        .map(|(f, n, p)| (f.as_str(), *n, p.as_str()))
+        .collect();
+    assert_eq!(seen, known);
+}
+
+/// Every name is short, stable-looking and listed once.
+#[test]
+fn warning_names_are_kebab_case_and_unique() {
+    for (i, (name, what)) in WARNINGS.iter().enumerate() {
+        assert!(
+            name.chars().all(|c| c.is_ascii_lowercase() || c == '-'),
+            "{name}"
+        );
+        assert!(!what.is_empty());
+        assert!(WARNINGS[..i].iter().all(|(n, _)| n != name), "{name}");
+    }
+}
