@@ -162,6 +162,19 @@ pub enum Arrival {
     },
 }
 
+impl Arrival {
+    /// The most requests per second it sends: its rate, a shape's peak;
+    /// `None` for arrivals with no rate (all at once, a closed loop).
+    pub fn highest_rate_per_s(&self) -> Option<f64> {
+        match self {
+            Arrival::Poisson { mean_gap_ns } => Some(1e9 / mean_gap_ns),
+            Arrival::Constant { rate_per_s } => Some(*rate_per_s),
+            Arrival::Shaped(shape) => Some(shape.max_rate()),
+            Arrival::AtOnce | Arrival::ClosedLoop { .. } => None,
+        }
+    }
+}
+
 /// A service.
 #[derive(Clone, Debug)]
 pub struct Service {

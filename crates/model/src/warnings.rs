@@ -13,8 +13,8 @@
 //! a hedge needs, slow the network, raise the traffic), the rule says how.
 
 use crate::{
-    Arrival, BudgetSpec, CallPolicy, Change, Dist, LoadedModel, Model, RateLimitSpec, Step,
-    TimelineRole, Variant,
+    BudgetSpec, CallPolicy, Change, Dist, LoadedModel, Model, RateLimitSpec, Step, TimelineRole,
+    Variant,
 };
 use std::fmt;
 
@@ -409,13 +409,7 @@ fn most_rates(model: &Model) -> Vec<f64> {
     let n = model.services.len();
     let mut rate = vec![0.0_f64; n];
     for w in &model.workloads {
-        let arrivals = match w.arrival {
-            Arrival::Poisson { mean_gap_ns } => 1e9 / mean_gap_ns,
-            Arrival::Constant { rate_per_s } => rate_per_s,
-            // A shape's peak: the most it ever sends.
-            Arrival::Shaped(ref shape) => shape.max_rate(),
-            Arrival::AtOnce | Arrival::ClosedLoop { .. } => f64::INFINITY,
-        };
+        let arrivals = w.arrival.highest_rate_per_s().unwrap_or(f64::INFINITY);
         rate[w.target] += arrivals * most_attempts_per_call(model, &w.edge);
     }
     // The calls form no cycle (checked): in topological order (Kahn's), so
@@ -489,12 +483,9 @@ fn rate_limits_that_never_bind(variant: &Variant) -> Vec<Warning> {
             let policy = edge.policy(m);
             let limit = sustained_rate(policy.rate_limit.as_ref()?);
             let source = match edge {
-                EdgeAt::Workload(w) => match m.workloads[w].arrival {
-                    Arrival::Poisson { mean_gap_ns } => 1e9 / mean_gap_ns,
-                    Arrival::Constant { rate_per_s } => rate_per_s,
-                    Arrival::Shaped(ref shape) => shape.max_rate(),
-                    Arrival::AtOnce | Arrival::ClosedLoop { .. } => f64::INFINITY,
-                },
+                EdgeAt::Workload(w) => {
+                    (m.workloads[w].arrival.highest_rate_per_s()).unwrap_or(f64::INFINITY)
+                }
                 EdgeAt::Step(s, _, _) => rates[i][s],
             };
             Some((limit, source * most_attempts_per_call(m, policy)))

@@ -536,22 +536,19 @@ impl<'m> Simulator<'m> {
         let w = &self.topology.model.workloads[workload];
         let state = &mut self.world.workloads[workload];
         let next = match w.arrival {
-            Arrival::Poisson { mean_gap_ns } => now + gap(state.rng.exponential(mean_gap_ns)),
+            Arrival::Poisson { mean_gap_ns } => Some(now + gap(state.rng.exponential(mean_gap_ns))),
             // Each gap rounds to whole ns: at most 0.5 ns of drift per arrival.
-            Arrival::Constant { rate_per_s } => now + gap(1e9 / rate_per_s),
+            Arrival::Constant { rate_per_s } => Some(now + gap(1e9 / rate_per_s)),
             Arrival::Shaped(ref shape) => {
                 let shape = std::sync::Arc::clone(shape);
-                let next = self.next_shaped_arrival(workload, &shape, now);
-                self.start_request(workload, NO_USER);
-                if let Some(at) = next {
-                    self.schedule_arrival(workload, at);
-                }
-                return;
+                self.next_shaped_arrival(workload, &shape, now)
             }
-            Arrival::AtOnce | Arrival::ClosedLoop { .. } => now,
+            Arrival::AtOnce | Arrival::ClosedLoop { .. } => Some(now),
         };
         self.start_request(workload, NO_USER);
-        self.schedule_arrival(workload, next);
+        if let Some(at) = next {
+            self.schedule_arrival(workload, at);
+        }
     }
 
     /// A shaped workload's next arrival after `from`, by thinning: candidates
