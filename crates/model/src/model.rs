@@ -40,6 +40,9 @@ pub struct Model {
     pub focus: ServiceId,
     /// Priority class names, in order of first appearance among workloads.
     pub classes: Vec<String>,
+    /// The workloads as outputs name them: one per workload, or one per
+    /// workload whose copies are summed ([`Workload::reported_as`]).
+    pub reported_workloads: Vec<String>,
 }
 
 /// Validated hosts: `zones × per_zone` of them, host `h` in zone `h / per_zone`.
@@ -136,6 +139,10 @@ pub struct Workload {
     pub think: Option<Dist>,
     /// How far the callers' clocks are ahead of true time, ns.
     pub clock_offset: i64,
+    /// Index into [`Model::reported_workloads`]: the workload whose counts
+    /// and latencies this one's add to in outputs (its own, unless it is a
+    /// copy whose copies are summed).
+    pub reported_as: u16,
 }
 
 /// An arrival process.

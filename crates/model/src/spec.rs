@@ -268,6 +268,14 @@ pub struct WorkloadSpec {
     #[serde(default)]
     #[schemars(range(min = 1, max = 1000))]
     pub count: Option<u32>,
+    /// How the copies appear in outputs. `each` (the default): one workload
+    /// per copy, `name-01`…, as above. `summed`: one workload `name`, whose
+    /// counts add up the copies' and whose latency quantiles are those of all
+    /// their requests together: twenty identical clients are one row to a
+    /// reader, and one line on a chart. The copies still run apart, each with
+    /// its own policy state; only the outputs change. Requires `count`.
+    #[serde(default)]
+    pub report_copies: CopiesReport,
     /// Stop after this many requests. At least one of `requests` and `duration_s`
     /// is required; with both, whichever comes first.
     #[serde(default)]
@@ -324,6 +332,17 @@ pub struct WorkloadSpec {
     /// behind). Matters only to deadlines sent as absolute times.
     #[serde(default)]
     pub clock_offset_ms: f64,
+}
+
+/// How a workload's copies appear in outputs ([`WorkloadSpec::report_copies`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CopiesReport {
+    /// One workload per copy, named `name-01`….
+    #[default]
+    Each,
+    /// One workload named `name`, summed over the copies.
+    Summed,
 }
 
 /// An arrival process.

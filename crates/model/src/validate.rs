@@ -499,6 +499,8 @@ fn validate_model(spec: &ModelSpec, with_timeline: bool) -> Result<Model, Vec<Pr
         );
     }
     let mut workloads: Vec<Workload> = Vec::new();
+    // The workloads as outputs name them (copies summed or not).
+    let mut reported_workloads: Vec<String> = Vec::new();
     for (i, w) in spec.workloads.iter().enumerate() {
         let at = format!("workloads[{i}]");
         let target = lookup(&mut ck, format!("{at}.target"), &w.target);
@@ -608,8 +610,30 @@ fn validate_model(spec: &ModelSpec, with_timeline: bool) -> Result<Model, Vec<Pr
                 .map(|i| i as u8),
             think,
             clock_offset: ck.clock_offset(&format!("{at}.clock_offset_ms"), w.clock_offset_ms),
+            reported_as: 0,
         };
+        let summed = match (w.report_copies, w.count) {
+            (CopiesReport::Summed, None) => {
+                ck.fail(
+                    format!("{at}.report_copies"),
+                    "only a workload with `count` has copies to sum",
+                );
+                false
+            }
+            (report, _) => report == CopiesReport::Summed,
+        };
+        let (first_copy, first_reported) = (workloads.len(), reported_workloads.len());
         push_copies(&mut ck, &at, w.count, workload, &mut workloads);
+        for (k, copy) in workloads[first_copy..].iter_mut().enumerate() {
+            // One reported workload for all the copies, or one each.
+            copy.reported_as = (first_reported + if summed { 0 } else { k }) as u16;
+            if !summed {
+                reported_workloads.push(copy.name.clone());
+            }
+        }
+        if summed {
+            reported_workloads.push(w.name.clone());
+        }
     }
 
     // Copies take the names `name-01`…: none may be another workload's.
@@ -625,6 +649,17 @@ fn validate_model(spec: &ModelSpec, with_timeline: bool) -> Result<Model, Vec<Pr
                     ),
                 );
             }
+        }
+    }
+    // Summed copies are reported by the workload's own name, which a copy of
+    // another workload may take (`a-01` summed, and `a`'s first copy).
+    let mut reported: BTreeMap<&str, usize> = BTreeMap::new();
+    for (k, name) in reported_workloads.iter().enumerate() {
+        if reported.insert(name, k).is_some() && names.len() == workloads.len() {
+            ck.fail(
+                "workloads",
+                format!("two workloads are reported as {name:?} in outputs, once copies are named and summed: rename one"),
+            );
         }
     }
     if workloads.len() > usize::from(u16::MAX) {
@@ -953,6 +988,7 @@ fn validate_model(spec: &ModelSpec, with_timeline: bool) -> Result<Model, Vec<Pr
             metastability,
             focus,
             classes,
+            reported_workloads,
         })
     } else {
         Err(ck.problems)

@@ -16,6 +16,14 @@ fn load(doc: &Value) -> LoadedModel {
     load_model(&doc.to_string(), &[], None).unwrap_or_else(|e| panic!("{e:?}"))
 }
 
+/// The problems of loading `doc`, as printed (none if it loads).
+fn problems(doc: &Value) -> Vec<String> {
+    match load_model(&doc.to_string(), &[], None) {
+        Ok(_) => vec![],
+        Err(ModelError { problems }) => problems.iter().map(ToString::to_string).collect(),
+    }
+}
+
 /// `doc` with every workload that has a `count` written out as that many
 /// workloads named `name-01`…, as a model without copies would list them.
 fn written_out(doc: &Value) -> Value {
@@ -95,12 +103,6 @@ fn copies_are_named_with_as_many_digits_as_their_count() {
 
 #[test]
 fn a_bad_count_or_a_taken_name_is_an_error() {
-    let problems = |doc: &Value| match load_model(&doc.to_string(), &[], None) {
-        Ok(_) => vec![],
-        Err(ModelError { problems }) => {
-            problems.iter().map(ToString::to_string).collect::<Vec<_>>()
-        }
-    };
     let mut doc = base();
     doc["workloads"][0]["count"] = json!(0);
     assert_eq!(
@@ -118,4 +120,32 @@ fn a_bad_count_or_a_taken_name_is_an_error() {
         p[0].starts_with("workloads: two workloads are named \"users-02\""),
         "{p:?}"
     );
+}
+
+#[test]
+fn summed_copies_need_copies_and_a_name_of_their_own() {
+    let mut doc = base();
+    doc["workloads"][0]["report_copies"] = json!("summed");
+    assert_eq!(
+        problems(&doc),
+        ["workloads[0].report_copies: only a workload with `count` has copies to sum"]
+    );
+    // `a-01` summed is reported as `a-01`, the name of `a`'s first copy.
+    doc["workloads"][0]["name"] = json!("a-01");
+    doc["workloads"][0]["count"] = json!(2);
+    let mut other = doc["workloads"][0].clone();
+    other["name"] = json!("a");
+    other["report_copies"] = json!("each");
+    doc["workloads"].as_array_mut().unwrap().push(other);
+    let p = problems(&doc);
+    assert_eq!(p.len(), 1, "{p:?}");
+    assert!(
+        p[0].starts_with("workloads: two workloads are reported as \"a-01\""),
+        "{p:?}"
+    );
+    doc["workloads"][1]["report_copies"] = json!("summed");
+    assert_eq!(problems(&doc), Vec::<String>::new());
+    let loaded = load(&doc);
+    assert_eq!(loaded.variants[0].model.reported_workloads, ["a-01", "a"]);
+    assert_eq!(loaded.variants[0].model.workloads.len(), 4);
 }

@@ -20,7 +20,11 @@ pub(crate) struct Measurements<'m> {
     pub succeeded: u64,
     /// Logical requests answered with a failure, by reason.
     pub failures: FailureCounts,
+    /// Per workload as outputs name them (`Model::reported_workloads`).
     pub per_workload: Vec<WorkloadCounters>,
+    /// `reported_as[workload]`: its index into `per_workload` and the
+    /// series' workload rows.
+    reported_as: Vec<u16>,
     /// `services[service]`.
     pub services: Vec<ServiceCounters>,
     /// `edges[edge]`, summed over callers.
@@ -54,10 +58,11 @@ impl Measurements<'_> {
             succeeded: 0,
             failures: FailureCounts::default(),
             per_workload: model
-                .workloads
+                .reported_workloads
                 .iter()
                 .map(|_| WorkloadCounters::default())
                 .collect(),
+            reported_as: model.workloads.iter().map(|w| w.reported_as).collect(),
             services: model
                 .services
                 .iter()
@@ -70,7 +75,11 @@ impl Measurements<'_> {
             branch_latency: (0..edges as u32)
                 .map(|e| (branch_edges.binary_search(&e).is_ok()).then(LatencyRecorder::default))
                 .collect(),
-            series: TimeSeries::new(model.bucket, model.services.len(), model.workloads.len()),
+            series: TimeSeries::new(
+                model.bucket,
+                model.services.len(),
+                model.reported_workloads.len(),
+            ),
             next_bucket_at: SimTime::ZERO,
             last_answer: SimTime::ZERO,
             peak_in_flight: 0,
@@ -88,6 +97,7 @@ impl Measurements<'_> {
     pub fn request_started(&mut self, workload: usize, in_flight: u64) {
         self.requests += 1;
         self.peak_in_flight = self.peak_in_flight.max(in_flight);
+        let workload = usize::from(self.reported_as[workload]);
         self.per_workload[workload].requests += 1;
         self.series.global_mut().requests += 1;
     }
@@ -101,6 +111,7 @@ impl Measurements<'_> {
         outcome: Outcome,
     ) {
         self.last_answer = now;
+        let workload = usize::from(self.reported_as[workload]);
         let per_workload = &mut self.per_workload[workload];
         match outcome {
             Outcome::Ok => {

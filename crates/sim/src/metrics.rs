@@ -192,6 +192,64 @@ pub struct EdgeCounters {
     pub cache: CacheCounts,
 }
 
+impl EdgeCounters {
+    /// Adds `other`'s counts to these: the edges of a workload's copies
+    /// reported as one. Every field is named, so that a new counter cannot be
+    /// left out of the sum.
+    pub fn absorb(&mut self, other: &EdgeCounters) {
+        let EdgeCounters {
+            attempts,
+            retries,
+            timeouts,
+            budget_denied,
+            breaker_rejected,
+            throttled,
+            rate_limited,
+            bulkhead_full,
+            hedges,
+            hedges_braked,
+            cancellations,
+            losers_untied,
+            fan_out:
+                FanOutCounts {
+                    ok,
+                    partial,
+                    deadline_exceeded,
+                    failed,
+                },
+            cache:
+                CacheCounts {
+                    hits,
+                    stale_hits,
+                    misses,
+                    coalesced,
+                    refreshes,
+                },
+        } = other;
+        self.attempts += attempts;
+        self.retries += retries;
+        self.timeouts += timeouts;
+        self.budget_denied += budget_denied;
+        self.breaker_rejected += breaker_rejected;
+        self.throttled += throttled;
+        self.rate_limited += rate_limited;
+        self.bulkhead_full += bulkhead_full;
+        self.hedges += hedges;
+        self.hedges_braked += hedges_braked;
+        self.cancellations += cancellations;
+        self.losers_untied += losers_untied;
+        self.fan_out.ok += ok;
+        self.fan_out.partial += partial;
+        self.fan_out.deadline_exceeded += deadline_exceeded;
+        self.fan_out.failed += failed;
+        self.cache.hits += hits;
+        self.cache.stale_hits += stale_hits;
+        self.cache.misses += misses;
+        self.cache.coalesced += coalesced;
+        self.cache.refreshes += refreshes;
+    }
+}
+
 /// A cached call step's requests, by what the cache did with them.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct CacheCounts {

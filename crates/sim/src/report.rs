@@ -459,13 +459,13 @@ pub(crate) fn variant_report(
         .as_ref()
         .and_then(|policy| classify(&samples_of(series), series.bucket, changes, policy));
     let failed = measured.failures.total();
-    let workloads = topology
-        .model
-        .workloads
+    let model = topology.model;
+    let workloads = model
+        .reported_workloads
         .iter()
         .zip(&measured.per_workload)
-        .map(|(w, c)| WorkloadReport {
-            name: w.name.clone(),
+        .map(|(name, c)| WorkloadReport {
+            name: name.clone(),
             requests: c.requests,
             succeeded: c.succeeded,
             success_rate: (c.requests > 0)
@@ -473,24 +473,42 @@ pub(crate) fn variant_report(
             latency_ms: c.latency().quantiles(),
         })
         .collect();
-    let edges = topology
+    let mut edges: Vec<EdgeReport> = Vec::with_capacity(topology.edges.len());
+    // The reported workload of the last workload edge, whose summed copies
+    // (consecutive edges) become one edge.
+    let mut last_reported = None;
+    for (i, ((edge, caller), counters)) in topology
         .edges
         .iter()
         .zip(&topology.edge_caller)
         .zip(&measured.edges)
         .enumerate()
-        .map(|(i, ((edge, caller), counters))| EdgeReport {
-            caller: match caller {
-                Some(s) => topology.model.services[*s].name.clone(),
-                None => format!("workload:{}", topology.model.workloads[i].name),
-            },
-            callee: topology.model.services[edge.to].name.clone(),
+    {
+        let caller = match caller {
+            Some(s) => model.services[*s].name.clone(),
+            None => {
+                let reported = model.workloads[i].reported_as;
+                if last_reported.replace(reported) == Some(reported) {
+                    if let Some(summed) = edges.last_mut() {
+                        summed.counters.absorb(counters);
+                        continue;
+                    }
+                }
+                format!(
+                    "workload:{}",
+                    model.reported_workloads[usize::from(reported)]
+                )
+            }
+        };
+        edges.push(EdgeReport {
+            caller,
+            callee: model.services[edge.to].name.clone(),
             counters: counters.clone(),
             latency_ms: measured.branch_latency[i]
                 .as_ref()
                 .and_then(LatencyRecorder::quantiles),
-        })
-        .collect();
+        });
+    }
     VariantReport {
         workloads,
         edges,
