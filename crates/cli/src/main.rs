@@ -15,7 +15,9 @@ use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use stormsim_model::{load_model, parse_cli_value, LoadedModel, ModelError, Problem};
+use stormsim_model::{
+    load_model, load_model_in, parse_cli_value, LoadedModel, ModelError, Problem,
+};
 use stormsim_sim::memory::check_memory;
 
 /// Exit code for input the user must fix: a model or sweep file (bad JSON, an
@@ -935,7 +937,7 @@ fn load_or_report(path: &Path, sets: &[String], seed: Option<u64>) -> Option<Loa
             return None;
         }
     };
-    match load_model(&text, &parsed, seed) {
+    match load_model_in(&text, path.parent(), &parsed, seed) {
         Ok(loaded) => {
             // An override that reached several places says how many, and
             // where: a wildcard that set more than was meant shows here.

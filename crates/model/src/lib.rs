@@ -36,6 +36,7 @@ pub mod reference;
 pub mod shape;
 pub mod spec;
 pub mod strict;
+mod trace_file;
 mod validate;
 mod warnings;
 
@@ -44,6 +45,7 @@ pub use error::{ModelError, Problem, TOP_LEVEL};
 pub use model::*;
 pub use path::{parse_cli_value, ParamPath};
 pub use spec::ModelSpec;
+pub use trace_file::MAX_TRACE_FILE_BYTES;
 pub use validate::{folder_name_problem, validate, MAX_NAME_BYTES, MAX_SERIES_ROWS};
 pub use warnings::{warnings, Warning, WARNINGS};
 
@@ -366,7 +368,50 @@ pub fn load_model(
     cli_sets: &[(String, Value)],
     seed: Option<u64>,
 ) -> Result<LoadedModel, ModelError> {
-    let (written_base, duplicates) = parse_json_and_duplicates(text)?;
+    load_model_in(text, None, cli_sets, seed)
+}
+
+/// Replaces every `trace` arrival's `file` in `doc`, a model document, by
+/// the rates it holds, read from `dir` (see [`load_model_in`]). True when a
+/// file was read: a sweep keeps the model as read, so that every point, shard
+/// and resumed run sees the same rates whatever happens to the file later.
+pub fn inline_trace_files(
+    doc: &mut Value,
+    dir: Option<&std::path::Path>,
+) -> Result<bool, ModelError> {
+    let before = doc.clone();
+    let mut problems = Vec::new();
+    trace_file::TraceFiles::new(dir).inline(doc, "", &mut problems);
+    if problems.is_empty() {
+        Ok(*doc != before)
+    } else {
+        Err(problems.into())
+    }
+}
+
+/// [`load_model`] for a model whose files (a `trace` arrival's `file`) are
+/// in the folder `dir`: the model file's, or a sweep's with its model inline.
+/// Without a folder (`None`), a model that names a file is an error.
+pub fn load_model_in(
+    text: &str,
+    dir: Option<&std::path::Path>,
+    cli_sets: &[(String, Value)],
+    seed: Option<u64>,
+) -> Result<LoadedModel, ModelError> {
+    let (mut written_base, duplicates) = parse_json_and_duplicates(text)?;
+    // Trace files become the rates they hold, wherever a trace is written
+    // whole: in the file (its workloads, variants, timeline) or a `--set`.
+    let mut files = trace_file::TraceFiles::new(dir);
+    let mut problems = Vec::new();
+    files.inline(&mut written_base, "", &mut problems);
+    let mut cli_sets = cli_sets.to_vec();
+    for (path, value) in &mut cli_sets {
+        files.inline(value, &format!("--set {path}"), &mut problems);
+    }
+    if !problems.is_empty() {
+        return Err(problems.into());
+    }
+    let cli_sets = cli_sets.as_slice();
     let mut base = written_base.clone();
     let cli = |context: &str| {
         let context = context.to_string();

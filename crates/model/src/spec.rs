@@ -411,12 +411,26 @@ pub enum ArrivalSpec {
         first_at_s: f64,
     },
     /// A recorded traffic trace replayed as a Poisson process: `rates_per_s[k]`
-    /// from `k × bucket_s` to `(k + 1) × bucket_s`, then nothing. A CSV of
-    /// per-second rates becomes this list (`stormsim`'s docs show a one-line
-    /// conversion).
+    /// from `k × bucket_s` to `(k + 1) × bucket_s`, then nothing. The rates
+    /// are listed, or read from a CSV `file` when the model is loaded.
     Trace {
-        /// The rate in each bucket, in order (at most 10⁶).
+        /// The rate in each bucket, in order (at most 10⁶). Absent: read from
+        /// `file`.
+        #[serde(default)]
         rates_per_s: Vec<f64>,
+        /// A CSV file of the rates, one row per bucket, relative to the model
+        /// file's folder (a sweep's inline model: the sweep file's): its one
+        /// column, or the one named `column` in its header row. A header row
+        /// (a first row that is not numbers), blank lines and lines starting
+        /// with `#` are skipped. Read once, when the model is loaded: a change
+        /// to the file needs a new run, and the run is a function of the
+        /// rates read (at most 64 MiB).
+        #[serde(default)]
+        file: Option<String>,
+        /// The header of the `file`'s column that holds the rates (required
+        /// when it has several columns, e.g. `time,rps`).
+        #[serde(default)]
+        column: Option<String>,
         /// Each bucket's length, s. Absent: 1.
         #[serde(default = "one_second")]
         bucket_s: f64,

@@ -1483,7 +1483,17 @@ fn rate_shape(ck: &mut Checker, at: &str, spec: &ArrivalSpec) -> RateShape {
         ArrivalSpec::Trace {
             rates_per_s,
             bucket_s,
+            file,
+            column: _,
         } => {
+            // Loading reads the file into `rates_per_s`: one left means the
+            // file's name was set alone (a `--set` of `….file`).
+            if file.is_some() {
+                ck.fail(
+                    format!("{at}.file"),
+                    "a trace file is read when the model is loaded, from a trace written whole: set the whole arrival (`workloads[NAME].arrival={\"kind\": \"trace\", \"file\": …}`)",
+                );
+            }
             if rates_per_s.is_empty() || rates_per_s.len() > MAX_TRACE_BUCKETS {
                 ck.fail(
                     format!("{at}.rates_per_s"),

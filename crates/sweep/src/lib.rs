@@ -23,7 +23,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use stormsim_engine::StreamKey;
-use stormsim_model::{apply_overrides, load_model, parse_json, ModelError, Problem};
+use stormsim_model::{
+    apply_overrides, inline_trace_files, load_model, load_model_in, parse_json, ModelError, Problem,
+};
 use stormsim_sim::memory::{check_variant_memory, DEFAULT_MEMORY_LIMIT_BYTES};
 use stormsim_sim::{run_variant, RunReport, VariantReport};
 
@@ -183,12 +185,23 @@ impl Sweep {
                 serde_json::to_string_pretty(model).expect("a JSON object serializes"),
             ),
         };
-        let base = load_model(&model_text, &[], None).map_err(|mut e| {
+        let inline_problems = |mut e: ModelError| {
             if let ModelSource::Inline(_) = spec.model {
                 e.problems = e.problems.into_iter().map(|p| p.within("model")).collect();
             }
             SweepError::Invalid(e)
-        })?;
+        };
+        // The model as read, its trace files' rates in it: every point, shard
+        // and resumed run then has the same rates (and the inputs' hash
+        // covers them), whatever later happens to the files.
+        let model_dir = model_path.parent();
+        let mut model_doc = parse_json(&model_text).map_err(inline_problems)?;
+        let model_text = match inline_trace_files(&mut model_doc, model_dir) {
+            Ok(true) => serde_json::to_string_pretty(&model_doc).expect("a JSON value serializes"),
+            Ok(false) => model_text,
+            Err(e) => return Err(inline_problems(e)),
+        };
+        let base = load_model(&model_text, &[], None).map_err(inline_problems)?;
         let seed = spec.seed.unwrap_or(base.seed);
         let mut problems = spec_problems(&spec, &base);
         if spec.replications == 0 {
@@ -410,7 +423,8 @@ impl Sweep {
         seed: u64,
     ) -> Result<stormsim_model::Variant, Vec<Problem>> {
         let (doc, name, mut problems) = self.document(variant, overrides);
-        match load_model(&doc.to_string(), &[], Some(seed)) {
+        // (A trace written whole by an axis or `set` may still name a file.)
+        match load_model_in(&doc.to_string(), self.model_path.parent(), &[], Some(seed)) {
             Ok(model) if problems.is_empty() => {
                 let mut v = model
                     .variants

@@ -25,7 +25,7 @@ pub use stats::Interval;
 
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
-use stormsim_model::{load_model, parse_json, ModelError, Variant};
+use stormsim_model::{load_model, load_model_in, parse_json, ModelError, Variant};
 use stormsim_sim::run_variant;
 
 /// The probability that a correct simulator passes every row at once: each
@@ -340,7 +340,8 @@ fn load_case(path: PathBuf, duration_scale: f64) -> Result<Case, ValidateError> 
         }
     }
     let text = doc.to_string();
-    let loaded = load_model(&text, &[], None).map_err(|e| model_error(&path, e))?;
+    let loaded =
+        load_model_in(&text, path.parent(), &[], None).map_err(|e| model_error(&path, e))?;
     let mut variants = Vec::new();
     for variant in &loaded.variants {
         let queue =

@@ -1,0 +1,130 @@
+//! A `trace` arrival read from a CSV file (`"file"`): the same run as the
+//! rates listed inline, found beside the model (or a sweep with its model
+//! inline), and every problem with the file named at its path.
+
+mod common;
+
+use common::{assert_ok, read, stormsim_into, write_json};
+use serde_json::{json, Value};
+use std::path::Path;
+
+fn model(arrival: Value) -> Value {
+    json!({
+        "name": "traced",
+        "seed": 3,
+        "workloads": [{"name": "users", "target": "api", "arrival": arrival, "duration_s": 6}],
+        "services": [{"name": "api", "workers": 4,
+                      "steps": [{"work": {"kind": "exponential", "mean_ms": 20}}]}]
+    })
+}
+
+const RATES: [f64; 6] = [50.0, 80.0, 120.0, 200.0, 90.0, 40.0];
+
+/// `time,rps` as a metrics store would export it, with a comment line.
+fn write_trace(dir: &Path) {
+    let mut csv = String::from("# requests per second, one row per second\ntime,rps\n");
+    for (k, r) in RATES.iter().enumerate() {
+        csv.push_str(&format!("2026-11-27T00:00:0{k}Z,{r}\n"));
+    }
+    std::fs::write(dir.join("black-friday.csv"), csv).unwrap();
+}
+
+#[test]
+fn a_trace_file_runs_as_its_rates_listed_inline() {
+    let dir = tempfile::tempdir().unwrap();
+    write_trace(dir.path());
+    let from_file = write_json(
+        &dir.path().join("from-file.json"),
+        model(json!({"kind": "trace", "file": "black-friday.csv", "column": "rps"})),
+    );
+    let inline = write_json(
+        &dir.path().join("inline.json"),
+        model(json!({"kind": "trace", "rates_per_s": RATES})),
+    );
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    assert_ok(&stormsim_into("run", &from_file, &a, &[]));
+    assert_ok(&stormsim_into("run", &inline, &b, &[]));
+    for file in ["summary.csv", "timeseries.csv"] {
+        assert_eq!(read(&a.join(file)), read(&b.join(file)), "{file}");
+    }
+    // The file's rates shaped the run: 580 requests expected over 6 s.
+    let requests: f64 = common::csv_rows(&read(&a.join("summary.csv")))[0]["requests"]
+        .parse()
+        .unwrap();
+    assert!((requests - 580.0).abs() < 5.0 * 580f64.sqrt(), "{requests}");
+}
+
+/// `stormsim check`'s complaints about a model in `dir` whose arrival is
+/// `arrival` (it must be refused, with exit 2).
+fn refused(dir: &Path, arrival: Value) -> String {
+    let path = write_json(&dir.join("model.json"), model(arrival));
+    let out = common::stormsim(&["check", path.to_str().unwrap()], &[]);
+    assert_eq!(out.status.code(), Some(2));
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn a_missing_file_or_a_bad_row_is_an_error_at_its_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let stderr = refused(dir.path(), json!({"kind": "trace", "file": "nowhere.csv"}));
+    assert!(
+        stderr.contains("workloads[0].arrival.file: nowhere.csv:"),
+        "{stderr}"
+    );
+
+    std::fs::write(dir.path().join("bad.csv"), "rps\n10\n12\nn/a\n").unwrap();
+    let stderr = refused(dir.path(), json!({"kind": "trace", "file": "bad.csv"}));
+    let expected = "workloads[0].arrival.file: bad.csv: line 4: expected a rate (a number) in column 1, got \"n/a\"";
+    assert!(stderr.contains(expected), "{stderr}");
+
+    // Two columns and no `column`: which one is meant is asked, not guessed.
+    write_trace(dir.path());
+    let stderr = refused(
+        dir.path(),
+        json!({"kind": "trace", "file": "black-friday.csv"}),
+    );
+    assert!(
+        stderr.contains("say which holds the rates with `column`"),
+        "{stderr}"
+    );
+
+    // The rates listed and a file: which wins is not guessed either.
+    let both = json!({"kind": "trace", "file": "black-friday.csv", "rates_per_s": [1]});
+    let stderr = refused(dir.path(), both);
+    assert!(
+        stderr.contains("expected `rates_per_s` or `file`, not both"),
+        "{stderr}"
+    );
+}
+
+/// A sweep with its model inline reads the file beside the sweep file, once:
+/// the sweep's recorded model holds the rates, so a later change to the file
+/// cannot mix into a resumed sweep.
+#[test]
+fn a_sweep_reads_the_trace_beside_it_once() {
+    let dir = tempfile::tempdir().unwrap();
+    write_trace(dir.path());
+    let sweep = write_json(
+        &dir.path().join("sweep.json"),
+        json!({
+            "name": "traced-sweep",
+            "model": model(json!({"kind": "trace", "file": "black-friday.csv", "column": "rps"})),
+            "axes": [{"path": "services[api].workers", "values": [4, 8, 16]}]
+        }),
+    );
+    let out = dir.path().join("out");
+    assert_ok(&stormsim_into("sweep", &sweep, &out, &["--max-runs", "2"]));
+    // The same file: the sweep resumes.
+    assert_ok(&stormsim_into(
+        "sweep",
+        &sweep,
+        &out,
+        &["--resume", "--max-runs", "1"],
+    ));
+    // A changed file is a changed model: refused, not mixed.
+    std::fs::write(dir.path().join("black-friday.csv"), "rps\n10\n10\n10\n").unwrap();
+    let refused = stormsim_into("sweep", &sweep, &out, &["--resume"]);
+    assert!(!refused.status.success());
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("the model"), "{stderr}");
+}

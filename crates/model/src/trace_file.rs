@@ -1,0 +1,260 @@
+//! A `trace` arrival's rates read from a CSV file (`"file": "peak.csv"`),
+//! the form a recorded traffic trace comes in (an export of per-second
+//! request counts from a metrics store).
+//!
+//! Files are read once, when the model is loaded, and the trace becomes the
+//! list of rates it would be if written inline: a loaded model stays a pure
+//! value, and a run a function of it and the seed. Every `trace` object in
+//! the document is resolved (the workloads', and those a variant, a timeline
+//! entry or a `--set` writes whole), each file read once however many
+//! documents name it.
+
+use crate::error::Problem;
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Largest trace file read: a million rates with a timestamp each fit well
+/// within it.
+pub const MAX_TRACE_FILE_BYTES: u64 = 64 << 20;
+
+/// Reads the trace files named in JSON values, relative to a model's folder.
+pub(crate) struct TraceFiles<'d> {
+    /// The folder of the model file (`None`: the model came as text, and
+    /// names no file it could be relative to).
+    dir: Option<&'d Path>,
+    /// Each file's rates (or why not), by path and column as written.
+    read: BTreeMap<(PathBuf, Option<String>), Result<Vec<f64>, String>>,
+}
+
+impl<'d> TraceFiles<'d> {
+    pub fn new(dir: Option<&'d Path>) -> Self {
+        TraceFiles {
+            dir,
+            read: BTreeMap::new(),
+        }
+    }
+
+    /// Replaces, anywhere in `value`, a `trace` arrival's `file` (and
+    /// `column`) by the `rates_per_s` read from it. `at` is `value`'s path,
+    /// for problems.
+    pub fn inline(&mut self, value: &mut Value, at: &str, problems: &mut Vec<Problem>) {
+        match value {
+            Value::Object(object) => {
+                if object.get("kind").and_then(Value::as_str) == Some("trace")
+                    && object.contains_key("file")
+                {
+                    self.inline_trace(object, at, problems);
+                }
+                for (key, v) in object.iter_mut() {
+                    let here = if at.is_empty() {
+                        key.clone()
+                    } else if key.contains(['.', '[', ']']) {
+                        format!("{at}[{key:?}]")
+                    } else {
+                        format!("{at}.{key}")
+                    };
+                    self.inline(v, &here, problems);
+                }
+            }
+            Value::Array(items) => {
+                for (i, v) in items.iter_mut().enumerate() {
+                    self.inline(v, &format!("{at}[{i}]"), problems);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn inline_trace(
+        &mut self,
+        trace: &mut Map<String, Value>,
+        at: &str,
+        problems: &mut Vec<Problem>,
+    ) {
+        let file_at = format!("{at}.file");
+        let Some(file) = trace
+            .get("file")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+        else {
+            problems.push(Problem::new(file_at, "expected a file name (a string)"));
+            return;
+        };
+        if trace.contains_key("rates_per_s") {
+            problems.push(Problem::new(
+                at,
+                "expected `rates_per_s` or `file`, not both: the file's rates would replace the list",
+            ));
+            return;
+        }
+        let column = match trace.get("column") {
+            None => None,
+            Some(Value::String(c)) => Some(c.clone()),
+            Some(_) => {
+                problems.push(Problem::new(
+                    format!("{at}.column"),
+                    "expected a column name (a string)",
+                ));
+                return;
+            }
+        };
+        let Some(dir) = self.dir else {
+            problems.push(Problem::new(
+                file_at,
+                "a trace file is read relative to the model file's folder, and this model was given as text: list the rates in `rates_per_s`, or load the model from its file",
+            ));
+            return;
+        };
+        let path = dir.join(&file);
+        let rates = self
+            .read
+            .entry((path.clone(), column.clone()))
+            .or_insert_with(|| read_rates(&path, column.as_deref()));
+        match rates {
+            Ok(rates) => {
+                trace.remove("file");
+                trace.remove("column");
+                trace.insert("rates_per_s".into(), Value::from(rates.clone()));
+            }
+            Err(message) => problems.push(Problem::new(file_at, format!("{file}: {message}"))),
+        }
+    }
+}
+
+/// The rates in one column of a CSV file, in order. The first row is a
+/// header when its cell in that column is not a number; `column` names the
+/// column by its header (required when there are several columns).
+fn read_rates(path: &Path, column: Option<&str>) -> Result<Vec<f64>, String> {
+    use std::io::Read as _;
+    let metadata = std::fs::metadata(path).map_err(|e| e.to_string())?;
+    // Not a device (`/dev/zero` never ends) nor a pipe (which may never
+    // answer): a trace is a file.
+    if !metadata.is_file() {
+        return Err("not a regular file".into());
+    }
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_TRACE_FILE_BYTES + 1).read_to_end(&mut bytes))
+        .map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > MAX_TRACE_FILE_BYTES {
+        return Err(format!(
+            "larger than the {MAX_TRACE_FILE_BYTES} bytes a trace file may have"
+        ));
+    }
+    let text = String::from_utf8(bytes).map_err(|_| "not UTF-8 text".to_string())?;
+    rates_in_csv(&text, column)
+}
+
+/// [`read_rates`] on a file's text.
+pub(crate) fn rates_in_csv(text: &str, column: Option<&str>) -> Result<Vec<f64>, String> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .trim(csv::Trim::All)
+        .from_reader(text.as_bytes());
+    let mut rows = reader.records().filter(|r| {
+        // Blank lines, and comments a metrics export may begin with.
+        !matches!(r, Ok(r) if r.iter().all(str::is_empty) || r.get(0).is_some_and(|c| c.starts_with('#')))
+    });
+    let Some(first) = rows.next() else {
+        return Err("no rows".into());
+    };
+    let first = first.map_err(|e| e.to_string())?;
+    let is_number = |cell: &str| cell.parse::<f64>().is_ok();
+    let has_header = !first.iter().any(is_number);
+    let index = match (column, has_header) {
+        (Some(name), true) => first.iter().position(|h| h == name).ok_or_else(|| {
+            format!("no column {name:?}; the header has {}", header_list(&first))
+        })?,
+        (Some(name), false) => {
+            return Err(format!(
+                "no header row to find the column {name:?} in: the first row is numbers"
+            ))
+        }
+        (None, _) if first.len() == 1 => 0,
+        (None, true) => {
+            return Err(format!(
+                "{} columns: say which holds the rates with `column` (the header has {})",
+                first.len(),
+                header_list(&first)
+            ))
+        }
+        (None, false) => {
+            return Err(format!(
+                "{} columns and no header: keep only the rates' column, or add a header and name it with `column`",
+                first.len()
+            ))
+        }
+    };
+    let mut rates = Vec::new();
+    let data = (!has_header).then_some(Ok(first));
+    for row in data.into_iter().chain(rows) {
+        let row = row.map_err(|e| e.to_string())?;
+        let cell = row.get(index).unwrap_or("");
+        let rate = cell.parse::<f64>().map_err(|_| {
+            format!(
+                "line {}: expected a rate (a number) in column {}, got {cell:?}",
+                row.position().map_or(0, csv::Position::line),
+                index + 1
+            )
+        })?;
+        rates.push(rate);
+    }
+    Ok(rates)
+}
+
+fn header_list(header: &csv::StringRecord) -> String {
+    header
+        .iter()
+        .map(|h| format!("{h:?}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_column_with_or_without_a_header() {
+        assert_eq!(rates_in_csv("rps\n10\n20.5\n", None), Ok(vec![10.0, 20.5]));
+        assert_eq!(rates_in_csv("10\n20.5\n\n", None), Ok(vec![10.0, 20.5]));
+    }
+
+    #[test]
+    fn a_column_by_its_header() {
+        let text = "# exported\ntime,rps\n2024-11-29T00:00:00Z,100\n2024-11-29T00:00:01Z,140\n";
+        assert_eq!(rates_in_csv(text, Some("rps")), Ok(vec![100.0, 140.0]));
+        let err = rates_in_csv(text, None).unwrap_err();
+        assert!(
+            err.contains("say which holds the rates with `column`"),
+            "{err}"
+        );
+        assert!(err.contains("\"time\", \"rps\""), "{err}");
+        let err = rates_in_csv(text, Some("qps")).unwrap_err();
+        assert!(err.starts_with("no column \"qps\""), "{err}");
+    }
+
+    #[test]
+    fn a_bad_cell_names_its_line() {
+        let err = rates_in_csv("rps\n10\nn/a\n", None).unwrap_err();
+        assert_eq!(
+            err,
+            "line 3: expected a rate (a number) in column 1, got \"n/a\""
+        );
+        assert_eq!(rates_in_csv("", None), Err("no rows".into()));
+    }
+
+    #[test]
+    fn only_a_regular_file_is_read() {
+        let dir = std::env::temp_dir();
+        assert_eq!(read_rates(&dir, None), Err("not a regular file".into()));
+        #[cfg(unix)]
+        assert_eq!(
+            read_rates(Path::new("/dev/zero"), None),
+            Err("not a regular file".into())
+        );
+    }
+}
