@@ -50,17 +50,21 @@ const HEDGE: u64 = u64::MAX - 6;
 
 /// Where a hedge may go: not to a replica this call already has an attempt
 /// on, and, with `other_zone`, to a zone none of them is in when such a replica
-/// is eligible.
+/// is eligible. `eligible[i]` is instance `first + i`'s.
 fn exclude_for_hedge(
     callee: &Service,
     model: &Model,
     policy: &CallPolicy,
     tried: &[u32],
+    first: usize,
     eligible: &mut [bool],
 ) {
     for &i in tried {
         // An attempt may be on an instance a timeline has since removed.
-        if let Some(e) = eligible.get_mut(i as usize) {
+        if let Some(e) = (i as usize)
+            .checked_sub(first)
+            .and_then(|i| eligible.get_mut(i))
+        {
             *e = false;
         }
     }
@@ -75,7 +79,7 @@ fn exclude_for_hedge(
     let elsewhere: Vec<bool> = eligible
         .iter()
         .enumerate()
-        .map(|(i, &e)| e && !tried_zones.contains(&zone(i)))
+        .map(|(i, &e)| e && !tried_zones.contains(&zone(first + i)))
         .collect();
     if elsewhere.contains(&true) {
         eligible.copy_from_slice(&elsewhere);
@@ -346,9 +350,11 @@ impl Simulator<'_> {
                 }
                 _ => (0..instances, &mut state.balancer),
             };
-            let mut eligible: Vec<bool> = (0..instances).map(|i| range.contains(&i)).collect();
+            // The candidates: the range's instances only (a fan-out's child
+            // costs its shard's replicas, not every shard's).
+            let mut eligible = vec![true; range.len()];
             if let Some(outlier) = state.outlier.as_ref() {
-                outlier.exclude_ejected(now, &mut eligible);
+                outlier.exclude_ejected(now, range.start, &mut eligible);
             }
             if hedge > 0 {
                 exclude_for_hedge(
@@ -356,15 +362,12 @@ impl Simulator<'_> {
                     self.topology.model,
                     &self.topology.edges[edge as usize],
                     &tried,
+                    range.start,
                     &mut eligible,
                 );
             }
             let mut rng = attempt_key.index(BALANCE).rng();
-            match balancer.pick(
-                &state.outstanding[range.clone()],
-                &eligible[range.clone()],
-                &mut rng,
-            ) {
+            match balancer.pick(&state.outstanding[range.clone()], &eligible, &mut rng) {
                 Some(i) => instance = range.start + i,
                 None => local_refusal = Some((FailReason::Rejected, None)),
             }

@@ -338,15 +338,17 @@ impl OutlierDetector {
             .then_some(self.hosts[instance].returns_at)
     }
 
-    /// Clears `eligible[i]` for every instance ejected at `now`, leaving the
-    /// others as they are, so that other reasons for ineligibility compose.
+    /// Clears `eligible[i]` for every instance `first + i` ejected at `now`,
+    /// leaving the others as they are, so that other reasons for
+    /// ineligibility compose. (`first`: a fan-out's child chooses among its
+    /// shard's replicas only, and its cost must not grow with the shards.)
     /// `eligible` may be shorter than the instances recorded: a timeline that
     /// lowers `instances` keeps the records of the removed ones (still
     /// answering their attempts), which are no longer candidates.
-    pub fn exclude_ejected(&self, now: SimTime, eligible: &mut [bool]) {
-        debug_assert!(eligible.len() <= self.hosts.len());
+    pub fn exclude_ejected(&self, now: SimTime, first: usize, eligible: &mut [bool]) {
+        debug_assert!(first + eligible.len() <= self.hosts.len());
         for (i, slot) in eligible.iter_mut().enumerate() {
-            if self.is_ejected(now, i) {
+            if self.is_ejected(now, first + i) {
                 *slot = false;
             }
         }
@@ -707,7 +709,10 @@ mod tests {
         assert!(!d.is_ejected(secs(40), 0));
         assert_eq!(d.active_ejections(secs(40)), 0);
         let mut eligible = [true; 4];
-        d.exclude_ejected(secs(39), &mut eligible);
+        d.exclude_ejected(secs(39), 0, &mut eligible);
+        let mut last_two = [true; 2];
+        d.exclude_ejected(secs(39), 2, &mut last_two);
+        assert_eq!(last_two, [true, true]);
         assert_eq!(eligible, [false, true, true, true]);
     }
 
