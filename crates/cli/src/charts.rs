@@ -42,6 +42,7 @@ pub fn comparison(run: &RunView) -> ComparisonChart {
                 success_rate: v.success_rate.unwrap_or(f64::NAN),
                 latency_p50_ms: v.p50_ms.unwrap_or(f64::NAN),
                 latency_p99_ms: v.p99_ms.unwrap_or(f64::NAN),
+                ok_latency_p99_ms: v.ok_p99_ms.unwrap_or(f64::NAN),
                 calls_per_request: v
                     .services
                     .iter()

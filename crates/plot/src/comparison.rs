@@ -11,6 +11,7 @@
 //! ┌ per-service amplification ───────┐ ┌ p50 / p99 latency (ms) ───┐
 //! │ calls per request, by service    │ │ variant ▇ p50 14 ms       │
 //! │ wasted ▲ / cancelled ▼ work      │ │         ▇▇▇▇▇ p99 404 ms  │
+//! │                                  │ │         ▇▇▇ p99 ok 210 ms │
 //! └──────────────────────────────────┘ └───────────────────────────┘
 //! ```
 //!
@@ -64,6 +65,11 @@ pub struct VariantSeries {
     pub latency_p50_ms: f64,
     /// 99th percentile end-to-end latency, in milliseconds.
     pub latency_p99_ms: f64,
+    /// 99th percentile latency of the requests that succeeded, in
+    /// milliseconds (NaN: none did). Beside the p99 of all requests, which a
+    /// timeout caps, it shows what the users who were answered waited: LIFO
+    /// and shedding keep it low while the p99 of all sits at the timeout.
+    pub ok_latency_p99_ms: f64,
     /// Per service, in model order: (service name, calls received per
     /// logical request).
     pub calls_per_request: Vec<(String, f64)>,
@@ -558,15 +564,27 @@ fn draw_percentile_panel(
     chart: &ComparisonChart,
     names: &NameColumn,
 ) -> Result<(), PlotError> {
-    let plot = bar_panel(canvas, rect, "Latency percentiles: p50 and p99", names)?;
+    let plot = bar_panel(
+        canvas,
+        rect,
+        "Latency: p50, p99 and p99 of successes (ok)",
+        names,
+    )?;
     let value = TextSpec::new(size::VALUE, INK);
     let label = |p: &str, ms: f64| format!("{p} {}", format_ms(ms));
+    let bars_of = |v: &VariantSeries| {
+        [
+            ("p50", v.latency_p50_ms),
+            ("p99", v.latency_p99_ms),
+            ("p99 ok", v.ok_latency_p99_ms),
+        ]
+    };
 
     // Room for the longest label after the longest bar.
     let mut max_ms: f64 = 0.0;
     let mut label_w = 0;
     for v in chart.variants.iter().filter(|v| has_requests(v)) {
-        for (p, ms) in [("p50", v.latency_p50_ms), ("p99", v.latency_p99_ms)] {
+        for (p, ms) in bars_of(v) {
             if ms.is_finite() && ms > 0.0 {
                 max_ms = max_ms.max(ms);
             }
@@ -595,13 +613,14 @@ fn draw_percentile_panel(
             row_note(canvas, plot, y, "no requests")?;
             continue;
         }
-        let t = (h * 0.38).clamp(3.0, 17.0) as i32;
+        // Three bars a row: p50 and p99 of all, in the variant's colour
+        // (light and full), then the answered requests' p99, darker.
+        let t = (h * 0.27).clamp(3.0, 13.0) as i32;
         let color = series_color(i);
-        let bars = [
-            ("p50", v.latency_p50_ms, lighten(color, 0.55), y - 1 - t),
-            ("p99", v.latency_p99_ms, color, y + 1),
-        ];
-        for (p, ms, fill, top) in bars {
+        let fills = [lighten(color, 0.55), color, darken(color, 0.35)];
+        let first_top = y - t - t / 2 - 1;
+        for (k, ((p, ms), fill)) in bars_of(v).into_iter().zip(fills).enumerate() {
+            let top = first_top + k as i32 * (t + 1);
             let center = top + t / 2;
             let x_end = if ms.is_finite() && ms > 0.0 {
                 xs.map(ms)

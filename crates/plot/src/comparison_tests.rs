@@ -57,6 +57,7 @@ fn variant(
         success_rate: success,
         latency_p50_ms: 14.0,
         latency_p99_ms: p99,
+        ok_latency_p99_ms: p99 * 0.6,
         calls_per_request: services([1.0, 1.0, b_calls]),
         wasted: services(wasted),
         cancelled: services(cancelled),
@@ -136,6 +137,7 @@ fn crowded(n: usize, n_services: usize) -> ComparisonChart {
                 success_rate: 1.0 - 0.04 * i as f64,
                 latency_p50_ms: 14.0 + i as f64,
                 latency_p99_ms: p99,
+                ok_latency_p99_ms: p99 / 2.0,
                 calls_per_request: svc_names[..n_services]
                     .iter()
                     .enumerate()
@@ -291,6 +293,7 @@ fn degenerate_values_do_not_panic() {
         success_rate: 1.0,
         latency_p50_ms: 14.0,
         latency_p99_ms: 14.0,
+        ok_latency_p99_ms: 14.0,
         calls_per_request: vec![("gateway".into(), 1.0)],
         wasted: vec![("gateway".into(), 0)],
         cancelled: vec![("gateway".into(), 0)],
@@ -302,6 +305,7 @@ fn degenerate_values_do_not_panic() {
         success_rate: f64::NAN,
         latency_p50_ms: f64::INFINITY,
         latency_p99_ms: -1.0,
+        ok_latency_p99_ms: f64::NAN,
         calls_per_request: vec![("gateway".into(), f64::NAN), ("other".into(), 0.0)],
         wasted: vec![("other".into(), u64::MAX)],
         cancelled: Vec::new(),
