@@ -364,3 +364,72 @@ fn a_sweeps_unknown_variant_lists_the_models() {
         "{lines:?}"
     );
 }
+
+/// `doc` with `"$schema": value` as its first field, as a file written for an
+/// editor has it.
+fn with_schema(doc: Value, value: Value) -> Value {
+    let mut fields = serde_json::Map::new();
+    fields.insert("$schema".into(), value);
+    fields.extend(doc.as_object().unwrap().clone());
+    Value::Object(fields)
+}
+
+/// `$schema` (for editors) is accepted in a model file and a sweep file and
+/// changes no output; one that is not a string is a problem at its path.
+#[test]
+fn a_schema_field_is_accepted_and_one_not_a_string_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let chain: Value = serde_json::from_str(&common::read(&model("deadline-chain.json"))).unwrap();
+    let annotated = write_json(
+        &dir.path().join("annotated.json"),
+        with_schema(chain.clone(), json!("../docs/model.schema.json")),
+    );
+    let mut outputs = Vec::new();
+    for (file, out) in [
+        (model("deadline-chain.json"), dir.path().join("plain")),
+        (annotated.clone(), dir.path().join("annotated")),
+    ] {
+        let run = stormsim(
+            &[
+                "run",
+                file.to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+                "--quiet",
+            ],
+            &[],
+        );
+        assert!(run.status.success(), "{}", stderr(&run));
+        outputs.push(
+            ["summary.csv", "latency.csv", "timeseries.csv"]
+                .map(|name| common::read(&out.join(name))),
+        );
+    }
+    assert_eq!(outputs[0], outputs[1], "the same outputs with $schema");
+    let sweep = sweep_file(
+        dir.path(),
+        "annotated",
+        json!({"$schema": "../docs/sweep.schema.json",
+               "axes": [{"path": "services[A].steps[B].timeout_ms", "values": [100, 200]}]}),
+    );
+    let out = check(&sweep);
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    let bad_model = write_json(&dir.path().join("bad.json"), with_schema(chain, json!(3)));
+    let bad_sweep = sweep_file(
+        dir.path(),
+        "bad",
+        json!({"$schema": {"$ref": "../docs/sweep.schema.json"},
+               "axes": [{"path": "services[A].steps[B].timeout_ms", "values": [100, 200]}]}),
+    );
+    for (file, at) in [
+        (bad_model, "$schema: "),
+        (bad_sweep, "sweep file: $schema: "),
+    ] {
+        let out = check(&file);
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        let lines = problem_lines(&out);
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert!(lines[0].starts_with(at), "{lines:?}");
+    }
+}

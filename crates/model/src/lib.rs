@@ -33,6 +33,7 @@ mod error;
 pub mod model;
 pub mod path;
 pub mod reference;
+pub mod schema_doc;
 pub mod shape;
 pub mod spec;
 pub mod strict;

@@ -17,6 +17,12 @@ use std::collections::BTreeMap;
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ModelSpec {
+    /// The JSON Schema the file follows, for editors that complete and check
+    /// it as it is typed: the path from the file to `docs/model.schema.json`
+    /// (`../docs/model.schema.json` in `models/`), or its URL. The simulation
+    /// ignores it.
+    #[serde(rename = "$schema", default, skip_serializing_if = "Option::is_none")]
+    pub schema: Option<String>,
     /// Name of the model; also the default output folder `outputs/<name>/`:
     /// at most 200 bytes, without control characters, `/` or `\`, and not
     /// starting with `.`.

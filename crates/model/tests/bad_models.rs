@@ -792,7 +792,7 @@ fn problems_of_every_part_come_out_together() {
     assert_eq!(
         p,
         [
-            "colour: unknown field `colour`, expected one of `name`, `description`, `seed`, `network`, `hosts`, `workloads`, `services`, `variants`, `limits`, `horizon_s`, `timeline`, `timeseries`, `focus`, `metastability`",
+            "colour: unknown field `colour`, expected one of `$schema`, `name`, `description`, `seed`, `network`, `hosts`, `workloads`, `services`, `variants`, `limits`, `horizon_s`, `timeline`, `timeseries`, `focus`, `metastability`",
             "horizon_s: expected a number, got the string \"60\"",
             "services[1].workrs: unknown field `workrs`, expected one of `name`, `workers`, `queue_capacity`, `queue_discipline`, `contention`, `cpu`, `default_deadline_ms`, `steps`, `admission`, `instances`, `instances_down`, `down_mode`, `shards`, `placement`, `replica_work_factor`, `clock_offset_ms`, `clock_spread_ms`",
             "services[1].workers: expected a whole number ≥ 0, got -1",

@@ -2,128 +2,24 @@
 //! (`docs/model.schema.json`) are what the serde types give now, the reference
 //! covers the whole schema, and the example models fit the schema.
 
+#[path = "common/reference_files.rs"]
+mod reference_files;
+
+use reference_files::workspace_root;
 use serde_json::Value;
 use std::fs;
-use std::path::{Path, PathBuf};
-use stormsim_model::reference::{self, MARKDOWN_PATH, REGENERATE, SCHEMA_PATH};
+use std::path::PathBuf;
+use stormsim_model::reference::{self, REFERENCE};
 use stormsim_model::ParamPath;
 
-fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// Fails unless the committed file at `relative` is `expected`, showing the first
-/// line that differs and how to regenerate.
-fn assert_committed(relative: &str, expected: &str) {
-    let path = workspace_root().join(relative);
-    let committed = match fs::read_to_string(&path) {
-        Ok(text) => text.replace("\r\n", "\n"),
-        Err(e) => panic!("{relative} cannot be read ({e}); generate it with `{REGENERATE}`"),
-    };
-    if committed == expected {
-        return;
-    }
-    let (line, old, new) = committed
-        .lines()
-        .map(Some)
-        .chain(std::iter::repeat(None))
-        .zip(expected.lines().map(Some).chain(std::iter::repeat(None)))
-        .enumerate()
-        .find(|(_, (a, b))| a != b)
-        .map(|(i, (a, b))| {
-            (
-                i + 1,
-                a.unwrap_or("<end of file>"),
-                b.unwrap_or("<end of file>"),
-            )
-        })
-        .unwrap_or((0, "<trailing newline>", "<trailing newline>"));
-    panic!(
-        "{relative} is out of date with crates/model/src/spec.rs: regenerate it with `{REGENERATE}` \
-         and commit the result.\nFirst difference, line {line}:\n  committed: {old}\n  generated: {new}"
-    );
+#[test]
+fn committed_files_are_up_to_date() {
+    reference_files::assert_committed(&REFERENCE);
 }
 
 #[test]
-fn committed_markdown_is_up_to_date() {
-    assert_committed(MARKDOWN_PATH, &reference::markdown());
-}
-
-#[test]
-fn committed_schema_is_up_to_date() {
-    assert_committed(SCHEMA_PATH, &reference::json_schema());
-}
-
-#[test]
-fn committed_schema_is_the_schema_of_the_types() {
-    let mut committed: Value = serde_json::from_str(&reference::json_schema()).unwrap();
-    committed.as_object_mut().unwrap().remove("$comment");
-    assert_eq!(committed, reference::schema());
-}
-
-#[test]
-fn markdown_mentions_every_field() {
-    let markdown = reference::markdown();
-    let names = reference::property_names();
-    assert!(names.len() > 20, "too few fields found: {names:?}");
-    for name in names {
-        assert!(
-            markdown.contains(&format!("| `{name}` |")),
-            "the reference has no table row for the field `{name}`"
-        );
-    }
-}
-
-#[test]
-fn markdown_has_a_section_per_type() {
-    let markdown = reference::markdown();
-    let schema = reference::schema();
-    let root = schema["title"].as_str().unwrap();
-    let defs = schema["$defs"].as_object().unwrap();
-    for name in std::iter::once(root).chain(defs.keys().map(String::as_str)) {
-        assert!(
-            markdown.lines().any(|l| l == format!("## {name}")),
-            "the reference has no section for {name}"
-        );
-        assert!(
-            markdown.contains(&format!("](#{})", reference::heading_anchor(name))),
-            "nothing in the reference links to {name}"
-        );
-    }
-}
-
-#[test]
-fn markdown_links_lead_to_headings() {
-    let markdown = reference::markdown();
-    let mut anchors = Vec::new();
-    let mut in_code = false;
-    for line in markdown.lines() {
-        if line.starts_with("```") {
-            in_code = !in_code;
-        }
-        if !in_code && line.starts_with('#') {
-            let anchor = reference::heading_anchor(line.trim_start_matches('#').trim());
-            assert!(
-                !anchors.contains(&anchor),
-                "two headings have the anchor #{anchor}"
-            );
-            anchors.push(anchor);
-        }
-    }
-    let mut rest = markdown.as_str();
-    let mut links = 0;
-    while let Some(i) = rest.find("](#") {
-        let after = &rest[i + 3..];
-        let end = after.find(')').expect("a link ends");
-        let target = &after[..end];
-        assert!(
-            anchors.iter().any(|a| a == target),
-            "link to #{target}, which no heading has"
-        );
-        links += 1;
-        rest = &after[end..];
-    }
-    assert!(links > 20, "too few links: {links}");
+fn markdown_covers_the_schema() {
+    reference_files::assert_markdown_covers_the_schema(&REFERENCE, 20, 20);
 }
 
 #[test]
@@ -150,133 +46,8 @@ fn markdown_renders_optional_fields_maps_and_tagged_enums() {
     assert!(md.contains("| `propagate` | boolean (`true` or `false`) | default `true` |"));
 }
 
-/// Checks `value` against `schema` (the subset of JSON Schema that schemars
-/// emits for the model types), collecting problems with their JSON paths.
-fn check(root: &Value, schema: &Value, value: &Value, path: &str, problems: &mut Vec<String>) {
-    let at = if path.is_empty() { "(top level)" } else { path };
-    if let Some(r) = schema.get("$ref").and_then(Value::as_str) {
-        let target = match r.strip_prefix("#/$defs/") {
-            Some(name) => &root["$defs"][name],
-            None if r == "#" => root,
-            None => panic!("unexpected $ref {r}"),
-        };
-        assert!(!target.is_null(), "dangling $ref {r}");
-        check(root, target, value, path, problems);
-    }
-    if let Some(c) = schema.get("const") {
-        if c != value {
-            problems.push(format!("{at}: expected {c}, got {value}"));
-            return;
-        }
-    }
-    for keyword in ["oneOf", "anyOf"] {
-        let Some(alternatives) = schema.get(keyword).and_then(Value::as_array) else {
-            continue;
-        };
-        let outcomes: Vec<Vec<String>> = alternatives
-            .iter()
-            .map(|alt| {
-                let mut found = Vec::new();
-                check(root, alt, value, path, &mut found);
-                found
-            })
-            .collect();
-        let passing = outcomes.iter().filter(|o| o.is_empty()).count();
-        let ok = if keyword == "oneOf" {
-            passing == 1
-        } else {
-            passing >= 1
-        };
-        if !ok {
-            // Report the alternative chosen by the value's `kind`, if any.
-            let chosen = alternatives.iter().position(|alt| {
-                alt["properties"]["kind"]["const"] == value["kind"] && !value["kind"].is_null()
-            });
-            match chosen {
-                Some(i) if passing == 0 => problems.extend(outcomes[i].iter().cloned()),
-                _ => problems.push(format!(
-                    "{at}: {value} matches {passing} of the {keyword} alternatives"
-                )),
-            }
-        }
-    }
-    let types: Vec<&str> = match schema.get("type") {
-        Some(Value::String(t)) => vec![t.as_str()],
-        Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
-        _ => Vec::new(),
-    };
-    if !types.is_empty() {
-        let fits = |t: &str| match t {
-            "null" => value.is_null(),
-            "boolean" => value.is_boolean(),
-            "string" => value.is_string(),
-            "integer" => value.is_i64() || value.is_u64(),
-            "number" => value.is_number(),
-            "array" => value.is_array(),
-            "object" => value.is_object(),
-            other => panic!("unexpected type {other}"),
-        };
-        if !types.iter().any(|t| fits(t)) {
-            problems.push(format!(
-                "{at}: expected {}, got {value}",
-                types.join(" or ")
-            ));
-            return;
-        }
-    }
-    if let (Some(min), Some(x)) = (
-        schema.get("minimum").and_then(Value::as_f64),
-        value.as_f64(),
-    ) {
-        if x < min {
-            problems.push(format!("{at}: {x} is below the minimum {min}"));
-        }
-    }
-    if let Value::Object(fields) = value {
-        let properties = schema.get("properties").and_then(Value::as_object);
-        for name in schema
-            .get("required")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            let name = name.as_str().unwrap();
-            if !fields.contains_key(name) {
-                problems.push(format!("{at}: missing field `{name}`"));
-            }
-        }
-        for (key, field_value) in fields {
-            let field_path = if path.is_empty() {
-                key.clone()
-            } else {
-                format!("{path}.{key}")
-            };
-            match properties.and_then(|p| p.get(key)) {
-                Some(field_schema) => check(root, field_schema, field_value, &field_path, problems),
-                None => match schema.get("additionalProperties") {
-                    Some(Value::Bool(false)) => {
-                        problems.push(format!("{field_path}: unknown field"))
-                    }
-                    Some(extra @ Value::Object(_)) => {
-                        check(root, extra, field_value, &field_path, problems)
-                    }
-                    _ => {}
-                },
-            }
-        }
-    }
-    if let (Value::Array(items), Some(item_schema)) = (value, schema.get("items")) {
-        for (i, item) in items.iter().enumerate() {
-            check(root, item_schema, item, &format!("{path}[{i}]"), problems);
-        }
-    }
-}
-
 fn schema_problems(doc: &Value) -> Vec<String> {
-    let schema = reference::schema();
-    let mut problems = Vec::new();
-    check(&schema, &schema, doc, "", &mut problems);
-    problems
+    reference_files::schema_problems(&reference::schema(), doc)
 }
 
 fn example_models() -> Vec<(PathBuf, Value)> {
@@ -384,4 +155,21 @@ fn the_schema_check_agrees_with_serde_on_broken_models() {
             "serde accepts {path}"
         );
     }
+}
+
+/// An editor validating a model file against the schema accepts its
+/// `$schema` (the schema's own `additionalProperties: false` would otherwise
+/// flag it) and flags one that is not a string.
+#[test]
+fn the_schema_accepts_a_schema_field_that_is_a_string() {
+    let text = fs::read_to_string(workspace_root().join("models/deadline-chain.json")).unwrap();
+    let mut doc: Value = serde_json::from_str(&text).unwrap();
+    let fields = doc.as_object_mut().unwrap();
+    fields.insert("$schema".into(), Value::from("../docs/model.schema.json"));
+    assert_eq!(schema_problems(&doc), Vec::<String>::new());
+    doc["$schema"] = Value::from(3);
+    assert_eq!(
+        schema_problems(&doc),
+        ["$schema: expected string or null, got 3"]
+    );
 }

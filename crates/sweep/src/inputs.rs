@@ -101,7 +101,11 @@ impl Inputs {
     /// The inputs of `sweep`'s runs `slice`.
     pub fn of(sweep: &Sweep, slice: Range<usize>) -> Inputs {
         let spec = &sweep.spec;
-        let model_doc = stormsim_model::parse_json(&sweep.model_text).unwrap_or(Value::Null);
+        let mut model_doc = stormsim_model::parse_json(&sweep.model_text).unwrap_or(Value::Null);
+        // For editors only: adding or moving it changes no result.
+        if let Some(fields) = model_doc.as_object_mut() {
+            fields.remove("$schema");
+        }
         let parts: [(&str, Value); 8] = [
             ("model", model_doc),
             ("axes", json(&spec.axes)),

@@ -8,6 +8,7 @@ mod check;
 pub mod design;
 pub mod files;
 pub mod inputs;
+pub mod reference;
 pub mod resume;
 pub mod search;
 pub mod spec;

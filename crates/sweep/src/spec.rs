@@ -9,6 +9,12 @@ use serde_json::{Map, Value};
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SweepSpec {
+    /// The JSON Schema the file follows, for editors that complete and check
+    /// it as it is typed: the path from the file to `docs/sweep.schema.json`
+    /// (`../docs/sweep.schema.json` in `models/`), or its URL. Sweeps and
+    /// searches ignore it.
+    #[serde(rename = "$schema", default, skip_serializing_if = "Option::is_none")]
+    pub schema: Option<String>,
     /// Name; the default output folder is `outputs/<name>/`.
     pub name: String,
     /// What the sweep explores.
