@@ -580,18 +580,37 @@ fn draw_percentile_panel(
         ]
     };
 
+    // Three bars a row: p50 and p99 of all, in the variant's colour (light
+    // and full), then the answered requests' p99, darker. A label per bar
+    // needs a bar's pitch as tall as its text; thinner rows (many variants)
+    // get one label for the three, after the longest bar.
+    let n = chart.variants.len();
+    let t = (row(plot, 0, n).1 * 0.27).clamp(3.0, 13.0) as i32;
+    let label_per_bar = t + 1 >= size::VALUE as i32;
+    let row_label = |v: &VariantSeries| {
+        // The unit once, at the end: the row must fit beside its bars.
+        let [p50, p99, ok] = bars_of(v).map(|(_, ms)| format_ms(ms));
+        let bare = |ms: &str| ms.trim_end_matches(" ms").to_string();
+        format!("p50 {} · p99 {} · ok {ok}", bare(&p50), bare(&p99))
+    };
+
     // Room for the longest label after the longest bar.
     let mut max_ms: f64 = 0.0;
     let mut label_w = 0;
     for v in chart.variants.iter().filter(|v| has_requests(v)) {
+        if !label_per_bar {
+            label_w = label_w.max(value.width(&row_label(v))?);
+        }
         for (p, ms) in bars_of(v) {
             if ms.is_finite() && ms > 0.0 {
                 max_ms = max_ms.max(ms);
             }
-            label_w = label_w.max(value.width(&label(p, ms))?);
+            if label_per_bar {
+                label_w = label_w.max(value.width(&label(p, ms))?);
+            }
         }
     }
-    let usable = (plot.width() - label_w - 14).max(plot.width() / 3).max(1);
+    let usable = (plot.width() - label_w - 14).max(plot.width() / 4).max(1);
     let wanted = max_ms * f64::from(plot.width()) / f64::from(usable);
     let (ticks, end) = zero_based_ticks(wanted, 5);
     let xs = Scale::linear(0.0, end, plot.left, plot.right);
@@ -604,24 +623,20 @@ fn draw_percentile_panel(
         &format_number,
         "Latency (ms)",
     )?;
-    let n = chart.variants.len();
     names.draw(canvas, plot, &|i| row(plot, i, n).0)?;
 
     for (i, v) in chart.variants.iter().enumerate() {
-        let (y, h) = row(plot, i, n);
+        let y = row(plot, i, n).0;
         if !has_requests(v) {
             row_note(canvas, plot, y, "no requests")?;
             continue;
         }
-        // Three bars a row: p50 and p99 of all, in the variant's colour
-        // (light and full), then the answered requests' p99, darker.
-        let t = (h * 0.27).clamp(3.0, 13.0) as i32;
         let color = series_color(i);
         let fills = [lighten(color, 0.55), color, darken(color, 0.35)];
         let first_top = y - t - t / 2 - 1;
+        let mut longest = plot.left;
         for (k, ((p, ms), fill)) in bars_of(v).into_iter().zip(fills).enumerate() {
             let top = first_top + k as i32 * (t + 1);
-            let center = top + t / 2;
             let x_end = if ms.is_finite() && ms > 0.0 {
                 xs.map(ms)
             } else {
@@ -630,7 +645,21 @@ fn draw_percentile_panel(
             if x_end > plot.left {
                 variant_bar(canvas, (plot.left, top), (x_end, top + t), i, fill)?;
             }
-            bar_end_label(canvas, &label(p, ms), plot.left, x_end, center, fill, false)?;
+            longest = longest.max(x_end);
+            if label_per_bar {
+                bar_end_label(
+                    canvas,
+                    &label(p, ms),
+                    plot.left,
+                    x_end,
+                    top + t / 2,
+                    fill,
+                    false,
+                )?;
+            }
+        }
+        if !label_per_bar {
+            bar_end_label(canvas, &row_label(v), plot.left, longest, y, color, false)?;
         }
     }
     Ok(())
