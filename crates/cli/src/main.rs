@@ -7,7 +7,9 @@ mod outdir;
 mod output;
 mod plot_cmd;
 mod report_html;
+mod sweep_charts;
 mod sweep_cmd;
+mod sweep_page;
 mod table;
 mod view;
 

@@ -88,13 +88,15 @@ pub fn run_files() -> Vec<&'static str> {
 }
 
 /// The files `sweep`, `merge` and `search` may write (besides the manifest).
-pub const SWEEP_FILES: [&str; 7] = [
+pub const SWEEP_FILES: [&str; 9] = [
     stormsim_sweep::resume::PARTIAL_FILE,
     stormsim_sweep::resume::RESULTS_FILE,
     "aggregate.csv",
-    "sweep.json",
-    "sweep.svg",
+    crate::sweep_charts::SPEC_FILE,
+    crate::sweep_charts::SWEEP_CHART,
     "search.csv",
+    crate::sweep_charts::SEARCH_CHART,
+    crate::sweep_charts::PAGE,
     stormsim_sweep::inputs::INPUTS_FILE,
 ];
 

@@ -3,20 +3,21 @@
 //! charts, or to get them for a run made with `--quiet` elsewhere.
 //!
 //! A run folder is read through the same [`RunView`] that `stormsim run`
-//! draws from, and a sweep folder through the same [`SweepShape`] and
-//! `aggregate.csv` that `stormsim sweep` draws from, so the charts come out
-//! byte-identical to the ones the run or the sweep wrote.
+//! draws from, and a sweep's or search's folder by the same
+//! [`draw_sweep_folder`] that `stormsim sweep` and `search` draw with, from
+//! the same files, so the charts come out byte-identical to the ones the
+//! run, the sweep or the search wrote.
 
 use crate::output::{write_charts, LATENCY_COLUMNS};
-use crate::sweep_cmd::{write_sweep_chart, SweepShape, SPEC_FILE};
+use crate::sweep_charts::{draw_sweep_folder, PAGE, SEARCH_CHART, SPEC_FILE, SWEEP_CHART};
+use crate::sweep_cmd::said_written;
 use crate::view::{
     BranchView, FocusSeries, RunView, ServiceView, VariantContext, VariantView, VerdictView,
 };
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, Context, Result};
 use serde::Deserialize;
 use std::path::Path;
 use std::process::ExitCode;
-use stormsim_sweep::SweepSpec;
 
 /// Redraws the charts of the run or sweep in `dir` and says what it wrote. A
 /// folder that does not exist, or holds neither, is the user's to fix: it is
@@ -58,25 +59,26 @@ pub fn plot(dir: &Path) -> Result<ExitCode> {
             manifest.write(dir)?;
         }
         println!("wrote {}/{{{}}}", dir.display(), written.join(", "));
-    } else if dir.join("aggregate.csv").exists() {
-        if let Err(message) = crate::outdir::refuse_foreign(dir, &["sweep.svg"]) {
+    } else if dir.join("aggregate.csv").exists() || dir.join("search.csv").exists() {
+        let drawn_names = [SWEEP_CHART, SEARCH_CHART, PAGE];
+        if let Err(message) = crate::outdir::refuse_foreign(dir, &drawn_names) {
             return refuse(message);
         }
-        let aggregate = read_text(&dir.join("aggregate.csv"))?;
-        let shape = read_sweep_shape(dir, &aggregate)?;
-        write_sweep_chart(&shape, &aggregate, dir)?;
+        if !dir.join(SPEC_FILE).exists() {
+            return refuse(format!(
+                "{} has no {SPEC_FILE}, which says what was swept (written by an older stormsim? run the sweep or the search again)",
+                dir.display()
+            ));
+        }
+        let drawn = draw_sweep_folder(dir)?;
         if let Some(mut manifest) = manifest {
-            manifest.files.insert("sweep.svg".into());
+            manifest.files.extend(drawn_names.map(String::from));
             manifest.write(dir)?;
         }
-        if dir.join("sweep.svg").exists() {
-            println!("wrote {}/sweep.svg", dir.display());
-        } else {
-            println!("{}: this sweep's shape has no chart", dir.display());
-        }
+        println!("{}", said_written(dir, &[], &drawn));
     } else {
         return refuse(format!(
-            "{} holds neither a run (summary.json) nor a whole sweep (aggregate.csv)",
+            "{} holds neither a run (summary.json) nor a whole sweep (aggregate.csv) or a search (search.csv)",
             dir.display()
         ));
     }
@@ -308,34 +310,5 @@ fn read_latency(path: &Path, variants: &mut [VariantView]) -> Result<()> {
             .latency_cdf
             .push((number(ms)?, number(fraction)?));
         Ok(())
-    })
-}
-
-// ---------------------------------------------------------------- sweeps
-
-/// A sweep's shape: its name and size from `sweep.json`, its axes from the
-/// columns of `aggregate.csv` between `point` and `replications` (as the
-/// sweep wrote them), its points from the table's rows.
-fn read_sweep_shape(dir: &Path, aggregate: &str) -> Result<SweepShape> {
-    let spec_path = dir.join(SPEC_FILE);
-    let spec: SweepSpec = serde_json::from_str(&read_text(&spec_path)?)
-        .with_context(|| format!("{} is not a sweep's spec", spec_path.display()))?;
-    let mut reader = csv::Reader::from_reader(aggregate.as_bytes());
-    let header: Vec<String> = reader.headers()?.iter().map(str::to_string).collect();
-    let axes = match (
-        header.iter().position(|h| h == "point"),
-        header.iter().position(|h| h == "replications"),
-    ) {
-        (Some(0), Some(end)) => header[1..end].to_vec(),
-        _ => bail!(
-            "{}/aggregate.csv does not start with point, the axes and replications",
-            dir.display()
-        ),
-    };
-    Ok(SweepShape {
-        name: spec.name,
-        axes,
-        points: reader.records().count(),
-        replications: spec.replications,
     })
 }

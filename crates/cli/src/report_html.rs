@@ -5,7 +5,7 @@ use crate::view::RunView;
 use stormsim_plot::style::format_count;
 
 /// Escapes text for HTML.
-fn esc(text: &str) -> String {
+pub(crate) fn esc(text: &str) -> String {
     text.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
@@ -54,12 +54,13 @@ fn overrides_html(overrides: &[String]) -> String {
     )
 }
 
-/// The page, for the charts in `written`.
-pub fn index_html(run: &RunView, written: &[&str]) -> String {
-    let mut page = String::new();
-    page.push_str(&format!(
+/// The start of every page stormsim writes, up to and with `<body>`: the
+/// title (`TITLE · stormsim`) and the one style sheet of runs' and sweeps'
+/// pages.
+pub(crate) fn page_head(title: &str) -> String {
+    format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
-         <title>{name} · stormsim</title>\n<style>\n\
+         <title>{title} · stormsim</title>\n<style>\n\
          body {{ font-family: 'DejaVu Sans', sans-serif; margin: 2em auto; padding: 0 24px; \
          max-width: 1440px; color: #222; }}\n\
          h1 {{ margin-bottom: 0.2em; }} .meta {{ color: #555; }} p, dl {{ max-width: 62em; }}\n\
@@ -69,8 +70,25 @@ pub fn index_html(run: &RunView, written: &[&str]) -> String {
          th:first-child, td:first-child, th:last-child, td:last-child {{ text-align: left; }}\n\
          figure {{ margin: 2em 0; }} figure img {{ max-width: 100%; border: 1px solid #eee; }}\n\
          figcaption {{ color: #555; margin-bottom: 0.5em; }}\n\
-         dt {{ font-weight: bold; margin-top: 0.6em; }}\n</style>\n</head>\n<body>\n\
-         <h1>{name}</h1>\n<p class=\"meta\">seed {seed} · {n} variant{s} · stormsim {version} · \
+         dt {{ font-weight: bold; margin-top: 0.6em; }}\n</style>\n</head>\n<body>\n",
+        title = esc(title)
+    )
+}
+
+/// A chart on a page: its caption above it, and as its text for those who
+/// cannot see it.
+pub(crate) fn figure(file: &str, caption: &str) -> String {
+    format!(
+        "<figure><figcaption>{caption}</figcaption>\
+         <img src=\"{file}\" alt=\"{caption}\"></figure>\n"
+    )
+}
+
+/// The page, for the charts in `written`.
+pub fn index_html(run: &RunView, written: &[&str]) -> String {
+    let mut page = page_head(&run.model);
+    page.push_str(&format!(
+        "<h1>{name}</h1>\n<p class=\"meta\">seed {seed} · {n} variant{s} · stormsim {version} · \
          files: <a href=\"summary.csv\">summary.csv</a>, <a href=\"summary.json\">summary.json</a>, \
          <a href=\"timeseries.csv\">timeseries.csv</a>, <a href=\"latency.csv\">latency.csv</a></p>\n\
          {overrides}<p>{description}</p>\n",
@@ -122,10 +140,7 @@ pub fn index_html(run: &RunView, written: &[&str]) -> String {
     page.push_str("</table>\n<h2>Charts</h2>\n");
     for (file, caption) in CHARTS {
         if written.contains(file) {
-            page.push_str(&format!(
-                "<figure><figcaption>{caption}</figcaption>\
-                 <img src=\"{file}\" alt=\"{caption}\"></figure>\n"
-            ));
+            page.push_str(&figure(file, caption));
         }
     }
     page.push_str("</body>\n</html>\n");

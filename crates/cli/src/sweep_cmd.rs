@@ -2,17 +2,13 @@
 
 use crate::outdir::{self, Kind, Manifest, OutputLock, SWEEP_FILES};
 use crate::output::write_atomically;
+use crate::sweep_charts::{draw_sweep_folder, Drawn, SPEC_FILE};
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
-use stormsim_plot::style::format_count;
-use stormsim_plot::{
-    render_heatmap_svg, render_sweep_lines_svg, HeatmapChart, SweepLineChart, SweepPoint,
-    SweepSeries,
-};
 use stormsim_sweep::inputs::{Inputs, INPUTS_FILE};
 use stormsim_sweep::resume::{
     check_inputs, merge, partial_path, run_resumable, shard_slice, ResultsError, RESULTS_FILE,
@@ -208,13 +204,13 @@ pub fn run_sweep(
         }
         return Ok(Ok(partial));
     }
-    write_tables_and_chart(sweep, out, &done.results, false)?;
+    let drawn = write_tables_and_charts(sweep, out, &done.results, false)?;
     if !quiet {
         println!(
-            "{} runs in {:.1} s; wrote {}/{{results.csv, aggregate.csv, sweep.json, sweep.svg}}",
+            "{} runs in {:.1} s; {}",
             total,
             started.elapsed().as_secs_f64(),
-            out.display()
+            said_written(out, &["results.csv", "aggregate.csv", SPEC_FILE], &drawn)
         );
     }
     Ok(Ok(partial))
@@ -230,14 +226,28 @@ fn bad_input<T>(e: ResultsError) -> Result<std::result::Result<T, String>> {
     }
 }
 
-/// Writes `aggregate.csv` and `sweep.svg` (and `results.csv` too with
-/// `with_results`, as a merge does) from a whole sweep's results.
-fn write_tables_and_chart(
+/// "wrote DIR/{results.csv, ..., index.html}; no sweep.svg: WHY": the
+/// tables `tables` and what was `drawn`, and why a chart was not.
+pub fn said_written(out: &Path, tables: &[&str], drawn: &Drawn) -> String {
+    let mut files = tables.to_vec();
+    files.extend(drawn.files());
+    let mut said = format!("wrote {}/{{{}}}", out.display(), files.join(", "));
+    for missing in drawn.missing() {
+        said.push_str("; ");
+        said.push_str(&missing);
+    }
+    said
+}
+
+/// Writes `aggregate.csv` (and `results.csv` too with `with_results`, as a
+/// merge does) from a whole sweep's results, then the folder's charts and
+/// page.
+fn write_tables_and_charts(
     sweep: &Sweep,
     out: &Path,
     results: &[stormsim_sweep::RunResult],
     with_results: bool,
-) -> Result<()> {
+) -> Result<Drawn> {
     std::fs::create_dir_all(out)?;
     if with_results {
         write_atomically(
@@ -247,23 +257,7 @@ fn write_tables_and_chart(
     }
     let table = aggregate_csv(sweep, results)?;
     write_atomically(&out.join("aggregate.csv"), table.as_bytes())?;
-    write_sweep_chart(&SweepShape::of(sweep), &table, out)
-}
-
-/// Writes `sweep.svg` from the aggregate table, or removes an earlier one
-/// when the sweep's shape has no chart. `stormsim plot` draws through here too.
-pub fn write_sweep_chart(shape: &SweepShape, aggregate: &str, out: &Path) -> Result<()> {
-    let chart_path = out.join("sweep.svg");
-    match sweep_chart(shape, aggregate) {
-        Some(Ok(svg)) => write_atomically(&chart_path, svg.as_bytes())?,
-        Some(Err(e)) => eprintln!("note: no sweep.svg: {e}"),
-        None => {
-            if chart_path.exists() {
-                std::fs::remove_file(&chart_path)?;
-            }
-        }
-    }
-    Ok(())
+    draw_sweep_folder(out)
 }
 
 /// `stormsim merge`: the shards' results into the whole sweep's tables, the
@@ -294,12 +288,12 @@ pub fn merge_shards(
         Inputs::of(sweep, 0..sweep.runs()).to_json().as_bytes(),
     )?;
     write_spec(sweep, out)?;
-    write_tables_and_chart(sweep, out, &results, true)?;
+    let drawn = write_tables_and_charts(sweep, out, &results, true)?;
     println!(
-        "merged {} runs from {} shard(s) into {}/{{results.csv, aggregate.csv, sweep.json, sweep.svg}}",
+        "merged {} runs from {} shard(s); {}",
         results.len(),
         shards.len(),
-        out.display()
+        said_written(out, &["results.csv", "aggregate.csv", SPEC_FILE], &drawn)
     );
     Ok(std::process::ExitCode::SUCCESS)
 }
@@ -399,8 +393,10 @@ pub fn run_search(
         &out.join("search.csv"),
         search_csv(&result, &search.path)?.as_bytes(),
     )?;
+    write_spec(sweep, out)?;
+    let drawn = draw_sweep_folder(out)?;
     println!(
-        "{} crosses {} between {} = {} and {}{}; wrote {}/search.csv",
+        "{} crosses {} between {} = {} and {}{}; {}",
         search.metric,
         search.threshold,
         search.path,
@@ -411,194 +407,14 @@ pub fn run_search(
         } else {
             " (uncertain: an end's 95% interval straddles the threshold; add replications)"
         },
-        out.display()
+        said_written(out, &["search.csv", SPEC_FILE], &drawn)
     );
     Ok(std::process::ExitCode::SUCCESS)
 }
-
-/// What the sweep chart says about the sweep besides its table: its name
-/// (in the title), its axes' columns and its size (in the subtitle).
-#[derive(Clone, Debug, PartialEq)]
-pub struct SweepShape {
-    /// The sweep's name.
-    pub name: String,
-    /// The axes' columns in `aggregate.csv`, in axis order.
-    pub axes: Vec<String>,
-    /// How many points.
-    pub points: usize,
-    /// Runs per point.
-    pub replications: u32,
-}
-
-impl SweepShape {
-    /// The shape of a loaded sweep.
-    pub fn of(sweep: &Sweep) -> SweepShape {
-        SweepShape {
-            name: sweep.spec.name.clone(),
-            axes: sweep
-                .points
-                .first()
-                .map(|p| p.values.iter().map(|(c, _, _)| c.clone()).collect())
-                .unwrap_or_default(),
-            points: sweep.points.len(),
-            replications: sweep.spec.replications,
-        }
-    }
-}
-
-/// `sweep.json`: the sweep's spec, written beside its tables so that the
-/// folder says what was swept and `stormsim plot` can title the chart.
-pub const SPEC_FILE: &str = "sweep.json";
 
 /// Writes [`SPEC_FILE`] into `out`.
 fn write_spec(sweep: &Sweep, out: &Path) -> Result<()> {
     let mut json = serde_json::to_string_pretty(&sweep.spec)?;
     json.push('\n');
     write_atomically(&out.join(SPEC_FILE), json.as_bytes())
-}
-
-/// The sweep's chart, from its aggregate table: with one numeric axis, lines of
-/// the share metastable and the success rate (with 95% intervals) against it;
-/// with two, a heatmap (phase diagram) of the share metastable, or of the
-/// success rate without a recovery analysis, with the 0.5 boundary drawn.
-/// `None` for other shapes (a categorical axis, more than two axes).
-pub fn sweep_chart(
-    sweep: &SweepShape,
-    aggregate: &str,
-) -> Option<Result<String, stormsim_plot::PlotError>> {
-    let mut reader = csv::Reader::from_reader(aggregate.as_bytes());
-    // Only the columns the chart reads are kept: a table of a million points
-    // has a hundred-odd columns, most of them not drawn.
-    let drawn = [
-        "metastable_share",
-        "metastable_share.ci95_low",
-        "metastable_share.ci95_high",
-        "success_rate.mean",
-        "success_rate.ci95_low",
-        "success_rate.ci95_high",
-    ];
-    let kept: Vec<usize> = reader
-        .headers()
-        .ok()?
-        .iter()
-        .enumerate()
-        .filter(|(_, h)| drawn.contains(h) || sweep.axes.iter().any(|a| a == h))
-        .map(|(i, _)| i)
-        .collect();
-    let keep = |r: &csv::StringRecord| -> Vec<String> {
-        kept.iter()
-            .map(|&i| r.get(i).unwrap_or("").to_string())
-            .collect()
-    };
-    let header: Vec<String> = keep(reader.headers().ok()?);
-    let rows: Vec<Vec<String>> = reader
-        .records()
-        .filter_map(Result::ok)
-        .map(|r| keep(&r))
-        .collect();
-    let col = |name: &str| header.iter().position(|h| h == name);
-    let num = |row: &Vec<String>, c: Option<usize>| c.and_then(|c| row[c].parse::<f64>().ok());
-    let axes = &sweep.axes;
-    let numeric_axes: Vec<&String> = axes
-        .iter()
-        .filter(|a| rows.iter().all(|r| num(r, col(a)).is_some()))
-        .collect();
-    let share = col("metastable_share").filter(|&c| rows.iter().all(|r| !r[c].is_empty()));
-    let subtitle = if share.is_some() {
-        format!(
-            "{} points × {} replications; 95% intervals: Wilson for the share, Student-t for the success rate",
-            format_count(sweep.points as u64),
-            format_count(u64::from(sweep.replications))
-        )
-    } else {
-        format!(
-            "{} points × {} replications; 95% Student-t intervals",
-            format_count(sweep.points as u64),
-            format_count(u64::from(sweep.replications))
-        )
-    };
-    match (axes.len(), numeric_axes.len()) {
-        (1, 1) => {
-            let x = col(numeric_axes[0]);
-            let mut series = Vec::new();
-            if let Some(share) = share {
-                series.push(SweepSeries {
-                    name: "share of replications metastable".into(),
-                    points: rows
-                        .iter()
-                        .map(|r| SweepPoint {
-                            x: num(r, x).unwrap_or(f64::NAN),
-                            mean: num(r, Some(share)).unwrap_or(f64::NAN),
-                            ci_low: num(r, col("metastable_share.ci95_low")),
-                            ci_high: num(r, col("metastable_share.ci95_high")),
-                        })
-                        .collect(),
-                });
-            }
-            series.push(SweepSeries {
-                name: "success rate".into(),
-                points: rows
-                    .iter()
-                    .map(|r| SweepPoint {
-                        x: num(r, x).unwrap_or(f64::NAN),
-                        mean: num(r, col("success_rate.mean")).unwrap_or(f64::NAN),
-                        ci_low: num(r, col("success_rate.ci95_low")),
-                        ci_high: num(r, col("success_rate.ci95_high")),
-                    })
-                    .collect(),
-            });
-            Some(render_sweep_lines_svg(&SweepLineChart {
-                title: format!("{}: the sweep", sweep.name),
-                subtitle,
-                x_label: numeric_axes[0].clone(),
-                y_label: "share".into(),
-                x_log: false,
-                y_range: Some((0.0, 1.0)),
-                series,
-                threshold: share.map(|_| (0.5, "half metastable".to_string())),
-            }))
-        }
-        (2, 2) => {
-            let (xc, yc) = (col(numeric_axes[0]), col(numeric_axes[1]));
-            let mut xs: Vec<f64> = rows.iter().filter_map(|r| num(r, xc)).collect();
-            let mut ys: Vec<f64> = rows.iter().filter_map(|r| num(r, yc)).collect();
-            for v in [&mut xs, &mut ys] {
-                v.sort_by(f64::total_cmp);
-                v.dedup();
-            }
-            let (value, label) = match share {
-                Some(s) => (Some(s), "share of replications metastable"),
-                None => (col("success_rate.mean"), "success rate (mean)"),
-            };
-            let mut cells = vec![vec![None; xs.len()]; ys.len()];
-            for r in &rows {
-                let (Some(x), Some(y)) = (num(r, xc), num(r, yc)) else {
-                    continue;
-                };
-                let i = xs.iter().position(|v| *v == x)?;
-                let j = ys.iter().position(|v| *v == y)?;
-                cells[j][i] = num(r, value);
-            }
-            Some(render_heatmap_svg(&HeatmapChart {
-                title: format!("{}: phase diagram", sweep.name),
-                // A cell shows a mean, not its interval: aggregate.csv has them.
-                subtitle: format!(
-                    "{} points × {} replications; each cell the mean of its replications (95% intervals in aggregate.csv)",
-                    format_count(sweep.points as u64),
-            format_count(u64::from(sweep.replications))
-                ),
-                x_label: numeric_axes[0].clone(),
-                y_label: numeric_axes[1].clone(),
-                x_values: xs,
-                y_values: ys,
-                x_log: false,
-                y_log: false,
-                cells,
-                value_label: label.into(),
-                value_range: (0.0, 1.0),
-                boundary: Some(0.5),
-            }))
-        }
-        _ => None,
-    }
 }

@@ -601,6 +601,8 @@ fn outputs_are_atomic_and_link_safe() {
         "sweep.json",
         "sweep.svg",
         "search.csv",
+        "search.svg",
+        "index.html",
         "sweep-inputs.json",
     ];
     let run_out = f.path("run");
@@ -627,7 +629,12 @@ fn outputs_are_atomic_and_link_safe() {
     std::os::unix::fs::symlink(&target, &partial).unwrap();
     assert_ok(&f.sweep_into("sweep", &["--resume"]));
     assert_eq!(read(&target), text, "the link's target is not appended to");
-    plant(&sweep_out, &["sweep.svg"], "sweep", "s");
+    plant(
+        &sweep_out,
+        &["sweep.svg", "search.svg", "index.html"],
+        "sweep",
+        "s",
+    );
     assert_ok(&stormsim(&["plot", s(&sweep_out)], &[]));
 
     let parts = shards(&f, 2);

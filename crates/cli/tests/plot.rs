@@ -199,7 +199,10 @@ fn plot_redraws_a_sweeps_chart_byte_identical() {
         out.to_str().unwrap(),
         "--quiet",
     ]);
-    assert_eq!(assert_redrawn_identically(&out), ["sweep.svg"]);
+    assert_eq!(
+        assert_redrawn_identically(&out),
+        ["index.html", "sweep.svg"]
+    );
 }
 
 #[test]

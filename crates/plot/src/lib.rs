@@ -23,6 +23,8 @@
 //!   one line per series with 95% confidence bands.
 //! - [`render_heatmap_svg`]: a metric over a grid of two swept parameters
 //!   (a phase diagram), with the boundary where it crosses a level.
+//! - [`render_search_svg`]: a tipping-point search, its probes with their
+//!   intervals against the threshold and the bisection's brackets closing in.
 //! - [`style`]: the palette, fonts and number formats every chart shares.
 #![warn(missing_docs)]
 
@@ -33,6 +35,7 @@ mod comparison;
 mod error;
 mod header;
 mod load_grid;
+mod search;
 pub mod style;
 mod sweep;
 mod timeline;
@@ -46,6 +49,7 @@ pub use comparison::{
     COMPARISON_WIDTH,
 };
 pub use error::PlotError;
+pub use search::{render_search_svg, SearchChart};
 pub use sweep::{
     render_heatmap_svg, render_sweep_lines_svg, HeatmapChart, SweepLineChart, SweepPoint,
     SweepSeries, SWEEP_WIDTH,
@@ -60,6 +64,8 @@ pub use wasted::{render_wasted_svg, ServiceWaste, WastedChart, WastedVariant, WA
 mod branches_tests;
 #[cfg(test)]
 mod comparison_tests;
+#[cfg(test)]
+mod search_tests;
 #[cfg(test)]
 mod sweep_tests;
 #[cfg(test)]

@@ -66,6 +66,10 @@ pub struct SweepLineChart {
     pub y_label: String,
     /// Log₁₀ x axis (non-positive `x` are then skipped).
     pub x_log: bool,
+    /// Log₁₀ y axis, for a metric spanning decades: points whose mean is not
+    /// positive are skipped, and `y_range` applies only if both ends are
+    /// positive.
+    pub y_log: bool,
     /// The y axis range, e.g. `Some((0.0, 1.0))` for shares; `None` fits
     /// the data (means and CIs).
     pub y_range: Option<(f64, f64)>,
@@ -74,6 +78,11 @@ pub struct SweepLineChart {
     /// An optional horizontal dashed reference line at a value, with its
     /// label, e.g. `(0.5, "half metastable")`.
     pub threshold: Option<(f64, String)>,
+    /// Shifts each series' line and markers a few pixels sideways (series
+    /// `i` of `n` by `(i - (n - 1) / 2) × 6` px), so that series equal at
+    /// a point (categories all at 0 or all at 1) are all seen rather than
+    /// the last drawn hiding the others. Bands stay where they are.
+    pub dodge: bool,
 }
 
 /// A 2-D sweep: a metric over a grid of two parameters (a phase diagram).
@@ -211,7 +220,7 @@ fn marker(canvas: &Canvas<'_>, c: (i32, i32), i: usize) -> Result<(), PlotError>
 
 /// A linear axis range with 1-2-5 ticks that holds `lo..=hi`, ending on
 /// ticks. Degenerate input (equal or non-finite) gets a sensible range.
-fn linear_ticks(lo: f64, hi: f64, target: usize) -> (f64, f64, Vec<f64>) {
+pub(crate) fn linear_ticks(lo: f64, hi: f64, target: usize) -> (f64, f64, Vec<f64>) {
     let (lo, hi) = if lo.is_finite() && hi.is_finite() && hi >= lo {
         (lo, hi)
     } else {
@@ -244,7 +253,7 @@ fn tidy(v: f64) -> f64 {
     }
 }
 
-fn finite_range(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
+pub(crate) fn finite_range(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
     values
         .filter(|v| v.is_finite())
         .fold(None, |acc, v| match acc {
@@ -313,7 +322,26 @@ pub fn render_sweep_lines_svg(chart: &SweepLineChart) -> Result<String, PlotErro
     };
 
     // Y range.
+    let drawn = |p: &SweepPoint| p.mean.is_finite() && (!chart.y_log || p.mean > 0.0);
     let (y_lo, y_hi, y_ticks) = match chart.y_range {
+        _ if chart.y_log => {
+            let (lo, hi) = match chart.y_range {
+                Some((a, b)) if a > 0.0 && b > a && b.is_finite() => (a, b),
+                _ => {
+                    let values = series.iter().flatten().filter(|p| drawn(p)).flat_map(|p| {
+                        let (l, h) = ci_of(p).unwrap_or((p.mean, p.mean));
+                        [p.mean, l, h]
+                    });
+                    let thr = chart.threshold.iter().map(|t| t.0);
+                    match finite_range(values.chain(thr).filter(|v| *v > 0.0)) {
+                        Some((lo, hi)) if hi > lo => (lo / 1.1, hi * 1.1),
+                        Some((v, _)) => log_range(v, v),
+                        None => log_range(1.0, 1000.0),
+                    }
+                }
+            };
+            (lo, hi, log_ticks(lo, hi).0)
+        }
         Some((a, b)) if a.is_finite() && b.is_finite() && a < b => {
             let step = nice_step(b - a, 5);
             let first = (a / step - 1e-9).ceil() as i64;
@@ -387,6 +415,13 @@ pub fn render_sweep_lines_svg(chart: &SweepLineChart) -> Result<String, PlotErro
     );
     let height = plot.bottom + x_axis_height() + 16;
 
+    let dodge = |i: usize| -> i32 {
+        if chart.dodge {
+            ((i as f64 - (n as f64 - 1.0) / 2.0) * 6.0).round() as i32
+        } else {
+            0
+        }
+    };
     draw_svg((SWEEP_WIDTH, height as u32), |canvas| {
         header.draw(canvas, &chart.title, &chart.subtitle, &legend, width)?;
         let xs = if chart.x_log {
@@ -394,7 +429,11 @@ pub fn render_sweep_lines_svg(chart: &SweepLineChart) -> Result<String, PlotErro
         } else {
             Scale::linear(x_lo, x_hi, plot.left, plot.right)
         };
-        let ys = Scale::linear(y_lo, y_hi, plot.bottom, plot.top);
+        let ys = if chart.y_log {
+            Scale::log10(y_lo, y_hi, plot.bottom, plot.top)
+        } else {
+            Scale::linear(y_lo, y_hi, plot.bottom, plot.top)
+        };
         draw_y_axis(
             canvas,
             plot,
@@ -419,11 +458,11 @@ pub fn render_sweep_lines_svg(chart: &SweepLineChart) -> Result<String, PlotErro
         // Bands first, all of them, so no band hides another series' line.
         for (i, pts) in series.iter().enumerate() {
             let color = series_color(i);
-            for run in runs(pts, |p| ci_of(p).is_some() && p.mean.is_finite()) {
+            for run in runs(pts, |p| ci_of(p).is_some() && drawn(p)) {
                 if run.len() == 1 {
                     let p = run[0];
                     let (lo, hi) = ci_of(p).unwrap_or((p.mean, p.mean));
-                    let x = xs.map(p.x);
+                    let x = xs.map(p.x) + dodge(i);
                     let (a, b) = (ys.map(lo), ys.map(hi));
                     line(canvas, (x, a), (x, b), color)?;
                     line(canvas, (x - 5, a), (x + 5, a), color)?;
@@ -444,16 +483,18 @@ pub fn render_sweep_lines_svg(chart: &SweepLineChart) -> Result<String, PlotErro
         }
         let mut any = false;
         for (i, pts) in series.iter().enumerate() {
-            for run in runs(pts, |p| p.mean.is_finite()) {
-                let path: Vec<(i32, i32)> =
-                    run.iter().map(|p| (xs.map(p.x), ys.map(p.mean))).collect();
+            for run in runs(pts, drawn) {
+                let path: Vec<(i32, i32)> = run
+                    .iter()
+                    .map(|p| (xs.map(p.x) + dodge(i), ys.map(p.mean)))
+                    .collect();
                 polyline(canvas, path, series_color(i), 3)?;
             }
         }
         for (i, pts) in series.iter().enumerate() {
-            for p in pts.iter().filter(|p| p.mean.is_finite()) {
+            for p in pts.iter().filter(|p| drawn(p)) {
                 any = true;
-                marker(canvas, (xs.map(p.x), ys.map(p.mean)), i)?;
+                marker(canvas, (xs.map(p.x) + dodge(i), ys.map(p.mean)), i)?;
             }
         }
         if let Some((v, label)) = threshold {

@@ -58,9 +58,11 @@ fn realistic_lines() -> SweepLineChart {
         x_label: "services[catalog].queue_capacity (requests)".into(),
         y_label: "share of replications / success rate".into(),
         x_log: false,
+        y_log: false,
         y_range: Some((0.0, 1.0)),
         series: vec![metastable, success],
         threshold: Some((0.5, "half metastable".into())),
+        dodge: false,
     }
 }
 
@@ -210,12 +212,14 @@ fn degenerate_sweep_lines_do_not_panic() {
                     x_label: String::new(),
                     y_label: String::new(),
                     x_log,
+                    y_log: x_log,
                     y_range,
                     series: vec![SweepSeries {
                         name: String::new(),
                         points: points.clone(),
                     }],
                     threshold: Some((f64::NAN, String::new())),
+                    dodge: x_log,
                 };
                 let svg = render_sweep_lines_svg(&chart).expect("renders");
                 assert_well_formed(&svg);
@@ -305,4 +309,106 @@ fn crowded_and_sparse_charts_stay_readable() {
     let svg = render_sweep_lines_svg(&lines).expect("renders");
     save("sweep-lines-log.svg", &svg);
     assert_well_formed(&svg);
+}
+
+/// One line per category of a categorical axis: the share metastable of
+/// two variants against the slowdown's end, each with its own band, the
+/// legend naming the variants (outputs/admission-work-tipping's shape).
+#[test]
+fn one_line_per_category_names_each_in_the_legend() {
+    let ends: Vec<f64> = (0..19).map(|k| 61.0 + 0.5 * f64::from(k)).collect();
+    let series = [("drawn-at-start", 66.0), ("drawn-at-admission", 64.0)]
+        .map(|(name, tip)| SweepSeries {
+            name: name.into(),
+            points: ends
+                .iter()
+                .map(|&x| {
+                    let (mean, ci) = if x < tip {
+                        (0.0, (0.0, 0.5615))
+                    } else {
+                        (1.0, (0.4385, 1.0))
+                    };
+                    SweepPoint {
+                        x,
+                        mean,
+                        ci_low: Some(ci.0),
+                        ci_high: Some(ci.1),
+                    }
+                })
+                .collect(),
+        })
+        .to_vec();
+    let chart = SweepLineChart {
+        title: "admission-work-tipping: the sweep".into(),
+        subtitle: "38 points × 3 replications; 95% Wilson intervals".into(),
+        x_label: "slowdown_end_s".into(),
+        y_label: "share of replications metastable".into(),
+        x_log: false,
+        y_log: false,
+        y_range: Some((0.0, 1.0)),
+        series,
+        threshold: Some((0.5, "half metastable".into())),
+        dodge: true,
+    };
+    let svg = render_sweep_lines_svg(&chart).expect("renders");
+    save("sweep-categories.svg", &svg);
+    assert_well_formed(&svg);
+    let texts = crate::test_support::svg_texts(&svg);
+    for text in [
+        "drawn-at-start",
+        "drawn-at-admission",
+        "slowdown_end_s",
+        "share of replications metastable",
+    ] {
+        assert!(texts.iter().any(|t| t == text), "missing {text:?}");
+    }
+    // A band per category, in its colour.
+    for color in [crate::style::series_color(0), crate::style::series_color(1)] {
+        let band = format!(
+            "<polygon opacity=\"0.18\" fill=\"#{:02X}{:02X}{:02X}\"",
+            color.0, color.1, color.2
+        );
+        assert_eq!(svg.matches(&band).count(), 1, "{band}");
+    }
+}
+
+/// A log y axis for a metric spanning decades: decade ticks, and a point
+/// whose mean is not positive left out rather than drawn at the bottom.
+#[test]
+fn a_log_y_axis_labels_decades_and_skips_non_positive_means() {
+    let point = |x: f64, mean: f64| SweepPoint {
+        x,
+        mean,
+        ci_low: Some(mean * 0.8),
+        ci_high: Some(mean * 1.25),
+    };
+    let mut chart = realistic_lines();
+    chart.y_log = true;
+    chart.y_range = None;
+    chart.threshold = None;
+    chart.y_label = "latency_p99_ms (mean)".into();
+    chart.series = vec![SweepSeries {
+        name: "latency_p99_ms".into(),
+        points: vec![
+            point(1.0, 12.0),
+            point(2.0, 140.0),
+            point(3.0, 0.0),
+            point(4.0, 9000.0),
+        ],
+    }];
+    let svg = render_sweep_lines_svg(&chart).expect("renders");
+    save("sweep-lines-log-y.svg", &svg);
+    assert_well_formed(&svg);
+    let texts = crate::test_support::svg_texts(&svg);
+    for tick in ["10", "100", "1,000"] {
+        assert!(
+            texts.iter().any(|t| t == tick),
+            "no tick {tick:?}: {texts:?}"
+        );
+    }
+    // Three markers (circles) for the three positive means, none for 0.
+    let markers = svg.matches("<circle").count();
+    chart.series[0].points.retain(|p| p.mean > 0.0);
+    let without_zero = render_sweep_lines_svg(&chart).expect("renders");
+    assert_eq!(without_zero.matches("<circle").count(), markers);
 }

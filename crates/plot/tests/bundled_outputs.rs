@@ -101,19 +101,67 @@ fn every_sweep_chart_is_well_formed_and_says_what_it_plots() {
     for dir in folders_with("sweep.svg") {
         let path = dir.join("sweep.svg");
         let texts = svg_texts(&path);
-        let series = ["share of replications metastable", "success rate"];
+        let spec: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("sweep.json")).unwrap())
+                .unwrap_or_else(|e| panic!("{}/sweep.json: {e}", dir.display()));
+        // The metric the sweep file asks for, or one of the defaults.
+        let series: Vec<String> = match spec["chart"]["metric"].as_str() {
+            Some(metric) => vec![metric.to_string()],
+            None => vec![
+                "share of replications metastable".into(),
+                "success rate".into(),
+            ],
+        };
         assert!(
             texts
                 .iter()
-                .any(|t| series.iter().any(|s| t.starts_with(s))),
-            "{} names neither of {series:?}",
+                .any(|t| series.iter().any(|s| t.starts_with(s.as_str()))),
+            "{} names none of {series:?}",
             path.display()
         );
+        // A variants axis: a line per variant, named in the legend.
+        for axis in spec["axes"].as_array().into_iter().flatten() {
+            for variant in axis["variants"].as_array().into_iter().flatten() {
+                let variant = variant.as_str().expect("a variant's name");
+                assert!(
+                    names(&texts, variant),
+                    "{} does not name variant {variant:?}",
+                    path.display()
+                );
+            }
+        }
         assert!(
             texts
                 .iter()
                 .any(|t| t.contains(": the sweep") || t.contains(": phase diagram")),
             "{} has no title",
+            path.display()
+        );
+    }
+}
+
+#[test]
+fn every_search_chart_is_well_formed_and_marks_its_bracket() {
+    let searches = folders_with("search.csv");
+    assert!(!searches.is_empty(), "the bundled search's outputs");
+    for dir in searches {
+        let path = dir.join("search.svg");
+        let texts = svg_texts(&path);
+        let probes = std::fs::read_to_string(dir.join("search.csv"))
+            .unwrap()
+            .lines()
+            .count()
+            - 1;
+        for k in 1..=probes {
+            assert!(
+                texts.contains(&k.to_string()),
+                "{} does not number probe {k}",
+                path.display()
+            );
+        }
+        assert!(
+            texts.iter().any(|t| t.starts_with("final bracket: ")),
+            "{} does not mark its final bracket",
             path.display()
         );
     }

@@ -207,6 +207,96 @@ fn set_entry_of(sweep: &Sweep, problem: &Problem) -> Option<String> {
         .map(|o| o.label)
 }
 
+/// The share of replications that ended metastable: a chart metric with no
+/// column of `summary.csv` behind it (`aggregate.csv` computes it).
+pub const METASTABLE_SHARE: &str = "metastable_share";
+
+/// The columns of `summary.csv` that hold text or verdicts, which
+/// `aggregate.csv` has no mean of (`metastable` becomes `metastable_share`).
+const TEXT_COLUMNS: [&str; 7] = [
+    "variant",
+    "complete",
+    "stopped_by",
+    "outcome",
+    "metastable",
+    "recovered_by",
+    "verdict_reason",
+];
+
+/// The metrics a sweep's chart may draw: `metastable_share`, then every
+/// numeric column of the summary (`summary_columns`, as `summary.csv` names
+/// them for the model).
+pub(crate) fn chart_metrics(summary_columns: &[String]) -> Vec<String> {
+    let mut metrics = vec![METASTABLE_SHARE.to_string()];
+    for c in summary_columns {
+        // A service of several variants is listed once.
+        if !TEXT_COLUMNS.contains(&c.as_str()) && !metrics.contains(c) {
+            metrics.push(c.clone());
+        }
+    }
+    metrics
+}
+
+/// The problem with the chart's metric, if `aggregate.csv` can have no
+/// column of it, with the closest names there are.
+pub(crate) fn chart_metric_problem(metric: &str, metrics: &[String]) -> Option<Problem> {
+    if metrics.iter().any(|m| m == metric) {
+        return None;
+    }
+    let suggestion = match metric.strip_suffix(".mean") {
+        Some(base) if metrics.iter().any(|m| m == base) => {
+            format!("write {base:?}: its mean and 95% interval are drawn")
+        }
+        _ => {
+            let mut closest: Vec<(usize, &String)> = metrics
+                .iter()
+                .map(|m| (edit_distance(metric, m), m))
+                .collect();
+            closest.sort();
+            let near: Vec<String> = closest
+                .iter()
+                .take(3)
+                .filter(|(d, _)| *d <= metric.chars().count().max(4) / 2)
+                .map(|(_, m)| format!("{m:?}"))
+                .collect();
+            let fixed: Vec<&str> = metrics
+                .iter()
+                .filter(|m| !m.contains('.'))
+                .map(String::as_str)
+                .collect();
+            let did_you_mean = if near.is_empty() {
+                String::new()
+            } else {
+                format!("did you mean {}? ", near.join(" or "))
+            };
+            format!(
+                "{did_you_mean}a metric is one of {}, or a service's or workload's column (`S.wasted`, `W.latency_p99_ms`: see docs/outputs.md)",
+                fixed.join(", ")
+            )
+        }
+    };
+    Some(Problem::new(
+        "chart.metric",
+        format!("{metric:?} is not a column of aggregate.csv: {suggestion}"),
+    ))
+}
+
+/// The Levenshtein distance between two names, in characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let substituted = diagonal + usize::from(ca != *cb);
+            diagonal = row[j + 1];
+            row[j + 1] = substituted.min(row[j] + 1).min(row[j + 1] + 1);
+        }
+    }
+    row[b.len()]
+}
+
 /// How the search's path is named in problems: `search ("PATH")`.
 pub(crate) fn search_label(path: &str) -> String {
     format!("search ({path:?})")
@@ -695,6 +785,54 @@ fn concrete(path: &str, doc: &Value) -> Vec<(String, bool)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A chart metric that is not a column of aggregate.csv is named, with
+    /// the names nearest to it; one written as its `.mean` column is told
+    /// to drop the suffix.
+    #[test]
+    fn a_chart_metric_not_in_the_aggregate_is_named_with_the_nearest() {
+        let summary: Vec<String> = ["variant", "success_rate", "latency_p99_ms", "outcome"]
+            .iter()
+            .map(|c| c.to_string())
+            .chain(["api.wasted".to_string(), "api.calls".to_string()])
+            .collect();
+        let metrics = chart_metrics(&summary);
+        assert_eq!(
+            metrics,
+            [
+                "metastable_share",
+                "success_rate",
+                "latency_p99_ms",
+                "api.wasted",
+                "api.calls"
+            ]
+        );
+        for ok in ["metastable_share", "latency_p99_ms", "api.wasted"] {
+            assert!(chart_metric_problem(ok, &metrics).is_none(), "{ok}");
+        }
+        let typo = chart_metric_problem("latency_p95_ms", &metrics).unwrap();
+        assert_eq!(typo.path, "chart.metric");
+        assert!(
+            typo.message.contains("did you mean \"latency_p99_ms\"?"),
+            "{}",
+            typo.message
+        );
+        let mean = chart_metric_problem("api.wasted.mean", &metrics).unwrap();
+        assert!(
+            mean.message.contains("write \"api.wasted\""),
+            "{}",
+            mean.message
+        );
+        let text = chart_metric_problem("outcome", &metrics).unwrap();
+        assert!(
+            text.message
+                .contains("metastable_share, success_rate, latency_p99_ms"),
+            "{}",
+            text.message
+        );
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("", "abc"), 3);
+    }
 
     #[test]
     fn problems_at_every_element_of_a_list_are_one() {

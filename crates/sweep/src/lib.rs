@@ -14,8 +14,9 @@ pub mod search;
 pub mod spec;
 mod table;
 
+pub use check::METASTABLE_SHARE;
 pub use design::Point;
-pub use spec::{ModelSource, SearchSpec, SweepSpec};
+pub use spec::{ChartSpec, ModelSource, SearchSpec, SweepSpec};
 pub use table::{aggregate_csv, results_csv};
 
 use rayon::prelude::*;
@@ -527,6 +528,10 @@ fn spec_problems(spec: &SweepSpec, base: &stormsim_model::LoadedModel) -> Vec<Pr
         }
         columns.push(column);
     }
+    if let Some(metric) = spec.chart.as_ref().and_then(|c| c.metric.as_deref()) {
+        let metrics = check::chart_metrics(&summary_columns(base));
+        problems.extend(check::chart_metric_problem(metric, &metrics));
+    }
     if let Some(search) = &spec.search {
         if !(search.tolerance.is_finite() && search.tolerance > 0.0) {
             problems.push(Problem::new(
@@ -542,9 +547,6 @@ fn spec_problems(spec: &SweepSpec, base: &stormsim_model::LoadedModel) -> Vec<Pr
 /// run's (point, replication, seed), the summary's (fixed, per service and
 /// per workload of the model) and the aggregate's.
 fn reserved_columns(base: &stormsim_model::LoadedModel) -> Vec<String> {
-    use stormsim_sim::report::{
-        FAILURE_COLUMNS, SERVICE_COLUMNS, SUMMARY_COLUMNS, WORKLOAD_COLUMNS,
-    };
     let mut reserved: Vec<String> = [
         "point",
         "replication",
@@ -555,19 +557,32 @@ fn reserved_columns(base: &stormsim_model::LoadedModel) -> Vec<String> {
         "metastable_share.ci95_high",
     ]
     .iter()
-    .chain(SUMMARY_COLUMNS)
-    .chain(FAILURE_COLUMNS)
     .map(|c| c.to_string())
     .collect();
+    reserved.extend(summary_columns(base));
+    reserved
+}
+
+/// The columns `summary.csv` may have for any variant of the model: the
+/// fixed ones, and those of each of its services and workloads.
+fn summary_columns(base: &stormsim_model::LoadedModel) -> Vec<String> {
+    use stormsim_sim::report::{
+        FAILURE_COLUMNS, SERVICE_COLUMNS, SUMMARY_COLUMNS, WORKLOAD_COLUMNS,
+    };
+    let mut columns: Vec<String> = SUMMARY_COLUMNS
+        .iter()
+        .chain(FAILURE_COLUMNS)
+        .map(|c| c.to_string())
+        .collect();
     for v in &base.variants {
         for s in &v.model.services {
-            reserved.extend(SERVICE_COLUMNS.iter().map(|c| format!("{}.{c}", s.name)));
+            columns.extend(SERVICE_COLUMNS.iter().map(|c| format!("{}.{c}", s.name)));
         }
         for w in &v.model.workloads {
-            reserved.extend(WORKLOAD_COLUMNS.iter().map(|c| format!("{}.{c}", w.name)));
+            columns.extend(WORKLOAD_COLUMNS.iter().map(|c| format!("{}.{c}", w.name)));
         }
     }
-    reserved
+    columns
 }
 
 /// The summary table of one run (header, row), as `summary.csv` has it.

@@ -130,7 +130,7 @@ impl Sweep {
             probes.push(p.clone());
             Ok(p)
         };
-        let (mut lo, mut hi) = (run(search.from)?, run(search.to)?);
+        let (lo, hi) = (run(search.from)?, run(search.to)?);
         if lo.above(search.threshold) == hi.above(search.threshold) {
             return Err(Problem::new(
                 "search",
@@ -140,25 +140,90 @@ impl Sweep {
                 ),
             ));
         }
-        while (hi.value - lo.value).abs() > search.tolerance {
-            let mid = (lo.value + hi.value) / 2.0;
-            let m = run(mid)?;
-            if m.value == lo.value || m.value == hi.value {
-                break; // integer probes: nothing left between the ends
-            }
-            if m.above(search.threshold) == lo.above(search.threshold) {
-                lo = m;
-            } else {
-                hi = m;
+        let mut bracket = Bracket { lo, hi };
+        while bracket.width() > search.tolerance {
+            let m = run(bracket.middle())?;
+            if !bracket.narrow(m, search.threshold) {
+                break;
             }
         }
-        let certain = lo.certain(search.threshold) && hi.certain(search.threshold);
+        let certain = bracket.certain(search.threshold);
         Ok(SearchResult {
             probes,
-            bracket: (lo.value.min(hi.value), lo.value.max(hi.value)),
+            bracket: bracket.ends(),
             certain,
         })
     }
+}
+
+/// The two probes that hold the crossing between them, on opposite sides of
+/// the threshold.
+struct Bracket {
+    lo: Probe,
+    hi: Probe,
+}
+
+impl Bracket {
+    fn width(&self) -> f64 {
+        (self.hi.value - self.lo.value).abs()
+    }
+
+    fn middle(&self) -> f64 {
+        (self.lo.value + self.hi.value) / 2.0
+    }
+
+    /// The bracket's ends, lower first.
+    fn ends(&self) -> (f64, f64) {
+        (
+            self.lo.value.min(self.hi.value),
+            self.lo.value.max(self.hi.value),
+        )
+    }
+
+    /// Whether both ends are on their side beyond their 95% intervals.
+    fn certain(&self, threshold: f64) -> bool {
+        self.lo.certain(threshold) && self.hi.certain(threshold)
+    }
+
+    /// Puts the probe `m` at the end on its side of the threshold; `false`
+    /// (the bracket unchanged) when it probed an end again, as integer
+    /// probes do once nothing is left between the ends.
+    fn narrow(&mut self, m: Probe, threshold: f64) -> bool {
+        if m.value == self.lo.value || m.value == self.hi.value {
+            return false;
+        }
+        if m.above(threshold) == self.lo.above(threshold) {
+            self.lo = m;
+        } else {
+            self.hi = m;
+        }
+        true
+    }
+}
+
+/// A search's bracket after each of its probes from the second (before it,
+/// there is none), and whether the last is certain (see
+/// [`SearchResult::certain`]): the bisection replayed from its probes in the
+/// order run, as `search.csv` lists them, so that a chart of a search's file
+/// shows the brackets the search held. `None` with fewer than two probes or
+/// ends on one side.
+pub fn replay_brackets(probes: &[Probe], threshold: f64) -> Option<(Vec<(f64, f64)>, bool)> {
+    let [lo, hi, rest @ ..] = probes else {
+        return None;
+    };
+    if lo.above(threshold) == hi.above(threshold) {
+        return None;
+    }
+    let mut bracket = Bracket {
+        lo: lo.clone(),
+        hi: hi.clone(),
+    };
+    let mut brackets = vec![bracket.ends()];
+    for m in rest {
+        bracket.narrow(m.clone(), threshold);
+        brackets.push(bracket.ends());
+    }
+    Some((brackets, bracket.certain(threshold)))
 }
 
 /// What one replication of a probe gave.
@@ -258,19 +323,21 @@ pub fn wilson_interval(successes: usize, n: usize) -> (f64, f64) {
     ((centre - half).max(0.0), (centre + half).min(1.0))
 }
 
+/// The columns of `search.csv` after the first (the parameter's path).
+pub const SEARCH_COLUMNS: [&str; 6] = [
+    "mean",
+    "ci95_low",
+    "ci95_high",
+    "replications_used",
+    "replications_left_out",
+    "left_out_why",
+];
+
 /// `search.csv`: every probe (value, mean, 95% interval, replications used
 /// and left out with why), in the order run.
 pub fn search_csv(result: &SearchResult, path: &str) -> Result<String, csv::Error> {
     let mut out = csv::Writer::from_writer(Vec::new());
-    out.write_record([
-        path,
-        "mean",
-        "ci95_low",
-        "ci95_high",
-        "replications_used",
-        "replications_left_out",
-        "left_out_why",
-    ])?;
+    out.write_record(std::iter::once(path).chain(SEARCH_COLUMNS))?;
     for p in &result.probes {
         let (lo, hi) = p.ci.map_or((String::new(), String::new()), |(l, h)| {
             (l.to_string(), h.to_string())
@@ -293,6 +360,57 @@ pub fn search_csv(result: &SearchResult, path: &str) -> Result<String, csv::Erro
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn probe(value: f64, mean: f64, ci: (f64, f64)) -> Probe {
+        Probe {
+            value,
+            mean,
+            ci: Some(ci),
+            used: 3,
+            left_out: Vec::new(),
+        }
+    }
+
+    /// The bisection replayed from outputs/catalog-queue-search's probes
+    /// holds the brackets the search held, to its final 3,383 to 3,422; a
+    /// probe at an end (integer probes with nothing between) leaves it be.
+    #[test]
+    fn the_brackets_replay_from_the_probes() {
+        let below = (0.0, 0.56);
+        let above = (0.44, 1.0);
+        let probes = [
+            probe(1000.0, 0.0, below),
+            probe(6000.0, 1.0, above),
+            probe(3500.0, 1.0, above),
+            probe(2250.0, 0.0, below),
+            probe(2875.0, 0.0, below),
+            probe(3188.0, 0.0, below),
+            probe(3344.0, 0.0, below),
+            probe(3422.0, 0.67, (0.21, 0.94)),
+            probe(3383.0, 0.0, below),
+        ];
+        let (brackets, certain) = replay_brackets(&probes, 0.5).unwrap();
+        assert_eq!(
+            brackets,
+            [
+                (1000.0, 6000.0),
+                (1000.0, 3500.0),
+                (2250.0, 3500.0),
+                (2875.0, 3500.0),
+                (3188.0, 3500.0),
+                (3344.0, 3500.0),
+                (3344.0, 3422.0),
+                (3383.0, 3422.0),
+            ]
+        );
+        assert!(!certain, "3 replications never settle a share of 0.5");
+        let mut again = probes[..3].to_vec();
+        again.push(probe(3500.0, 1.0, above));
+        let (brackets, _) = replay_brackets(&again, 0.5).unwrap();
+        assert_eq!(brackets.last(), Some(&(1000.0, 3500.0)));
+        assert!(replay_brackets(&probes[..1], 0.5).is_none());
+        assert!(replay_brackets(&[probes[0].clone(), probes[3].clone()], 0.5).is_none());
+    }
 
     /// Wilson's interval for a share of replications: never outside [0, 1],
     /// and not a single point at 0 or n of n (the Student-t interval of 0/1

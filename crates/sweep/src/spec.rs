@@ -52,6 +52,30 @@ pub struct SweepSpec {
     /// How points are chosen: the full grid (default), or a sample.
     #[serde(default)]
     pub design: DesignSpec,
+    /// What `sweep.svg` draws, where the default is not what the sweep is
+    /// about (a latency, wasted work) or its axis spans decades.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chart: Option<ChartSpec>,
+}
+
+/// The chart of a sweep (`sweep.svg`).
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ChartSpec {
+    /// The metric drawn, its mean over replications with its 95% interval:
+    /// `metastable_share`, or a numeric column of `summary.csv`
+    /// (`success_rate`, `ok_latency_p99_ms`, `S.wasted` for a service `S`),
+    /// drawn from `aggregate.csv`'s `C.mean`, `C.ci95_low` and `C.ci95_high`.
+    /// Default: `metastable_share` where the model is judged for recovery,
+    /// else `success_rate`.
+    #[serde(default)]
+    pub metric: Option<String>,
+    /// A log₁₀ x axis, for an axis swept over decades.
+    #[serde(default)]
+    pub log_x: bool,
+    /// A log₁₀ y axis, for a metric that spans decades (latencies, counts).
+    #[serde(default)]
+    pub log_y: bool,
 }
 
 /// Where a sweep's base model comes from.

@@ -1,0 +1,552 @@
+//! A sweep folder's charts and page, drawn from its files alone: `sweep.svg`
+//! from `aggregate.csv`, `search.svg` from `search.csv`, and `index.html`
+//! from both and `sweep.json`. `sweep`, `merge` and `search` draw them
+//! after writing their tables, and `stormsim plot` from the same files, so
+//! both give the same bytes.
+
+use crate::output::write_atomically;
+use crate::sweep_page::{sweep_page, SearchView};
+use anyhow::{anyhow, bail, Context, Result};
+use std::path::Path;
+use stormsim_plot::style::{format_count, MAX_SERIES};
+use stormsim_plot::{
+    render_heatmap_svg, render_search_svg, render_sweep_lines_svg, HeatmapChart, SearchChart,
+    SweepLineChart, SweepPoint, SweepSeries,
+};
+use stormsim_sweep::search::{replay_brackets, Probe, SEARCH_COLUMNS};
+use stormsim_sweep::spec::DesignSpec;
+use stormsim_sweep::{ChartSpec, SweepSpec, METASTABLE_SHARE};
+
+/// `sweep.json`: the sweep's spec, written beside its tables so that the
+/// folder says what was swept and its charts and page can be drawn again.
+pub const SPEC_FILE: &str = "sweep.json";
+/// The sweep's chart.
+pub const SWEEP_CHART: &str = "sweep.svg";
+/// The search's chart.
+pub const SEARCH_CHART: &str = "search.svg";
+/// The folder's page.
+pub const PAGE: &str = "index.html";
+
+/// What the sweep chart says about the sweep besides its table: its name
+/// (in the title), its axes' columns and its size (in the subtitle), and
+/// what it was asked to draw.
+#[derive(Clone, Debug)]
+pub struct SweepShape {
+    /// The sweep's name.
+    pub name: String,
+    /// The axes' columns in `aggregate.csv`, in axis order.
+    pub axes: Vec<String>,
+    /// How many points.
+    pub points: usize,
+    /// Runs per point.
+    pub replications: u32,
+    /// Whether the points are a grid (not a random or Latin-hypercube sample).
+    pub grid: bool,
+    /// The sweep file's `chart`.
+    pub chart: ChartSpec,
+}
+
+/// What was drawn in a sweep folder: each chart's file name, or why it has
+/// none; `None` where the folder has no table for it.
+pub struct Drawn {
+    /// `sweep.svg`, or why there is none.
+    pub sweep: Option<std::result::Result<(), String>>,
+    /// `search.svg`, or why there is none.
+    pub search: Option<std::result::Result<(), String>>,
+}
+
+impl Drawn {
+    /// The names of the charts and the page drawn, in the order written.
+    pub fn files(&self) -> Vec<&'static str> {
+        let mut files = Vec::new();
+        if matches!(self.sweep, Some(Ok(()))) {
+            files.push(SWEEP_CHART);
+        }
+        if matches!(self.search, Some(Ok(()))) {
+            files.push(SEARCH_CHART);
+        }
+        files.push(PAGE);
+        files
+    }
+
+    /// Why a chart was not drawn, said as `no sweep.svg: WHY`; empty if
+    /// every chart of the folder's tables was.
+    pub fn missing(&self) -> Vec<String> {
+        [(SWEEP_CHART, &self.sweep), (SEARCH_CHART, &self.search)]
+            .into_iter()
+            .filter_map(|(file, drawn)| match drawn {
+                Some(Err(why)) => Some(format!("no {file}: {why}")),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+/// Draws the charts and the page of the sweep folder `dir` from its files
+/// (`sweep.json`, and `aggregate.csv` and `search.csv` where present). A
+/// chart that cannot be drawn removes an earlier one of that name, which
+/// would otherwise pass for this sweep's.
+pub fn draw_sweep_folder(dir: &Path) -> Result<Drawn> {
+    let spec = read_spec(dir)?;
+    let aggregate_path = dir.join("aggregate.csv");
+    let (sweep, shape) = if aggregate_path.exists() {
+        let aggregate = read_text(&aggregate_path)?;
+        let shape = read_sweep_shape(&spec, &aggregate, dir)?;
+        let drawn = sweep_chart(&shape, &aggregate);
+        write_or_remove(dir, SWEEP_CHART, &drawn)?;
+        (Some(drawn.map(|_| ())), Some(shape))
+    } else {
+        (None, None)
+    };
+    let search_path = dir.join("search.csv");
+    let (search, search_view) = match (&spec.search, search_path.exists()) {
+        (Some(_), true) => {
+            let view = read_search(&spec, &read_text(&search_path)?, &search_path)?;
+            let drawn = search_chart(&spec, &view);
+            write_or_remove(dir, SEARCH_CHART, &drawn)?;
+            (Some(drawn.map(|_| ())), Some(view))
+        }
+        _ => (None, None),
+    };
+    let drawn = Drawn { sweep, search };
+    let page = sweep_page(&spec, shape.as_ref(), search_view.as_ref(), &drawn);
+    write_atomically(&dir.join(PAGE), page.as_bytes())?;
+    Ok(drawn)
+}
+
+fn write_or_remove(
+    dir: &Path,
+    file: &str,
+    drawn: &std::result::Result<String, String>,
+) -> Result<()> {
+    let path = dir.join(file);
+    match drawn {
+        Ok(svg) => write_atomically(&path, svg.as_bytes()),
+        Err(_) if path.exists() => std::fs::remove_file(&path)
+            .with_context(|| format!("cannot remove the stale {}", path.display())),
+        Err(_) => Ok(()),
+    }
+}
+
+fn read_text(path: &Path) -> Result<String> {
+    std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))
+}
+
+/// The sweep's spec, from the folder's `sweep.json`.
+pub fn read_spec(dir: &Path) -> Result<SweepSpec> {
+    let path = dir.join(SPEC_FILE);
+    serde_json::from_str(&read_text(&path)?)
+        .with_context(|| format!("{} is not a sweep's spec", path.display()))
+}
+
+/// A sweep's shape: its name, size and chart from its spec, its axes from
+/// the columns of `aggregate.csv` between `point` and `replications` (as the
+/// sweep wrote them), its points from the table's rows.
+fn read_sweep_shape(spec: &SweepSpec, aggregate: &str, dir: &Path) -> Result<SweepShape> {
+    let mut reader = csv::Reader::from_reader(aggregate.as_bytes());
+    let header: Vec<String> = reader.headers()?.iter().map(str::to_string).collect();
+    let axes = match (
+        header.iter().position(|h| h == "point"),
+        header.iter().position(|h| h == "replications"),
+    ) {
+        (Some(0), Some(end)) => header[1..end].to_vec(),
+        _ => bail!(
+            "{}/aggregate.csv does not start with point, the axes and replications",
+            dir.display()
+        ),
+    };
+    Ok(SweepShape {
+        name: spec.name.clone(),
+        axes,
+        points: reader.records().count(),
+        replications: spec.replications,
+        grid: matches!(spec.design, DesignSpec::Grid),
+        chart: spec.chart.clone().unwrap_or_default(),
+    })
+}
+
+/// The metric a chart draws: its columns in `aggregate.csv` and how it is
+/// said on the chart.
+struct Metric {
+    mean: String,
+    low: String,
+    high: String,
+    label: String,
+    /// A share or a rate: drawn on 0 to 1, with the 0.5 level marked.
+    share: bool,
+}
+
+impl Metric {
+    /// `metastable_share`, or a summary column `C` (its `C.mean`).
+    fn named(name: &str) -> Metric {
+        if name == METASTABLE_SHARE {
+            return Metric {
+                mean: name.into(),
+                low: format!("{name}.ci95_low"),
+                high: format!("{name}.ci95_high"),
+                label: "share of replications metastable".into(),
+                share: true,
+            };
+        }
+        Metric {
+            mean: format!("{name}.mean"),
+            low: format!("{name}.ci95_low"),
+            high: format!("{name}.ci95_high"),
+            label: if name == "success_rate" {
+                "success rate (mean)".into()
+            } else {
+                format!("{name} (mean)")
+            },
+            share: name.ends_with("success_rate") || name.ends_with("_share"),
+        }
+    }
+
+    /// The point at `x` of a row.
+    fn point(&self, table: &Table, row: &[String], x: f64) -> SweepPoint {
+        SweepPoint {
+            x,
+            mean: table.number(row, &self.mean).unwrap_or(f64::NAN),
+            ci_low: table.number(row, &self.low),
+            ci_high: table.number(row, &self.high),
+        }
+    }
+}
+
+/// The columns of `aggregate.csv` a chart reads, by name.
+struct Table {
+    header: Vec<String>,
+    rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    /// Only the columns named in `keep` are kept: a table of a million
+    /// points has a hundred-odd columns, most of them not drawn.
+    fn read(aggregate: &str, keep: &[&str]) -> Option<Table> {
+        let mut reader = csv::Reader::from_reader(aggregate.as_bytes());
+        let kept: Vec<usize> = reader
+            .headers()
+            .ok()?
+            .iter()
+            .enumerate()
+            .filter(|(_, h)| keep.contains(h))
+            .map(|(i, _)| i)
+            .collect();
+        let pick = |r: &csv::StringRecord| -> Vec<String> {
+            kept.iter()
+                .map(|&i| r.get(i).unwrap_or("").to_string())
+                .collect()
+        };
+        let header = pick(reader.headers().ok()?);
+        let rows = reader
+            .records()
+            .filter_map(|r| r.ok())
+            .map(|r| pick(&r))
+            .collect();
+        Some(Table { header, rows })
+    }
+
+    fn column(&self, name: &str) -> Option<usize> {
+        self.header.iter().position(|h| h == name)
+    }
+
+    fn number(&self, row: &[String], name: &str) -> Option<f64> {
+        self.column(name).and_then(|c| row[c].parse().ok())
+    }
+
+    /// Whether every row has a number in the column.
+    fn all_numbers(&self, name: &str) -> bool {
+        self.column(name).is_some() && self.rows.iter().all(|r| self.number(r, name).is_some())
+    }
+}
+
+/// The sweep's chart, from its aggregate table, or why it has none. The
+/// metric is the sweep file's `chart.metric`, by default the share
+/// metastable where every point has one, else the success rate. With one
+/// numeric axis: lines against it (by default both the share and the success
+/// rate); with two: a heatmap (phase diagram), the 0.5 boundary drawn for a
+/// share; with one numeric and one categorical axis (variants): a line per
+/// category. Other shapes have no chart.
+pub fn sweep_chart(shape: &SweepShape, aggregate: &str) -> std::result::Result<String, String> {
+    let share_columns = [
+        METASTABLE_SHARE,
+        "metastable_share.ci95_low",
+        "metastable_share.ci95_high",
+    ];
+    let chosen = shape.chart.metric.as_deref();
+    let chosen_metric = chosen.map(Metric::named);
+    let success = Metric::named("success_rate");
+    let mut keep: Vec<&str> = share_columns.to_vec();
+    keep.extend([&success.mean, &success.low, &success.high].map(String::as_str));
+    if let Some(m) = &chosen_metric {
+        keep.extend([&m.mean, &m.low, &m.high].map(String::as_str));
+    }
+    keep.extend(shape.axes.iter().map(String::as_str));
+    let table = Table::read(aggregate, &keep).ok_or("aggregate.csv cannot be read")?;
+    let has_share = table.all_numbers(METASTABLE_SHARE);
+    let metric = match chosen_metric {
+        Some(m) => m,
+        None if has_share => Metric::named(METASTABLE_SHARE),
+        None => Metric::named("success_rate"),
+    };
+    if table.column(&metric.mean).is_none() {
+        return Err(format!(
+            "aggregate.csv has no column {} (no run had a value of {})",
+            metric.mean,
+            chosen.unwrap_or("success_rate")
+        ));
+    }
+    let numeric: Vec<&String> = shape.axes.iter().filter(|a| table.all_numbers(a)).collect();
+    // One numeric axis and no metric chosen: the share and the success rate.
+    let two_lines = chosen.is_none() && has_share && (shape.axes.len(), numeric.len()) == (1, 1);
+    let intervals = if two_lines {
+        "95% intervals: Wilson for the share, Student-t for the success rate"
+    } else if metric.mean == METASTABLE_SHARE {
+        "95% Wilson intervals"
+    } else {
+        "95% Student-t intervals"
+    };
+    let subtitle = format!(
+        "{} points × {} replications; {intervals}",
+        format_count(shape.points as u64),
+        format_count(u64::from(shape.replications))
+    );
+    let log_y = shape.chart.log_y && !metric.share;
+    let lines = |x_label: &str, series: Vec<SweepSeries>, dodge: bool| {
+        render_sweep_lines_svg(&SweepLineChart {
+            title: format!("{}: the sweep", shape.name),
+            subtitle: subtitle.clone(),
+            x_label: x_label.into(),
+            y_label: if series.len() == 1 || dodge {
+                metric.label.clone()
+            } else {
+                "share".into()
+            },
+            x_log: shape.chart.log_x,
+            y_log: log_y,
+            y_range: metric.share.then_some((0.0, 1.0)),
+            threshold: (metric.mean == METASTABLE_SHARE)
+                .then(|| (0.5, "half metastable".to_string())),
+            series,
+            dodge,
+        })
+        .map_err(|e| e.to_string())
+    };
+    let x_of = |axis: &str, row: &[String]| table.number(row, axis).unwrap_or(f64::NAN);
+    match (shape.axes.len(), numeric.len()) {
+        (1, 1) => {
+            let axis = numeric[0];
+            let series_of = |m: &Metric, name: &str| SweepSeries {
+                name: name.into(),
+                points: table
+                    .rows
+                    .iter()
+                    .map(|r| m.point(&table, r, x_of(axis, r)))
+                    .collect(),
+            };
+            let series = if two_lines {
+                vec![
+                    series_of(&metric, "share of replications metastable"),
+                    series_of(&success, "success rate"),
+                ]
+            } else {
+                vec![series_of(&metric, &metric.label)]
+            };
+            lines(axis, series, false)
+        }
+        (2, 1) => {
+            let axis = numeric[0];
+            let by = shape
+                .axes
+                .iter()
+                .find(|a| *a != axis)
+                .expect("two axes, one numeric");
+            let by_col = table.column(by).expect("an axis's column is kept");
+            let mut categories: Vec<&str> = Vec::new();
+            for r in &table.rows {
+                if !categories.contains(&r[by_col].as_str()) {
+                    categories.push(&r[by_col]);
+                }
+            }
+            if categories.len() > MAX_SERIES {
+                return Err(format!(
+                    "{} has {} values, and a chart tells at most {MAX_SERIES} lines apart",
+                    by,
+                    categories.len()
+                ));
+            }
+            let series = categories
+                .iter()
+                .map(|c| SweepSeries {
+                    name: (*c).into(),
+                    points: table
+                        .rows
+                        .iter()
+                        .filter(|r| r[by_col] == *c)
+                        .map(|r| metric.point(&table, r, x_of(axis, r)))
+                        .collect(),
+                })
+                .collect();
+            lines(axis, series, true)
+        }
+        (2, 2) if !shape.grid => Err(
+            "the points of a sampled design form no grid to draw as a phase diagram (aggregate.csv has every point)".into(),
+        ),
+        (2, 2) => {
+            let (xa, ya) = (numeric[0], numeric[1]);
+            let distinct = |axis: &str| {
+                let mut v: Vec<f64> = table.rows.iter().filter_map(|r| table.number(r, axis)).collect();
+                v.sort_by(f64::total_cmp);
+                v.dedup();
+                v
+            };
+            let (xs, ys) = (distinct(xa), distinct(ya));
+            let mut cells = vec![vec![None; xs.len()]; ys.len()];
+            for r in &table.rows {
+                let (Some(x), Some(y)) = (table.number(r, xa), table.number(r, ya)) else {
+                    continue;
+                };
+                let i = xs.iter().position(|v| *v == x).expect("a value of its axis");
+                let j = ys.iter().position(|v| *v == y).expect("a value of its axis");
+                cells[j][i] = table.number(r, &metric.mean);
+            }
+            render_heatmap_svg(&HeatmapChart {
+                title: format!("{}: phase diagram", shape.name),
+                // A cell shows a mean, not its interval: aggregate.csv has them.
+                subtitle: format!(
+                    "{} points × {} replications; each cell the mean of its replications (95% intervals in aggregate.csv)",
+                    format_count(shape.points as u64),
+                    format_count(u64::from(shape.replications))
+                ),
+                x_label: xa.clone(),
+                y_label: ya.clone(),
+                x_values: xs,
+                y_values: ys,
+                x_log: shape.chart.log_x,
+                y_log: false,
+                cells,
+                value_label: metric.label.clone(),
+                value_range: if metric.share {
+                    (0.0, 1.0)
+                } else {
+                    (f64::NAN, f64::NAN)
+                },
+                boundary: metric.share.then_some(0.5),
+            })
+            .map_err(|e| e.to_string())
+        }
+        (0, _) => Err("the sweep has no axes".into()),
+        (n, k) => Err(format!(
+            "a chart draws one numeric axis, two (a phase diagram), or one numeric and one categorical axis (a line per category); this sweep has {n} ax{} ({}), {k} of them numeric",
+            if n == 1 { "is" } else { "es" },
+            shape.axes.join(", ")
+        )),
+    }
+}
+
+/// Reads `search.csv`: the probes in the order run, and the bracket the
+/// bisection held, replayed from them.
+fn read_search(spec: &SweepSpec, text: &str, path: &Path) -> Result<SearchView> {
+    let search = spec
+        .search
+        .as_ref()
+        .ok_or_else(|| anyhow!("the sweep has no `search`"))?;
+    let mut reader = csv::Reader::from_reader(text.as_bytes());
+    let header: Vec<String> = reader.headers()?.iter().map(str::to_string).collect();
+    let column = |name: &str| {
+        header
+            .iter()
+            .position(|h| h == name)
+            .ok_or_else(|| anyhow!("{} has no column {name:?}", path.display()))
+    };
+    let [mean, low, high, used, left_out, why] = SEARCH_COLUMNS.map(column);
+    let (mean, low, high, used, left_out, why) = (mean?, low?, high?, used?, left_out?, why?);
+    let mut view = SearchView {
+        path: search.path.clone(),
+        probes: Vec::new(),
+        left_out: Vec::new(),
+        brackets: Vec::new(),
+        certain: false,
+    };
+    for (line, record) in reader.records().enumerate() {
+        let record = record.with_context(|| format!("cannot read {}", path.display()))?;
+        let cell = |c: usize| record.get(c).unwrap_or("");
+        let number = |c: usize| -> Result<f64> {
+            cell(c).parse().map_err(|_| {
+                anyhow!(
+                    "{} line {}: {} is not a number",
+                    path.display(),
+                    line + 2,
+                    header[c]
+                )
+            })
+        };
+        let ci = match (cell(low), cell(high)) {
+            ("", "") => None,
+            _ => Some((number(low)?, number(high)?)),
+        };
+        view.probes.push(Probe {
+            value: number(0)?,
+            mean: number(mean)?,
+            ci,
+            used: number(used)? as usize,
+            left_out: Vec::new(),
+        });
+        view.left_out
+            .push((number(left_out)? as usize, cell(why).to_string()));
+    }
+    if let Some((brackets, certain)) = replay_brackets(&view.probes, search.threshold) {
+        view.brackets = brackets;
+        view.certain = certain;
+    }
+    Ok(view)
+}
+
+/// The label of a search's metric on its chart and page.
+pub fn search_metric_label(metric: &str) -> String {
+    if metric == "metastable" {
+        "share of replications metastable".into()
+    } else {
+        Metric::named(metric).label
+    }
+}
+
+/// The search's chart, or why it has none.
+fn search_chart(spec: &SweepSpec, view: &SearchView) -> std::result::Result<String, String> {
+    let search = spec.search.as_ref().ok_or("the sweep has no `search`")?;
+    let share = search.metric == "metastable" || Metric::named(&search.metric).share;
+    render_search_svg(&SearchChart {
+        title: format!(
+            "{}: where {} crosses {}",
+            spec.name,
+            search.metric,
+            stormsim_plot::style::format_number(search.threshold)
+        ),
+        subtitle: format!(
+            "{} probes × {} replications; 95% {} intervals",
+            view.probes.len(),
+            format_count(u64::from(spec.replications)),
+            if search.metric == "metastable" {
+                "Wilson"
+            } else {
+                "Student-t"
+            }
+        ),
+        parameter: search.path.clone(),
+        metric: search_metric_label(&search.metric),
+        probes: view
+            .probes
+            .iter()
+            .map(|p| SweepPoint {
+                x: p.value,
+                mean: p.mean,
+                ci_low: p.ci.map(|c| c.0),
+                ci_high: p.ci.map(|c| c.1),
+            })
+            .collect(),
+        threshold: search.threshold,
+        brackets: view.brackets.clone(),
+        certain: view.certain,
+        y_range: share.then_some((0.0, 1.0)),
+    })
+    .map_err(|e| e.to_string())
+}
