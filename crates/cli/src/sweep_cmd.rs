@@ -106,16 +106,20 @@ pub fn run_sweep(
         &out.join(INPUTS_FILE),
         Inputs::of(sweep, slice.clone()).to_json().as_bytes(),
     )?;
-    let total = slice.end;
+    // Progress counts this invocation's slice: a shard's runs, not the sweep's.
+    let (first, total) = (slice.start, slice.len());
     if !quiet {
         eprintln!(
             "sweep {:?}: {} points × {} replications = {} runs of {}",
             sweep.spec.name,
             sweep.points.len(),
             sweep.spec.replications,
-            total,
+            sweep.runs(),
             sweep.model_path.display()
         );
+        if let Some((index, count)) = shard {
+            eprintln!("shard {index}/{count}: {}", shard_runs(&slice));
+        }
     }
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(jobs.unwrap_or(0))
@@ -140,6 +144,7 @@ pub fn run_sweep(
         if quiet {
             return;
         }
+        let done = done - first;
         let all = events.fetch_add(run_events, Ordering::Relaxed) + run_events;
         let elapsed = started.elapsed().as_secs_f64();
         let rate = all as f64 / elapsed.max(1e-9) / 1e6;
@@ -178,13 +183,9 @@ pub fn run_sweep(
     let aggregate = out.join("aggregate.csv");
     if let (Some((index, count)), true) = (shard, done.complete) {
         if !quiet {
-            let runs = if slice.is_empty() {
-                "no runs (more shards than runs)".to_string()
-            } else {
-                format!("runs {} to {} done", slice.start, slice.end - 1)
-            };
             println!(
-                "shard {index}/{count}: {runs} in {}; combine the shards with `stormsim merge`",
+                "shard {index}/{count} ({}) done in {}; combine the shards with `stormsim merge`",
+                shard_runs(&slice),
                 out.display()
             );
         }
@@ -214,6 +215,15 @@ pub fn run_sweep(
         );
     }
     Ok(Ok(partial))
+}
+
+/// Which of the sweep's runs a shard holds, in words.
+fn shard_runs(slice: &std::ops::Range<usize>) -> String {
+    if slice.is_empty() {
+        "no runs: more shards than runs".to_string()
+    } else {
+        format!("runs {} to {}", slice.start, slice.end - 1)
+    }
 }
 
 /// A problem with the results on disk: the user's to fix (exit 2), said as

@@ -5,7 +5,7 @@ mod common;
 
 use common::{assert_ok, model, read, root, stormsim, stormsim_into, write_json};
 use serde_json::Value;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Output;
 
 fn run_into(dir: &Path, extra: &[&str], env: &[(&str, &str)]) -> Output {
@@ -744,13 +744,10 @@ fn a_search_brackets_the_tipping_point() {
     assert!(csv.lines().count() >= 4, "{csv}");
 }
 
-/// Shards run as separate processes (one through `auto/N` and the variable a
-/// Kubernetes indexed job sets), merged, give the unsharded sweep's bytes.
-#[test]
-fn merged_shards_equal_the_unsharded_sweep() {
-    let dir = tempfile::tempdir().unwrap();
-    let sweep = write_json(
-        &dir.path().join("s.json"),
+/// A sweep of 4 points × 2 replications of the deadline chain, in `dir`.
+fn eight_run_sweep(dir: &Path) -> PathBuf {
+    write_json(
+        &dir.join("s.json"),
         serde_json::json!({
             "name": "s",
             "model": model("deadline-chain.json"),
@@ -758,7 +755,15 @@ fn merged_shards_equal_the_unsharded_sweep() {
             "replications": 2,
             "axes": [{"path": "services[A].steps[B].timeout_ms", "values": [100, 300, 500, 700]}]
         }),
-    );
+    )
+}
+
+/// Shards run as separate processes (one through `auto/N` and the variable a
+/// Kubernetes indexed job sets), merged, give the unsharded sweep's bytes.
+#[test]
+fn merged_shards_equal_the_unsharded_sweep() {
+    let dir = tempfile::tempdir().unwrap();
+    let sweep = eight_run_sweep(dir.path());
     let s = sweep.to_str().unwrap();
     let whole = dir.path().join("whole");
     let ok = |out: Output| {
@@ -835,6 +840,51 @@ fn merged_shards_equal_the_unsharded_sweep() {
     );
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("runs"));
+}
+
+/// A shard's log, as a cluster job keeps it, counts the shard's runs against
+/// the sweep's: the whole sweep's size, the shard's runs, its progress over
+/// them alone, also when it was interrupted and resumed (as a requeued task is).
+#[test]
+fn a_shards_progress_counts_its_own_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let sweep = eight_run_sweep(dir.path());
+    let out = dir.path().join("shard1");
+    let run = |extra: &str| {
+        let args = [
+            "sweep",
+            sweep.to_str().unwrap(),
+            "--shard",
+            "auto/3",
+            "--out",
+            out.to_str().unwrap(),
+            extra,
+        ];
+        let output = stormsim(&args, &[("SLURM_ARRAY_TASK_ID", "1")]);
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&output.stdout).into_owned(),
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+        );
+        assert!(output.status.success(), "{stderr}");
+        (stdout, stderr)
+    };
+    // 8 runs in 3 shards: shard 1 holds runs 2, 3 and 4.
+    let (stdout, stderr) = run("--max-runs=1");
+    assert!(
+        stderr.contains("4 points × 2 replications = 8 runs"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("shard 1/3: runs 2 to 4\n"), "{stderr}");
+    assert!(
+        stdout.contains("1/3 runs done; continue with --resume"),
+        "{stdout}"
+    );
+    let (stdout, stderr) = run("--resume");
+    assert!(stderr.contains("  3/3 runs,"), "{stderr}");
+    assert!(
+        stdout.contains("shard 1/3 (runs 2 to 4) done in"),
+        "{stdout}"
+    );
 }
 
 /// `stormsim validate`, shortened: the table on stdout, exit 0, and a
