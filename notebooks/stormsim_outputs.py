@@ -76,6 +76,54 @@ def read_output(name, file, directory=None, key="variant"):
     return df
 
 
+# The columns of summary.csv that hold words, not numbers; summary.tidy.csv leaves them out
+# (docs/outputs.md), so `read_summary` takes them from summary.csv.
+TEXT_COLUMNS = ["complete", "stopped_by", "outcome", "metastable", "recovered_by", "verdict_reason"]
+
+
+def read_tidy(name, table, directory=None):
+    """A run's `summary.tidy.csv` or `timeseries.tidy.csv.gz` (`table` is "summary" or "timeseries"):
+    one row per value, with the columns `variant` (and `t_s`), `entity`, `metric` and `value`.
+    `entity` is a service's or a workload's name, or `run` for the run's own figures."""
+    # The time series is gzipped (docs/outputs.md); pandas reads either alike.
+    file = {"summary": "summary.tidy.csv", "timeseries": "timeseries.tidy.csv.gz"}[table]
+    return read_output(name, file, directory)
+
+
+def pivot(tidy):
+    """A tidy table with one row per variant (and bucket) and one column per entity and metric,
+    named `requests` for the run's own figures and `catalog.offered` for a service's or a
+    workload's, as the sections below use them. The pivot is one line; the rest keeps the file's
+    order of rows and columns, and reads whole-number columns as integers, as `pd.read_csv` reads
+    the wide file. A figure the run does not have (no row in the tidy file) is NaN."""
+    keys = [c for c in ("variant", "t_s") if c in tidy.columns]
+    wide = tidy.pivot(index=keys, columns=["entity", "metric"], values="value")
+    rows = tidy[keys].drop_duplicates()
+    wide = wide.reindex(index=pd.MultiIndex.from_frame(rows) if len(keys) > 1 else rows[keys[0]],
+                        columns=list(dict.fromkeys(zip(tidy["entity"], tidy["metric"]))))
+    wide.columns = [metric if entity == "run" else f"{entity}.{metric}" for entity, metric in wide.columns]
+    whole = [c for c in wide.columns if wide[c].notna().all() and (wide[c] % 1 == 0).all()]
+    # One block per column type, not per column: pandas warns of a fragmented frame otherwise.
+    return wide.reset_index().astype(dict.fromkeys(whole, "int64")).copy()
+
+
+def read_timeseries(name, directory=None):
+    """A run's time series, one row per variant and bucket, from `timeseries.tidy.csv.gz` (or None)."""
+    tidy = read_tidy(name, "timeseries", directory)
+    return None if tidy is None else pivot(tidy)
+
+
+def read_summary(name, directory=None):
+    """A run's summary, one row per variant: its numbers from `summary.tidy.csv`, its words
+    (`outcome`, `metastable`, ...) from `summary.csv` (or None if either is missing)."""
+    tidy = read_tidy(name, "summary", directory)
+    words = read_output(name, "summary.csv", directory)
+    if tidy is None or words is None:
+        return None
+    return pivot(tidy).merge(words[["variant"] + [c for c in TEXT_COLUMNS if c in words.columns]],
+                             on="variant", how="left")
+
+
 def has_columns(df, columns, name, what):
     """True if every column is there; otherwise says which are missing (an older/newer stormsim?)."""
     absent = [c for c in columns if c not in df.columns]

@@ -68,10 +68,12 @@ impl Manifest {
 
 /// The tables a run may write; its charts are [`crate::output::CHARTS`],
 /// its page [`RUN_PAGE`].
-const RUN_TABLES: [&str; 5] = [
+const RUN_TABLES: [&str; 7] = [
     "summary.json",
     "summary.csv",
+    "summary.tidy.csv",
     "timeseries.csv",
+    "timeseries.tidy.csv.gz",
     "latency.csv",
     "attempts.csv",
 ];

@@ -89,8 +89,10 @@ pub fn index_html(run: &RunView, written: &[&str]) -> String {
     let mut page = page_head(&run.model);
     page.push_str(&format!(
         "<h1>{name}</h1>\n<p class=\"meta\">seed {seed} · {n} variant{s} · stormsim {version} · \
-         files: <a href=\"summary.csv\">summary.csv</a>, <a href=\"summary.json\">summary.json</a>, \
-         <a href=\"timeseries.csv\">timeseries.csv</a>, <a href=\"latency.csv\">latency.csv</a></p>\n\
+         files: <a href=\"summary.csv\">summary.csv</a> \
+         (<a href=\"summary.tidy.csv\">tidy</a>), <a href=\"summary.json\">summary.json</a>, \
+         <a href=\"timeseries.csv\">timeseries.csv</a> \
+         (<a href=\"timeseries.tidy.csv.gz\">tidy</a>), <a href=\"latency.csv\">latency.csv</a></p>\n\
          {overrides}<p>{description}</p>\n",
         name = esc(&run.model),
         seed = run.seed,

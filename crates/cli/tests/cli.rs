@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{assert_ok, model, read, root, stormsim, stormsim_into, write_json};
+use common::{assert_ok, model, read, read_bytes, root, stormsim, stormsim_into, write_json};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -125,7 +125,9 @@ fn run_writes_summary_files_and_a_chart() {
             "load.svg",
             "summary.csv",
             "summary.json",
+            "summary.tidy.csv",
             "timeseries.csv",
+            "timeseries.tidy.csv.gz",
             "wasted.svg",
             "zombies.svg"
         ]
@@ -205,7 +207,9 @@ fn same_model_and_seed_give_the_same_bytes_whatever_the_thread_count() {
     for f in [
         "summary.json",
         "summary.csv",
+        "summary.tidy.csv",
         "timeseries.csv",
+        "timeseries.tidy.csv.gz",
         "latency.csv",
         "comparison.svg",
         "load.svg",
@@ -213,9 +217,8 @@ fn same_model_and_seed_give_the_same_bytes_whatever_the_thread_count() {
         "wasted.svg",
         "index.html",
     ] {
-        assert_eq!(
-            read(&a.path().join(f)),
-            read(&b.path().join(f)),
+        assert!(
+            read_bytes(&a.path().join(f)) == read_bytes(&b.path().join(f)),
             "{f} differs"
         );
     }
@@ -246,7 +249,9 @@ fn committed_reference_outputs_regenerate_byte_identical() {
     for f in [
         "summary.json",
         "summary.csv",
+        "summary.tidy.csv",
         "timeseries.csv",
+        "timeseries.tidy.csv.gz",
         "latency.csv",
         "comparison.svg",
         "load.svg",
@@ -255,7 +260,7 @@ fn committed_reference_outputs_regenerate_byte_identical() {
         "index.html",
     ] {
         assert!(
-            read(&golden.join(f)) == read(&dir.path().join(f)),
+            read_bytes(&golden.join(f)) == read_bytes(&dir.path().join(f)),
             "outputs/deadline-chain/{f} is stale: run `cargo run --release -- run models/deadline-chain.json` and commit it"
         );
     }

@@ -47,7 +47,9 @@ pub use model::*;
 pub use path::{parse_cli_value, ParamPath};
 pub use spec::ModelSpec;
 pub use trace_file::MAX_TRACE_FILE_BYTES;
-pub use validate::{folder_name_problem, validate, MAX_NAME_BYTES, MAX_SERIES_ROWS};
+pub use validate::{
+    entity_name_problem, folder_name_problem, validate, MAX_NAME_BYTES, MAX_SERIES_ROWS, RUN_ENTITY,
+};
 pub use warnings::{warnings, Warning, WARNINGS};
 
 use schemars::JsonSchema;

@@ -259,7 +259,10 @@ pub enum Placement {
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WorkloadSpec {
-    /// Name, unique among workloads.
+    /// Name, unique among workloads. It names output columns
+    /// (`NAME.latency_p99_ms`), so it may not hold '.', ',', quotes or
+    /// control characters, nor be `run` (the run's own figures in the tidy
+    /// outputs).
     pub name: String,
     /// The service that receives the requests.
     pub target: String,
@@ -331,7 +334,8 @@ pub struct WorkloadSpec {
     #[serde(default)]
     pub throttle: Option<ThrottleSpec>,
     /// Priority class of this workload's requests, carried down the chain
-    /// (services may shed classes at different loads).
+    /// (services may shed classes at different loads). Named as services
+    /// and workloads are: no '.', ',', quotes or control characters.
     #[serde(default)]
     pub class: Option<String>,
     /// How far the callers' clocks are ahead of true time, ms (negative:
@@ -476,7 +480,9 @@ pub struct StageSpec {
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ServiceSpec {
-    /// Name, unique among services.
+    /// Name, unique among services. It names output columns
+    /// (`NAME.calls`), so it may not hold '.', ',', quotes or control
+    /// characters, nor be `run` (the run's own figures in the tidy outputs).
     pub name: String,
     /// Requests handled at once. A request holds its worker for its whole
     /// handler, downstream calls included (thread-per-request). Absent: unbounded

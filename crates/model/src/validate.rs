@@ -106,6 +106,12 @@ impl Checker {
         }
     }
 
+    fn entity_name(&mut self, path: String, name: &str, reserved_ok: bool) {
+        if let Some(message) = entity_name_problem(name, reserved_ok) {
+            self.fail(path, message);
+        }
+    }
+
     fn dist(&mut self, path: &str, spec: &DistSpec) -> Dist {
         match spec {
             DistSpec::Constant { ms } => Dist::Constant(SimDuration::from_ms(
@@ -392,6 +398,35 @@ pub fn folder_name_problem(name: &str) -> Option<String> {
     }
 }
 
+/// The entity of a run's own figures in the tidy output files
+/// (`summary.tidy.csv`, `timeseries.tidy.csv.gz`), beside the services' and
+/// workloads' names: no service or workload may take it.
+pub const RUN_ENTITY: &str = "run";
+
+/// What is wrong with `name` as a service's or workload's name (or, with
+/// `reserved_ok`, a priority class's), if anything. These names become
+/// column names, `NAME.metric`, in summary.csv, timeseries.csv and a
+/// sweep's tables: a '.' would make the split between name and metric
+/// ambiguous (`pay.v2.calls`), and ',', quotes and control characters break
+/// the CSV headers or the code that reads them. Classes are not columns
+/// today; they follow the same rule so that they can become ones.
+pub fn entity_name_problem(name: &str, reserved_ok: bool) -> Option<String> {
+    if let Some(c) = name
+        .chars()
+        .find(|&c| matches!(c, '.' | ',' | '"' | '\'') || c.is_control())
+    {
+        Some(format!(
+            "expected a name without '.', ',', quotes or control characters (it names output columns, NAME.metric), got {name:?} with {c:?}"
+        ))
+    } else if name == RUN_ENTITY && !reserved_ok {
+        Some(format!(
+            "the name {RUN_ENTITY:?} is reserved: it stands for the run's own figures in summary.tidy.csv and timeseries.tidy.csv.gz"
+        ))
+    } else {
+        None
+    }
+}
+
 /// Checks a parsed model and resolves it; all problems at once.
 pub fn validate(spec: &ModelSpec) -> Result<Model, Vec<Problem>> {
     validate_model(spec, true)
@@ -412,6 +447,15 @@ fn validate_model(spec: &ModelSpec, with_timeline: bool) -> Result<Model, Vec<Pr
     ck.unique_names("services", spec.services.iter().map(|s| s.name.as_str()));
     ck.unique_names("workloads", spec.workloads.iter().map(|w| w.name.as_str()));
     ck.unique_names("variants", spec.variants.iter().map(|v| v.name.as_str()));
+    for (i, s) in spec.services.iter().enumerate() {
+        ck.entity_name(format!("services[{i}].name"), &s.name, false);
+    }
+    for (i, w) in spec.workloads.iter().enumerate() {
+        ck.entity_name(format!("workloads[{i}].name"), &w.name, false);
+        if let Some(class) = &w.class {
+            ck.entity_name(format!("workloads[{i}].class"), class, true);
+        }
+    }
     if let Some(message) = folder_name_problem(&spec.name) {
         ck.fail("name", message);
     }

@@ -239,6 +239,42 @@ fn duplicate_names_and_missing_stop_conditions() {
     );
 }
 
+/// Service and workload names become column names (`pay.v2.calls` could be
+/// service `pay` and metric `v2.calls`), and `run` is the run's own entity
+/// in the tidy outputs: both are refused where the name is written.
+#[test]
+fn names_that_would_make_output_columns_ambiguous_are_refused() {
+    let mut doc = with(base(), "services[gateway].steps[0].call", json!("pay.v2"));
+    doc = with(doc, "services[B].name", json!("pay.v2"));
+    doc = with(doc, "workloads[users].name", json!("web,mobile"));
+    doc = with(doc, "workloads[web,mobile].class", json!("say \"hi\""));
+    assert_eq!(
+        problems(&doc),
+        vec![
+            "services[1].name: expected a name without '.', ',', quotes or control characters (it names output columns, NAME.metric), got \"pay.v2\" with '.'",
+            "workloads[0].name: expected a name without '.', ',', quotes or control characters (it names output columns, NAME.metric), got \"web,mobile\" with ','",
+            "workloads[0].class: expected a name without '.', ',', quotes or control characters (it names output columns, NAME.metric), got \"say \\\"hi\\\"\" with '\"'",
+        ]
+    );
+    let tab = with(base(), "workloads[users].name", json!("a\tb"));
+    assert_eq!(problems(&tab).len(), 1, "{:?}", problems(&tab));
+
+    let mut doc = with(base(), "services[gateway].steps[0].call", json!("run"));
+    doc = with(doc, "services[B].name", json!("run"));
+    doc = with(doc, "workloads[users].name", json!("run"));
+    let reserved = "the name \"run\" is reserved: it stands for the run's own figures in summary.tidy.csv and timeseries.tidy.csv.gz";
+    assert_eq!(
+        problems(&doc),
+        vec![
+            format!("services[1].name: {reserved}"),
+            format!("workloads[0].name: {reserved}"),
+        ]
+    );
+    // A class is no entity of the tidy files: `run` is a class like another.
+    let class = with(base(), "workloads[users].class", json!("run"));
+    assert_eq!(problems(&class), Vec::<String>::new());
+}
+
 #[test]
 fn random_garbage_never_panics() {
     // A cheap fuzz: truncations and byte flips of a valid model must give

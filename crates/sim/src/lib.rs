@@ -12,6 +12,7 @@ mod call;
 mod cpu;
 pub mod hosts;
 mod join;
+pub mod layout;
 mod measurements;
 pub mod memory;
 pub mod metrics;

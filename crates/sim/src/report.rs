@@ -2,9 +2,11 @@
 //!
 //! `summary.csv` and `timeseries.csv` are contracts that notebooks and scripts
 //! rely on: their columns are documented in docs/outputs.md and none is renamed
-//! without a note there.
+//! without a note there. Their tidy twins (`summary.tidy.csv`,
+//! `timeseries.tidy.csv.gz`) are written from the same rows ([`crate::layout`]).
 
 use crate::analysis::{classify, samples_of, Verdict};
+use crate::layout::{Column, Layout, TableWriter};
 use crate::measurements::Measurements;
 use crate::metrics::{
     round_ms, EdgeCounters, FailureCounts, FanOutCounts, LatencyRecorder, Quantiles,
@@ -14,6 +16,7 @@ use crate::policy_state::PolicyState;
 use crate::timeseries::TimeSeries;
 use crate::topology::Topology;
 use serde::Serialize;
+use std::io::Write;
 use stormsim_engine::SimTime;
 use stormsim_model::{Step, TimelineRole, MAX_SERIES_ROWS};
 
@@ -665,6 +668,18 @@ pub const SUMMARY_COLUMNS: &[&str] = &[
     "user_peak_zombies_max",
 ];
 
+/// The columns of [`SUMMARY_COLUMNS`] that hold words (`true`/`false`, an
+/// outcome, a limit's or an intervention's name, a sentence): the tidy
+/// `summary.tidy.csv` leaves them out so that its `value` column is numeric.
+pub const SUMMARY_TEXT_COLUMNS: &[&str] = &[
+    "complete",
+    "stopped_by",
+    "outcome",
+    "metastable",
+    "recovered_by",
+    "verdict_reason",
+];
+
 /// The per-service columns, each prefixed by `<service>.`.
 pub const SERVICE_COLUMNS: &[&str] = &[
     "calls",
@@ -735,26 +750,40 @@ impl RunReport {
         self.names_in_order(|v| &v.services, |s| &s.name)
     }
 
-    /// The table of `summary.csv`: a header and one row per variant; service
-    /// columns for every service in
-    /// the order first seen (a cell is empty where a variant lacks the service,
-    /// or where a metric does not apply, e.g. `recovery_s` without a trigger).
-    pub fn summary_table(&self) -> (Vec<String>, Vec<Vec<String>>) {
-        let service_names = self.service_names();
-        let workload_names = self.names_in_order(|v| &v.workloads, |w| &w.name);
-        let mut rows = Vec::new();
-        let mut header: Vec<String> = SUMMARY_COLUMNS[..7]
+    fn workload_names(&self) -> Vec<&str> {
+        self.names_in_order(|v| &v.workloads, |w| &w.name)
+    }
+
+    /// `summary.csv`'s columns after `variant`: the run's own, then
+    /// [`SERVICE_COLUMNS`] for every service and [`WORKLOAD_COLUMNS`] for
+    /// every workload in the order first seen.
+    pub fn summary_columns(&self) -> Vec<Column<'_>> {
+        let mut columns: Vec<Column> = SUMMARY_COLUMNS[1..7]
             .iter()
             .chain(FAILURE_COLUMNS)
             .chain(&SUMMARY_COLUMNS[7..])
-            .map(|c| c.to_string())
+            .map(|&metric| Column {
+                numeric: !SUMMARY_TEXT_COLUMNS.contains(&metric),
+                ..Column::run(metric)
+            })
             .collect();
-        for s in &service_names {
-            header.extend(SERVICE_COLUMNS.iter().map(|c| format!("{s}.{c}")));
+        for s in self.service_names() {
+            columns.extend(SERVICE_COLUMNS.iter().map(|c| Column::of(s, c)));
         }
-        for w in &workload_names {
-            header.extend(WORKLOAD_COLUMNS.iter().map(|c| format!("{w}.{c}")));
+        for w in self.workload_names() {
+            columns.extend(WORKLOAD_COLUMNS.iter().map(|c| Column::of(w, c)));
         }
+        columns
+    }
+
+    /// `summary.csv`'s rows, one per variant, its name first, then a cell per
+    /// [`RunReport::summary_columns`] (empty where a variant lacks the
+    /// service, or where a metric does not apply, e.g. `recovery_s` without
+    /// a trigger).
+    fn summary_rows(&self) -> Vec<Vec<String>> {
+        let service_names = self.service_names();
+        let workload_names = self.workload_names();
+        let mut rows = Vec::new();
         for v in &self.variants {
             let l = v.latency_ms.as_ref();
             let ok = v.ok_latency_ms.as_ref();
@@ -858,18 +887,34 @@ impl RunReport {
             }
             rows.push(row);
         }
-        (header, rows)
+        rows
+    }
+
+    /// The table of `summary.csv`: its header (the wide names) and one row
+    /// per variant.
+    pub fn summary_table(&self) -> (Vec<String>, Vec<Vec<String>>) {
+        let header = SUMMARY_COLUMNS[..1]
+            .iter()
+            .map(|c| c.to_string())
+            .chain(self.summary_columns().iter().map(Column::wide_name))
+            .collect();
+        (header, self.summary_rows())
+    }
+
+    /// `summary.csv` ([`Layout::Wide`]) or `summary.tidy.csv`
+    /// ([`Layout::Tidy`]), into `out`.
+    pub fn write_summary<W: Write>(&self, layout: Layout, out: W) -> Result<W, csv::Error> {
+        let columns = self.summary_columns();
+        let mut table = TableWriter::new(layout, &SUMMARY_COLUMNS[..1], &columns, out)?;
+        for row in self.summary_rows() {
+            table.row(&row)?;
+        }
+        table.finish()
     }
 
     /// `summary.csv` (see [`RunReport::summary_table`]).
     pub fn summary_csv(&self) -> Result<String, csv::Error> {
-        let (header, rows) = self.summary_table();
-        let mut out = csv::Writer::from_writer(Vec::new());
-        out.write_record(&header)?;
-        for row in rows {
-            out.write_record(&row)?;
-        }
-        finish(out)
+        utf8(self.write_summary(Layout::Wide, Vec::new())?)
     }
 
     /// `attempts.csv` (S4's attempt telemetry): one row per attempt that went
@@ -887,33 +932,34 @@ impl RunReport {
         finish(out)
     }
 
-    /// `timeseries.csv`: one row per variant and bucket (wide). Rates are per
-    /// bucket, not per second.
-    pub fn timeseries_csv(&self) -> Result<String, csv::Error> {
-        let service_names = self.service_names();
-        let workload_names = self.names_in_order(|v| &v.workloads, |w| &w.name);
-        let mut out = csv::Writer::from_writer(Vec::new());
-        let mut header: Vec<String> = TIMESERIES_COLUMNS[..4]
+    /// `timeseries.csv`'s columns after `variant` and `t_s`: the run's own,
+    /// then [`TIMESERIES_SERVICE_COLUMNS`] for every service and
+    /// [`TIMESERIES_WORKLOAD_COLUMNS`] for every workload in the order first
+    /// seen.
+    pub fn timeseries_columns(&self) -> Vec<Column<'_>> {
+        let mut columns: Vec<Column> = TIMESERIES_COLUMNS[2..4]
             .iter()
             .chain(FAILURE_COLUMNS)
             .chain(&TIMESERIES_COLUMNS[4..])
-            .map(|c| c.to_string())
+            .map(|&metric| Column::run(metric))
             .collect();
-        for s in &service_names {
-            header.extend(
-                TIMESERIES_SERVICE_COLUMNS
-                    .iter()
-                    .map(|c| format!("{s}.{c}")),
-            );
+        for s in self.service_names() {
+            columns.extend(TIMESERIES_SERVICE_COLUMNS.iter().map(|c| Column::of(s, c)));
         }
-        for w in &workload_names {
-            header.extend(
-                TIMESERIES_WORKLOAD_COLUMNS
-                    .iter()
-                    .map(|c| format!("{w}.{c}")),
-            );
+        for w in self.workload_names() {
+            columns.extend(TIMESERIES_WORKLOAD_COLUMNS.iter().map(|c| Column::of(w, c)));
         }
-        out.write_record(&header)?;
+        columns
+    }
+
+    /// `timeseries.csv` ([`Layout::Wide`]: one row per variant and bucket)
+    /// or `timeseries.tidy.csv.gz` ([`Layout::Tidy`]), into `out`, a row at a
+    /// time. Counts are per bucket, not per second.
+    pub fn write_timeseries<W: Write>(&self, layout: Layout, out: W) -> Result<W, csv::Error> {
+        let service_names = self.service_names();
+        let workload_names = self.workload_names();
+        let columns = self.timeseries_columns();
+        let mut table = TableWriter::new(layout, &TIMESERIES_COLUMNS[..2], &columns, out)?;
         for v in &self.variants {
             let ts = &v.series;
             let width_ns = ts.bucket.as_nanos() as f64;
@@ -971,10 +1017,15 @@ impl RunReport {
                         }
                     }
                 }
-                out.write_record(&row)?;
+                table.row(&row)?;
             }
         }
-        finish(out)
+        table.finish()
+    }
+
+    /// `timeseries.csv` (see [`RunReport::write_timeseries`]).
+    pub fn timeseries_csv(&self) -> Result<String, csv::Error> {
+        utf8(self.write_timeseries(Layout::Wide, Vec::new())?)
     }
 }
 
@@ -1014,6 +1065,9 @@ pub const TIMESERIES_SERVICE_COLUMNS: &[&str] = &[
 pub const TIMESERIES_WORKLOAD_COLUMNS: &[&str] = &["latency_p50_ms", "latency_p99_ms"];
 
 fn finish(out: csv::Writer<Vec<u8>>) -> Result<String, csv::Error> {
-    let bytes = out.into_inner().map_err(|e| e.into_error())?;
+    utf8(out.into_inner().map_err(|e| e.into_error())?)
+}
+
+fn utf8(bytes: Vec<u8>) -> Result<String, csv::Error> {
     Ok(String::from_utf8(bytes).expect("CSV of UTF-8 strings is UTF-8"))
 }

@@ -41,6 +41,11 @@ pub fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
+/// A file's bytes (a `.gz` output is not text); panics with its path.
+pub fn read_bytes(path: &Path) -> Vec<u8> {
+    std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
 /// Writes a JSON document (a sweep or model file) and returns its path.
 pub fn write_json(path: &Path, doc: Value) -> PathBuf {
     std::fs::write(path, doc.to_string()).expect("the temporary folder is writable");
