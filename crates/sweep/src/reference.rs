@@ -21,7 +21,7 @@ pub const REFERENCE: Reference = Reference {
     format: "sweep file",
     files: "sweep files",
     source: "crates/sweep/src/spec.rs",
-    regenerate: "cargo run -p stormsim-sweep --example gen_reference",
+    regenerate: "cargo run -p stormsim-sweep --example gen_sweep_reference",
     markdown_path: "docs/sweep-format.md",
     schema_path: "docs/sweep.schema.json",
     schema,

@@ -2,7 +2,7 @@
 //! `docs/sweep-format.md` and `docs/sweep.schema.json` at the workspace root.
 //!
 //! ```text
-//! cargo run -p stormsim-sweep --example gen_reference
+//! cargo run -p stormsim-sweep --example gen_sweep_reference
 //! ```
 
 use stormsim_sweep::reference::REFERENCE;
