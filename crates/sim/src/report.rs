@@ -665,6 +665,21 @@ pub const SUMMARY_COLUMNS: &[&str] = &[
     "user_peak_zombies_max",
 ];
 
+/// The columns of `summary.csv` that hold a variant's recovery verdict, from
+/// `outcome` to `verdict_reason`: its outcome, the recovery time, the
+/// baseline and bars, the decisive and last windows' figures, and the reason.
+/// All empty for a model without a `metastability` block. Library API: the
+/// Python package's verdicts frame is these columns of the summary.
+pub fn verdict_columns() -> &'static [&'static str] {
+    let at = |name: &str| {
+        SUMMARY_COLUMNS
+            .iter()
+            .position(|c| *c == name)
+            .expect("a summary column")
+    };
+    &SUMMARY_COLUMNS[at("outcome")..=at("verdict_reason")]
+}
+
 /// The per-service columns, each prefixed by `<service>.`.
 pub const SERVICE_COLUMNS: &[&str] = &[
     "calls",
@@ -861,7 +876,9 @@ impl RunReport {
         (header, rows)
     }
 
-    /// `summary.csv` (see [`RunReport::summary_table`]).
+    /// `summary.csv` (see [`RunReport::summary_table`]). Library API: the
+    /// bytes `stormsim run` writes, which the Python package's frames are
+    /// parsed from.
     pub fn summary_csv(&self) -> Result<String, csv::Error> {
         let (header, rows) = self.summary_table();
         let mut out = csv::Writer::from_writer(Vec::new());
@@ -888,7 +905,7 @@ impl RunReport {
     }
 
     /// `timeseries.csv`: one row per variant and bucket (wide). Rates are per
-    /// bucket, not per second.
+    /// bucket, not per second. Library API, as [`RunReport::summary_csv`].
     pub fn timeseries_csv(&self) -> Result<String, csv::Error> {
         let service_names = self.service_names();
         let workload_names = self.names_in_order(|v| &v.workloads, |w| &w.name);
@@ -1016,4 +1033,19 @@ pub const TIMESERIES_WORKLOAD_COLUMNS: &[&str] = &["latency_p50_ms", "latency_p9
 fn finish(out: csv::Writer<Vec<u8>>) -> Result<String, csv::Error> {
     let bytes = out.into_inner().map_err(|e| e.into_error())?;
     Ok(String::from_utf8(bytes).expect("CSV of UTF-8 strings is UTF-8"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_verdict_columns_run_from_the_outcome_to_the_reason() {
+        let columns = verdict_columns();
+        assert_eq!(columns.first(), Some(&"outcome"));
+        assert_eq!(columns.last(), Some(&"verdict_reason"));
+        assert!(columns.contains(&"metastable") && columns.contains(&"recovery_s"));
+        assert!(columns.contains(&"decisive_goodput_ratio"));
+        assert!(!columns.contains(&"variant") && !columns.contains(&"completion_s"));
+    }
 }
