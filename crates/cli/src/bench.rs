@@ -18,29 +18,10 @@ fn peak_rss_bytes() -> Option<u64> {
     Some(kb * 1024)
 }
 
-/// What is wrong with `names` as variants of `model`: `None` if each is one,
-/// else the names that are not and the model's variants.
-pub fn unknown_variants(model: &LoadedModel, names: &[String]) -> Option<String> {
-    let unknown: Vec<String> = names
-        .iter()
-        .filter(|n| !model.variants.iter().any(|v| &v.name == *n))
-        .map(|n| format!("{n:?}"))
-        .collect();
-    if unknown.is_empty() {
-        return None;
-    }
-    let variants: Vec<&str> = model.variants.iter().map(|v| v.name.as_str()).collect();
-    Some(format!(
-        "no variant named {}; the model's variants are: {}",
-        unknown.join(", "),
-        variants.join(", ")
-    ))
-}
-
 /// Runs the named variants (all if none) one after another on this thread and
 /// prints one line per variant plus a total.
 pub fn bench(model: &LoadedModel, only: &[String]) -> Result<()> {
-    if let Some(message) = unknown_variants(model, only) {
+    if let Some(message) = model.unknown_variants(only) {
         bail!("{message}");
     }
     let chosen: Vec<_> = model

@@ -21,6 +21,7 @@ use stormsim_model::{
     load_model, load_model_in, parse_cli_value, LoadedModel, ModelError, Problem,
 };
 use stormsim_sim::memory::check_memory;
+use stormsim_sweep::MAX_JOBS;
 
 /// Exit code for input the user must fix: a model or sweep file (bad JSON, an
 /// unknown field, a file that is not there), a flag's value, a folder (one
@@ -31,10 +32,6 @@ const EXIT_BAD_INPUT: u8 = 2;
 /// stopped at one of the model's `limits`: its numbers describe a cut-short
 /// run (`--accept-partial` makes it 0).
 const EXIT_PARTIAL: u8 = 3;
-
-/// The most worker threads `--jobs` takes: more than this only adds threads
-/// that wait (and at tens of thousands, the system refuses them).
-const MAX_JOBS: u16 = 256;
 
 /// What the exit codes mean, for every command's help.
 const EXIT_CODES: &str = "Exit codes: 0 done; 1 a failure to read or write files; \
@@ -503,7 +500,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 (false, false) => variants,
                 (false, true) => vec![loaded.variants[0].name.clone()],
             };
-            if let Some(message) = bench::unknown_variants(&loaded, &chosen) {
+            if let Some(message) = loaded.unknown_variants(&chosen) {
                 eprintln!("error: {message}");
                 return Ok(ExitCode::from(EXIT_BAD_INPUT));
             }
@@ -569,12 +566,10 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                     eprintln!("error: --variant takes one model");
                     return Ok(ExitCode::from(EXIT_BAD_INPUT));
                 };
-                if let Some(message) = bench::unknown_variants(model, &variants) {
+                if let Err(message) = model.select_variants(&variants) {
                     eprintln!("error: {message}");
                     return Ok(ExitCode::from(EXIT_BAD_INPUT));
                 }
-                // In the model's order, whatever the order asked.
-                model.variants.retain(|v| variants.contains(&v.name));
             }
             // The comparison's columns, per model, before anything runs.
             let data = format.is_some_and(table::Format::is_data);

@@ -157,7 +157,7 @@ impl Dist {
         }
     }
 
-    /// E[X²], in ms² (with the mean, what a queueing formula such as
+    /// E\[X²\], in ms² (with the mean, what a queueing formula such as
     /// Pollaczek–Khinchine needs of a service time). Infinite where it is
     /// (a Pareto of shape ≤ 2).
     pub fn second_moment_ms2(&self) -> f64 {

@@ -76,6 +76,44 @@ pub struct LoadedModel {
     pub selections: Vec<String>,
 }
 
+impl LoadedModel {
+    /// What is wrong with `names` as variants of this model: `None` if each
+    /// is one, else the names that are not and the model's variants. Library
+    /// API: `stormsim run --variant`, `bench` and the Python package say it
+    /// in the same words.
+    pub fn unknown_variants(&self, names: &[String]) -> Option<String> {
+        let unknown: Vec<String> = names
+            .iter()
+            .filter(|n| !self.variants.iter().any(|v| &v.name == *n))
+            .map(|n| format!("{n:?}"))
+            .collect();
+        if unknown.is_empty() {
+            return None;
+        }
+        let variants: Vec<&str> = self.variants.iter().map(|v| v.name.as_str()).collect();
+        Some(format!(
+            "no variant named {}; the model's variants are: {}",
+            unknown.join(", "),
+            variants.join(", ")
+        ))
+    }
+
+    /// Keeps only the variants `names` (all if it is empty), in the model's
+    /// order whatever the order asked: a comparison reads the same however
+    /// its variants were picked. Refuses (keeping them all) a name that is no
+    /// variant, saying so as [`LoadedModel::unknown_variants`] does. Library
+    /// API, as `stormsim run --variant` selects.
+    pub fn select_variants(&mut self, names: &[String]) -> Result<(), String> {
+        if let Some(message) = self.unknown_variants(names) {
+            return Err(message);
+        }
+        if !names.is_empty() {
+            self.variants.retain(|v| names.contains(&v.name));
+        }
+        Ok(())
+    }
+}
+
 /// A line for each override in `applied` that reached several places.
 fn several_places(applied: &[Applied]) -> impl Iterator<Item = &Applied> + '_ {
     applied.iter().filter(|a| a.paths.len() > 1)
@@ -365,7 +403,8 @@ fn with_names(doc: &Value, path: &str) -> String {
 /// element; one selecting by name selects in the document it finds). A
 /// `--set` of `variants…` shapes the variants themselves and applies to the
 /// base only. A problem in `cli_sets` is reported once, at the base. `seed`
-/// overrides the file's seed.
+/// overrides the file's seed. Library API: the Python package loads a model
+/// given as a dict through here.
 pub fn load_model(
     text: &str,
     cli_sets: &[(String, Value)],
@@ -394,7 +433,9 @@ pub fn inline_trace_files(
 
 /// [`load_model`] for a model whose files (a `trace` arrival's `file`) are
 /// in the folder `dir`: the model file's, or a sweep's with its model inline.
-/// Without a folder (`None`), a model that names a file is an error.
+/// Without a folder (`None`), a model that names a file is an error. Library
+/// API: `stormsim run` and `check` load a model file through here, and so
+/// does the Python package.
 pub fn load_model_in(
     text: &str,
     dir: Option<&std::path::Path>,

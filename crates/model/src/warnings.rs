@@ -80,7 +80,8 @@ impl fmt::Display for Warning {
 
 /// Every warning of a loaded model, rule by rule, each in model order, each
 /// at the JSON path it is about (with the variants it holds in, when not all
-/// of them).
+/// of them). Library API: what `stormsim check` and `run` print, and the
+/// Python package returns.
 pub fn warnings(loaded: &LoadedModel) -> Vec<Warning> {
     let rules: [fn(&Variant) -> Vec<Warning>; 6] = [
         hedges_that_never_fire,

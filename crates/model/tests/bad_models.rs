@@ -1127,3 +1127,29 @@ fn load_shape_problems_name_their_paths() {
         ["workloads[0].arrival: expected a rate above zero somewhere"]
     );
 }
+
+#[test]
+fn selecting_variants_keeps_the_models_order_or_names_the_unknown_ones() {
+    let mut doc = base();
+    doc["variants"] = json!([
+        {"name": "a", "set": {}},
+        {"name": "b", "set": {}},
+        {"name": "c", "set": {}}
+    ]);
+    let loaded = load_model(&doc.to_string(), &[], None).expect("valid");
+    let names = |m: &stormsim_model::LoadedModel| -> Vec<String> {
+        m.variants.iter().map(|v| v.name.clone()).collect()
+    };
+    let mut chosen = loaded.clone();
+    assert_eq!(chosen.select_variants(&["c".into(), "a".into()]), Ok(()));
+    assert_eq!(names(&chosen), ["a", "c"]);
+    let mut all = loaded.clone();
+    assert_eq!(all.select_variants(&[]), Ok(()));
+    assert_eq!(names(&all), ["a", "b", "c"]);
+    let mut refused = loaded.clone();
+    assert_eq!(
+        refused.select_variants(&["a".into(), "x".into(), "y".into()]),
+        Err("no variant named \"x\", \"y\"; the model's variants are: a, b, c".to_string())
+    );
+    assert_eq!(names(&refused), ["a", "b", "c"]);
+}

@@ -36,12 +36,27 @@ pub fn run_variant(variant: &Variant) -> VariantReport {
     Simulator::new(&variant.model, &variant.changes).run(&variant.name)
 }
 
-/// Runs every variant of a model, in order.
+/// Runs every variant of a model, in order, on this thread. Library API: with
+/// [`RunReport::summary_csv`] and [`RunReport::timeseries_csv`], what
+/// `stormsim run` writes.
 pub fn run_model(model: &LoadedModel) -> RunReport {
+    report_of(model, model.variants.iter().map(run_variant).collect())
+}
+
+/// [`run_model`], the variants in parallel on the current rayon pool: the same
+/// report, whatever the thread count (each run is a function of its variant
+/// and the seed alone, and the reports are collected in file order). Library
+/// API: the Python package runs a model through here.
+pub fn run_model_parallel(model: &LoadedModel) -> RunReport {
+    use rayon::prelude::*;
+    report_of(model, model.variants.par_iter().map(run_variant).collect())
+}
+
+fn report_of(model: &LoadedModel, variants: Vec<VariantReport>) -> RunReport {
     RunReport {
         model: model.name.clone(),
         description: model.description.clone(),
         seed: model.seed,
-        variants: model.variants.iter().map(run_variant).collect(),
+        variants,
     }
 }

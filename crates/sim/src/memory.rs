@@ -109,7 +109,9 @@ fn gib(bytes: u64) -> String {
     }
 }
 
-/// Refuses `loaded` if its [`estimate`] is over `limit` bytes.
+/// Refuses `loaded` if its [`estimate`] is over `limit` bytes. Library API:
+/// `stormsim run` and `check` refuse a model through here (at the path of
+/// [`TooMuchMemory::path`]), and so does the Python package.
 pub fn check_memory(loaded: &LoadedModel, limit: u64) -> Result<MemoryEstimate, TooMuchMemory> {
     check_variants(&loaded.variants, limit)
 }

@@ -680,6 +680,21 @@ pub const SUMMARY_TEXT_COLUMNS: &[&str] = &[
     "verdict_reason",
 ];
 
+/// The columns of `summary.csv` that hold a variant's recovery verdict, from
+/// `outcome` to `verdict_reason`: its outcome, the recovery time, the
+/// baseline and bars, the decisive and last windows' figures, and the reason.
+/// All empty for a model without a `metastability` block. Library API: the
+/// Python package's verdicts frame is these columns of the summary.
+pub fn verdict_columns() -> &'static [&'static str] {
+    let at = |name: &str| {
+        SUMMARY_COLUMNS
+            .iter()
+            .position(|c| *c == name)
+            .expect("a summary column")
+    };
+    &SUMMARY_COLUMNS[at("outcome")..=at("verdict_reason")]
+}
+
 /// The per-service columns, each prefixed by `<service>.`.
 pub const SERVICE_COLUMNS: &[&str] = &[
     "calls",
@@ -912,7 +927,9 @@ impl RunReport {
         table.finish()
     }
 
-    /// `summary.csv` (see [`RunReport::summary_table`]).
+    /// `summary.csv` (see [`RunReport::write_summary`]). Library API: the
+    /// bytes `stormsim run` writes, which the Python package's frames are
+    /// parsed from.
     pub fn summary_csv(&self) -> Result<String, csv::Error> {
         utf8(self.write_summary(Layout::Wide, Vec::new())?)
     }
@@ -1023,7 +1040,8 @@ impl RunReport {
         table.finish()
     }
 
-    /// `timeseries.csv` (see [`RunReport::write_timeseries`]).
+    /// `timeseries.csv` (see [`RunReport::write_timeseries`]). Library API,
+    /// as [`RunReport::summary_csv`].
     pub fn timeseries_csv(&self) -> Result<String, csv::Error> {
         utf8(self.write_timeseries(Layout::Wide, Vec::new())?)
     }
@@ -1070,4 +1088,19 @@ fn finish(out: csv::Writer<Vec<u8>>) -> Result<String, csv::Error> {
 
 fn utf8(bytes: Vec<u8>) -> Result<String, csv::Error> {
     Ok(String::from_utf8(bytes).expect("CSV of UTF-8 strings is UTF-8"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_verdict_columns_run_from_the_outcome_to_the_reason() {
+        let columns = verdict_columns();
+        assert_eq!(columns.first(), Some(&"outcome"));
+        assert_eq!(columns.last(), Some(&"verdict_reason"));
+        assert!(columns.contains(&"metastable") && columns.contains(&"recovery_s"));
+        assert!(columns.contains(&"decisive_goodput_ratio"));
+        assert!(!columns.contains(&"variant") && !columns.contains(&"completion_s"));
+    }
 }

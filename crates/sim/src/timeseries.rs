@@ -159,7 +159,7 @@ impl TimeSeries {
     }
 
     /// Workload `w` in bucket `b` (closed buckets only; see
-    /// [`TimeSeries::close`]).
+    /// `TimeSeries::close`).
     pub fn workload(&self, b: usize, w: usize) -> WorkloadBucket {
         self.per_workload
             .get(b * self.workloads + w)

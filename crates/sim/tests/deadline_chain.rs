@@ -230,3 +230,10 @@ fn the_default_run_and_the_article_are_within_sampling_error() {
         }
     }
 }
+
+#[test]
+fn variants_run_in_parallel_give_the_report_run_in_order() {
+    let model = load_model(&model_text(), &[], Some(3)).expect("the bundled model is valid");
+    let parallel = stormsim_sim::run_model_parallel(&model);
+    assert_eq!(parallel, run_model(&model));
+}

@@ -31,6 +31,11 @@ use stormsim_model::{
 use stormsim_sim::memory::{check_variant_memory, DEFAULT_MEMORY_LIMIT_BYTES};
 use stormsim_sim::{run_variant, RunReport, VariantReport};
 
+/// The most worker threads a sweep (or search) takes, `--jobs`: more than
+/// this only adds threads that wait (and at tens of thousands, the system
+/// refuses them).
+pub const MAX_JOBS: u16 = 256;
+
 /// A sweep file, loaded and checked.
 #[derive(Clone, Debug)]
 pub struct Sweep {
@@ -158,7 +163,17 @@ impl Sweep {
             path: path.to_path_buf(),
             source,
         })?;
-        let doc = parse_json(&text).map_err(SweepError::Invalid)?;
+        Sweep::from_text(&text, path, memory_limit)
+    }
+
+    /// [`Sweep::load_with_memory_limit`] for a sweep's text, as if it were
+    /// the file `path`: a `model` path is read from `path`'s folder, and an
+    /// inline model is known by `path`. Library API: the Python package
+    /// loads a sweep given as a dict through here (with the current folder's
+    /// path), and runs it with [`Sweep::run`], [`results_csv`] and
+    /// [`aggregate_csv`].
+    pub fn from_text(text: &str, path: &Path, memory_limit: u64) -> Result<Sweep, SweepError> {
+        let doc = parse_json(text).map_err(SweepError::Invalid)?;
         let spec: SweepSpec = parse_sweep_spec(&doc)?;
         let (model_path, model_text) = match &spec.model {
             ModelSource::File(file) => {
@@ -453,7 +468,9 @@ impl Sweep {
 
     /// Runs every (point, replication) on the current rayon pool and returns
     /// the results in index order, whatever order they finish in. `progress`
-    /// is called after each run with the number done.
+    /// is called after each run with the number done. Library API: the rows
+    /// [`results_csv`] and [`aggregate_csv`] make the tables of (the same
+    /// bytes as `stormsim sweep` writes, which runs them resumably instead).
     pub fn run(&self, progress: &(dyn Fn(usize) + Sync)) -> Vec<RunResult> {
         let done = AtomicUsize::new(0);
         (0..self.runs())

@@ -6,7 +6,7 @@
 //! uninterrupted sweep, and never a half-written file that looks complete.
 //!
 //! Rows are only ever mixed with rows of the same inputs: the folder's
-//! [`INPUTS_FILE`](crate::inputs::INPUTS_FILE) must match the sweep resumed or
+//! [`crate::inputs::INPUTS_FILE`] must match the sweep resumed or
 //! merged ([`check_inputs`]), and every row read back must be the run it
 //! claims to be (its point, replication and seed), or the file is named with
 //! the line that is not.

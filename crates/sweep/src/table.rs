@@ -14,7 +14,7 @@ fn cell(value: &serde_json::Value) -> String {
 }
 
 /// `results.csv`: `point`, `replication`, `seed`, the axes, then the summary
-/// columns of `summary.csv`.
+/// columns of `summary.csv`. Library API (see [`Sweep::from_text`]).
 pub fn results_csv(sweep: &Sweep, results: &[RunResult]) -> Result<String, csv::Error> {
     let mut text = String::new();
     for (i, r) in results.iter().enumerate() {
@@ -88,7 +88,8 @@ const OUTCOMES: [&str; 4] = [
 /// when none was judged); and for every numeric summary column `C`: `C.n`
 /// (the complete replications where it has a value: a latency of successes
 /// with none has none), `C.mean`, `C.sd`, `C.ci95_low`, `C.ci95_high` (all
-/// but the mean empty with one value, all empty with none).
+/// but the mean empty with one value, all empty with none). Library API (see
+/// [`Sweep::from_text`]).
 pub fn aggregate_csv(sweep: &Sweep, results: &[RunResult]) -> Result<String, csv::Error> {
     let mut out = csv::Writer::from_writer(Vec::new());
     let Some(first) = results.first() else {

@@ -27,7 +27,7 @@
 //!   `maxAttempts` counts every copy: it is `max_hedges + 1`.
 //!
 //! Where hedges go, and what happens to the losers (tied requests cancel them,
-//! untied ones let them run), is composed in [`crate::call`].
+//! untied ones let them run), is composed in `call.rs`.
 
 use crate::metrics::Outcome;
 use crate::policy::budget::{RetryBudget, RetryBudgetConfig, TokenBucketConfig};

@@ -1,5 +1,5 @@
 //! The policy layers of a call edge and of a service, each a small state machine
-//! with pure methods, tested alone. [`crate::call`] composes the edge's layers in
+//! with pure methods, tested alone. `call.rs` composes the edge's layers in
 //! the order of S5 and DESIGN.md, outside in: total deadline → retry loop
 //! (backoff, jitter, budget) → circuit breaker (asked once per attempt) →
 //! per-attempt timeout → the call.

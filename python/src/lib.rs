@@ -1,0 +1,273 @@
+//! `stormsim._native`: the workspace's library crates as a Python module.
+//!
+//! Each function takes a model (or a sweep) as a file's path or as JSON text,
+//! simulates with the GIL released, and returns the tables as the CSV text
+//! `stormsim run` and `stormsim sweep` write: the Python layer
+//! (`stormsim/__init__.py`) parses that text into data frames, so that the
+//! frames and the command line's files have one source. A model that cannot
+//! run raises `stormsim.ModelError` with every problem and its JSON path.
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use stormsim_model::{load_model, load_model_in, LoadedModel, Problem};
+use stormsim_sim::memory::{check_memory, DEFAULT_MEMORY_LIMIT_BYTES};
+use stormsim_sweep::{aggregate_csv, results_csv, Sweep, SweepError};
+
+/// Where a model or a sweep comes from: a file (its folder holds the files it
+/// names), or JSON text (a Python dict; relative paths in it are from the
+/// current folder).
+enum Source {
+    File(PathBuf),
+    Text(String),
+}
+
+impl Source {
+    fn new(path: Option<PathBuf>, text: Option<String>) -> PyResult<Source> {
+        match (path, text) {
+            (Some(path), None) => Ok(Source::File(path)),
+            (None, Some(text)) => Ok(Source::Text(text)),
+            _ => Err(PyValueError::new_err(
+                "expected a path or JSON text, not both",
+            )),
+        }
+    }
+}
+
+/// Why a call could not give its tables: each becomes its Python exception
+/// once the GIL is held again.
+enum Failure {
+    /// The model or sweep has problems (`stormsim.ModelError`).
+    Problems(Vec<Problem>),
+    /// A file could not be read (`OSError`, its subclass by the error kind).
+    Io(std::io::Error),
+    /// An argument the caller gave is not one the model takes (`ValueError`).
+    Value(String),
+}
+
+impl Failure {
+    /// The Python exception: a `stormsim.ModelError(source, problems)` for a
+    /// model's problems, `source` naming the file in its message as the
+    /// command line's exit-2 lines do.
+    fn into_py_err(self, py: Python<'_>, source: &str) -> PyErr {
+        match self {
+            Failure::Problems(problems) => {
+                let problems: Vec<(String, String)> =
+                    problems.into_iter().map(|p| (p.path, p.message)).collect();
+                match py
+                    .import("stormsim._errors")
+                    .and_then(|m| m.getattr("ModelError"))
+                    .and_then(|class| class.call1((source, problems)))
+                {
+                    Ok(error) => PyErr::from_value(error),
+                    Err(import_failed) => import_failed,
+                }
+            }
+            Failure::Io(e) => e.into(),
+            Failure::Value(message) => PyValueError::new_err(message),
+        }
+    }
+}
+
+/// `--set PATH=VALUE` overrides, from a JSON object (`{PATH: VALUE}`, in the
+/// order given).
+fn parse_sets(sets_json: &str) -> Result<Vec<(String, Value)>, Failure> {
+    match serde_json::from_str::<Value>(sets_json) {
+        Ok(Value::Object(sets)) => Ok(sets.into_iter().collect()),
+        _ => Err(Failure::Value(format!(
+            "`set` must be a dict of {{PATH: VALUE}}, got {sets_json}"
+        ))),
+    }
+}
+
+/// Loads a model as `stormsim run` and `stormsim check` do: overrides, seed,
+/// then the memory ceiling (a model over it is a problem at the path of its
+/// largest part).
+fn load(source: &Source, sets_json: &str, seed: Option<u64>) -> Result<LoadedModel, Failure> {
+    let sets = parse_sets(sets_json)?;
+    let loaded = match source {
+        Source::File(path) => {
+            let text = std::fs::read_to_string(path).map_err(Failure::Io)?;
+            load_model_in(&text, path.parent(), &sets, seed)
+        }
+        Source::Text(text) => load_model(text, &sets, seed),
+    }
+    .map_err(|e| Failure::Problems(e.problems))?;
+    if let Err(too_big) = check_memory(&loaded, DEFAULT_MEMORY_LIMIT_BYTES) {
+        return Err(Failure::Problems(vec![Problem::new(
+            too_big.path(),
+            too_big.to_string(),
+        )]));
+    }
+    Ok(loaded)
+}
+
+/// A table's CSV text; writing it into memory fails only as an I/O error.
+fn csv_text(text: Result<String, csv::Error>) -> Result<String, Failure> {
+    text.map_err(|e| Failure::Io(e.into()))
+}
+
+/// A model's warnings, as (name, path, message).
+fn warnings_of(loaded: &LoadedModel) -> Vec<(String, String, String)> {
+    stormsim_model::warnings(loaded)
+        .into_iter()
+        .map(|w| (w.name.to_string(), w.path, w.message))
+        .collect()
+}
+
+/// Checks a model without running it: its warnings, or `ModelError`.
+#[pyfunction]
+#[pyo3(signature = (path, text, sets_json, source))]
+fn check_model(
+    py: Python<'_>,
+    path: Option<PathBuf>,
+    text: Option<String>,
+    sets_json: &str,
+    source: &str,
+) -> PyResult<Vec<(String, String, String)>> {
+    let model = Source::new(path, text)?;
+    py.detach(|| load(&model, sets_json, None).map(|loaded| warnings_of(&loaded)))
+        .map_err(|f| f.into_py_err(py, source))
+}
+
+/// What a run of a model gives Python.
+struct RunTables {
+    model: String,
+    seed: u64,
+    summary_csv: String,
+    timeseries_csv: String,
+    timeseries_tidy_csv: String,
+    warnings: Vec<(String, String, String)>,
+    /// (variant, why) for each variant stopped at one of the model's limits.
+    stopped: Vec<(String, String)>,
+}
+
+/// Runs a model's variants (`variants`, or all) in parallel and returns a
+/// dict: `model`, `seed`, `summary_csv`, `timeseries_csv` and
+/// `timeseries_tidy_csv` (the bytes of `stormsim run`'s summary.csv,
+/// timeseries.csv and timeseries.tidy.csv.gz unzipped), `warnings` and
+/// `stopped` (variants cut short by a limit).
+#[pyfunction]
+#[pyo3(signature = (path, text, sets_json, seed, variants, source))]
+fn run_model(
+    py: Python<'_>,
+    path: Option<PathBuf>,
+    text: Option<String>,
+    sets_json: &str,
+    seed: Option<u64>,
+    variants: Vec<String>,
+    source: &str,
+) -> PyResult<Py<PyDict>> {
+    let model = Source::new(path, text)?;
+    let run = || -> Result<RunTables, Failure> {
+        let mut loaded = load(&model, sets_json, seed)?;
+        // Of every variant, as the command line: the file is what they are about.
+        let warnings = warnings_of(&loaded);
+        loaded.select_variants(&variants).map_err(Failure::Value)?;
+        let report = stormsim_sim::run_model_parallel(&loaded);
+        Ok(RunTables {
+            model: report.model.clone(),
+            seed: report.seed,
+            summary_csv: csv_text(report.summary_csv())?,
+            timeseries_csv: csv_text(report.timeseries_csv())?,
+            timeseries_tidy_csv: csv_text(
+                report
+                    .write_timeseries(stormsim_sim::layout::Layout::Tidy, Vec::new())
+                    .map(|bytes| String::from_utf8(bytes).expect("CSV of UTF-8 cells")),
+            )?,
+            warnings,
+            stopped: report
+                .variants
+                .iter()
+                .filter_map(|v| Some((v.variant.clone(), v.stopped_by_limit.clone()?)))
+                .collect(),
+        })
+    };
+    let tables = py.detach(run).map_err(|f| f.into_py_err(py, source))?;
+    let out = PyDict::new(py);
+    out.set_item("model", tables.model)?;
+    out.set_item("seed", tables.seed)?;
+    out.set_item("summary_csv", tables.summary_csv)?;
+    out.set_item("timeseries_csv", tables.timeseries_csv)?;
+    out.set_item("timeseries_tidy_csv", tables.timeseries_tidy_csv)?;
+    out.set_item("warnings", tables.warnings)?;
+    out.set_item("stopped", tables.stopped)?;
+    Ok(out.unbind())
+}
+
+/// Runs a sweep (a file, or JSON text as if it were a file in the current
+/// folder) on `jobs` threads (all cores if `None`) and returns a dict:
+/// `name`, `results_csv` and `aggregate_csv` (the bytes of `stormsim
+/// sweep`'s results.csv and aggregate.csv; the results do not depend on
+/// `jobs`) and `stopped` (how many runs stopped at a limit).
+#[pyfunction]
+#[pyo3(signature = (path, text, jobs, source))]
+fn run_sweep(
+    py: Python<'_>,
+    path: Option<PathBuf>,
+    text: Option<String>,
+    jobs: Option<usize>,
+    source: &str,
+) -> PyResult<Py<PyDict>> {
+    let sweep_source = Source::new(path, text)?;
+    let most = usize::from(stormsim_sweep::MAX_JOBS);
+    if let Some(jobs) = jobs.filter(|j| !(1..=most).contains(j)) {
+        return Err(PyValueError::new_err(format!(
+            "{jobs} worker threads: jobs takes 1 to {most}"
+        )));
+    }
+    let run = || -> Result<(String, String, String, usize), Failure> {
+        let loaded = match &sweep_source {
+            Source::File(path) => Sweep::load(path),
+            Source::Text(text) => {
+                Sweep::from_text(text, Path::new("<dict>"), DEFAULT_MEMORY_LIMIT_BYTES)
+            }
+        };
+        let sweep = loaded.map_err(|e| match e {
+            SweepError::Invalid(e) => Failure::Problems(e.problems),
+            SweepError::Io { source, .. } => Failure::Io(source),
+        })?;
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(jobs.unwrap_or(0))
+            .build()
+            .map_err(|e| Failure::Io(std::io::Error::other(e)))?;
+        let results = pool.install(|| sweep.run(&|_| {}));
+        let stopped = results.iter().filter(|r| r.stopped_by_limit).count();
+        Ok((
+            sweep.spec.name.clone(),
+            csv_text(results_csv(&sweep, &results))?,
+            csv_text(aggregate_csv(&sweep, &results))?,
+            stopped,
+        ))
+    };
+    let (name, results, aggregate, stopped) =
+        py.detach(run).map_err(|f| f.into_py_err(py, source))?;
+    let out = PyDict::new(py);
+    out.set_item("name", name)?;
+    out.set_item("results_csv", results)?;
+    out.set_item("aggregate_csv", aggregate)?;
+    out.set_item("stopped", stopped)?;
+    Ok(out.unbind())
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(check_model, m)?)?;
+    m.add_function(wrap_pyfunction!(run_model, m)?)?;
+    m.add_function(wrap_pyfunction!(run_sweep, m)?)?;
+    m.add(
+        "VERDICT_COLUMNS",
+        stormsim_sim::report::verdict_columns().to_vec(),
+    )?;
+    m.add(
+        "WARNINGS",
+        stormsim_model::WARNINGS
+            .iter()
+            .map(|(name, what)| (*name, *what))
+            .collect::<Vec<_>>(),
+    )?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

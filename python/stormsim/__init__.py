@@ -1,0 +1,278 @@
+"""stormsim for Python: run resilience models and sweeps, get data frames.
+
+    import stormsim
+    run = stormsim.run("models/deadline-chain.json", set={"workloads[users].requests": 100})
+    run.summary        # summary.csv of `stormsim run`, one row per variant
+    run.timeseries     # timeseries.tidy.csv.gz: variant, t_s, entity, metric, value
+    run.verdicts       # per variant: outcome, metastable, recovery_s, the figures, the reason
+
+The simulator is the compiled ``stormsim._native`` (the Rust crates that the
+``stormsim`` command runs); its tables come back as the CSV text the command
+writes, parsed here into pandas (or polars) data frames: the same numbers as
+the command's files. Simulations run with the GIL released.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import warnings as _warnings
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple, Optional, Sequence, Union
+
+from . import _native
+from ._errors import ModelError
+
+__all__ = [
+    "ModelError",
+    "ModelWarning",
+    "PartialRunWarning",
+    "Run",
+    "StormsimWarning",
+    "SweepResult",
+    "TIMESERIES_COLUMNS",
+    "VERDICT_COLUMNS",
+    "WARNINGS",
+    "check",
+    "run",
+    "sweep",
+]
+
+__version__ = _native.__version__
+
+#: The columns of ``Run.verdicts`` after ``variant``: those of summary.csv
+#: from ``outcome`` to ``verdict_reason``.
+VERDICT_COLUMNS: tuple[str, ...] = tuple(_native.VERDICT_COLUMNS)
+
+#: The columns of ``Run.timeseries`` (long format, as timeseries.tidy.csv.gz).
+TIMESERIES_COLUMNS: tuple[str, ...] = ("variant", "t_s", "entity", "metric", "value")
+
+#: Every model warning's name, with what it is about.
+WARNINGS: dict[str, str] = dict(_native.WARNINGS)
+
+#: Columns read as text whatever they hold: a variant named "1" or "NA"
+#: stays a name. The others' types are inferred.
+_TEXT_COLUMNS = ("variant", "entity", "metric")
+
+
+class ModelWarning(NamedTuple):
+    """A value that is valid but almost certainly not meant (see ``WARNINGS``)."""
+
+    name: str
+    """Its stable name, one of ``WARNINGS``."""
+    path: str
+    """The JSON path it is about."""
+    message: str
+    """What is almost certainly not meant, and why."""
+
+
+class StormsimWarning(UserWarning):
+    """A model's warning, issued by ``run`` as ``stormsim run`` prints it."""
+
+
+class PartialRunWarning(RuntimeWarning):
+    """A run stopped at one of the model's ``limits``: its numbers describe a
+    cut-short run (``stormsim run`` and ``sweep`` exit 3 for it)."""
+
+
+@dataclass(frozen=True, repr=False)
+class Run:
+    """The result of ``stormsim.run``: frames of every variant run."""
+
+    model: str
+    """The model's name."""
+    seed: int
+    """The master seed the variants ran with."""
+    summary: Any
+    """summary.csv: one row per variant."""
+    timeseries: Any
+    """The time series in long format, as ``stormsim run``'s
+    timeseries.tidy.csv.gz: ``variant, t_s, entity, metric, value``."""
+    verdicts: Any
+    """One row per variant: ``variant`` and ``VERDICT_COLUMNS``."""
+    warnings: list = field(default_factory=list)
+    """The model's warnings (``ModelWarning``), of every variant."""
+    stopped: dict = field(default_factory=dict)
+    """The variants that stopped at one of the model's limits, with why."""
+
+    def __repr__(self) -> str:
+        n = len(self.summary)
+        cut = f", {len(self.stopped)} cut short by a limit" if self.stopped else ""
+        return f"<stormsim.Run {self.model!r} seed {self.seed}: {n} variant{'' if n == 1 else 's'}{cut}>"
+
+
+@dataclass(frozen=True, repr=False)
+class SweepResult:
+    """The result of ``stormsim.sweep``: its two tables."""
+
+    name: str
+    """The sweep's name."""
+    results: Any
+    """results.csv: one row per run (point, replication)."""
+    aggregate: Any
+    """aggregate.csv: one row per point, with means and 95% intervals."""
+    stopped: int = 0
+    """How many runs stopped at one of the model's limits."""
+
+    def __repr__(self) -> str:
+        return f"<stormsim.SweepResult {self.name!r}: {len(self.results)} runs, {len(self.aggregate)} points>"
+
+
+def _source(document: Any, what: str) -> dict:
+    """A model or sweep as the native functions take it: a file's path, or a
+    dict as JSON text; with the name its errors carry."""
+    if isinstance(document, (str, os.PathLike)):
+        path = os.fspath(document)
+        return {"path": path, "text": None, "source": path}
+    if isinstance(document, Mapping):
+        # NaN is not JSON: refused here rather than sent as something else.
+        text = json.dumps(document, allow_nan=False)
+        return {"path": None, "text": text, "source": f"<{what} dict>"}
+    raise TypeError(f"the {what} must be a path (str or pathlib.Path) or a dict, not {type(document).__name__}")
+
+
+def _sets_json(sets: Optional[Mapping]) -> str:
+    if sets is None:
+        return "{}"
+    if not isinstance(sets, Mapping):
+        raise TypeError(f"`set` must be a dict of {{PATH: VALUE}}, not {type(sets).__name__}")
+    return json.dumps(dict(sets), allow_nan=False)
+
+
+def _frame_kind(frames: str) -> str:
+    if frames not in ("pandas", "polars"):
+        raise ValueError(f"frames must be 'pandas' or 'polars', not {frames!r}")
+    return frames
+
+
+def _frame(text: str, frames: str):
+    """A data frame of CSV text as stormsim writes it: an empty cell is a
+    missing value, and only an empty cell (a variant named "NA" is a name)."""
+    header = next(csv.reader(io.StringIO(text)), [])
+    text_columns = [c for c in _TEXT_COLUMNS if c in header]
+    if frames == "polars":
+        try:
+            import polars as pl
+        except ImportError as e:
+            raise ImportError("frames='polars' needs polars: pip install polars") from e
+        if not header:
+            return pl.DataFrame()
+        return pl.read_csv(
+            io.BytesIO(text.encode()),
+            infer_schema_length=None,
+            schema_overrides={c: pl.String for c in text_columns},
+        )
+    import pandas as pd
+
+    if not header:
+        return pd.DataFrame()
+    return pd.read_csv(
+        io.StringIO(text),
+        dtype={c: str for c in text_columns},
+        keep_default_na=False,
+        na_values=[""],
+    )
+
+
+def check(model: Union[str, os.PathLike, Mapping], *, set: Optional[Mapping] = None) -> list:
+    """Checks a model without running it, as ``stormsim check`` does.
+
+    ``model`` is a model file's path (``str`` or ``pathlib.Path``; the files
+    it names, such as a trace's, are read from its folder) or the model as a
+    dict. ``set`` overrides parameters in every variant, ``{PATH: VALUE}``,
+    as ``--set PATH=VALUE`` does. Returns the model's warnings, a list of
+    ``ModelWarning(name, path, message)``; raises ``ModelError`` with every
+    problem if the model cannot run.
+    """
+    src = _source(model, "model")
+    found = _native.check_model(src["path"], src["text"], _sets_json(set), src["source"])
+    return [ModelWarning(*w) for w in found]
+
+
+def run(
+    model: Union[str, os.PathLike, Mapping],
+    seed: Optional[int] = None,
+    variants: Optional[Sequence[str]] = None,
+    set: Optional[Mapping] = None,
+    *,
+    frames: str = "pandas",
+) -> Run:
+    """Runs a model's variants, as ``stormsim run`` does (without writing files).
+
+    ``model``: a model file's path or the model as a dict (see ``check``).
+    ``seed`` overrides the model's master seed; ``variants`` runs only those
+    named (in the model's order); ``set`` overrides parameters in every
+    variant, ``{PATH: VALUE}``. The variants run in parallel, with the GIL
+    released; the result is the same whatever the number of cores.
+
+    Returns a ``Run`` whose ``summary``, ``timeseries`` (long format) and
+    ``verdicts`` are pandas data frames, or polars ones with
+    ``frames="polars"``. The model's warnings are issued as
+    ``StormsimWarning`` and kept in ``Run.warnings``; a variant stopped at
+    one of the model's limits issues a ``PartialRunWarning``. Raises
+    ``ModelError`` if the model cannot run, ``ValueError`` for a variant it
+    does not have.
+    """
+    frames = _frame_kind(frames)
+    if isinstance(variants, str):
+        variants = [variants]
+    src = _source(model, "model")
+    out = _native.run_model(
+        src["path"], src["text"], _sets_json(set), seed, list(variants or []), src["source"]
+    )
+    found = [ModelWarning(*w) for w in out["warnings"]]
+    for w in found:
+        _warnings.warn(f"{src['source']}: warning[{w.name}]: {w.path}: {w.message}", StormsimWarning, stacklevel=2)
+    stopped = dict(out["stopped"])
+    for variant, why in stopped.items():
+        _warnings.warn(f"variant {variant!r} {why}", PartialRunWarning, stacklevel=2)
+    summary = _frame(out["summary_csv"], frames)
+    columns = ["variant", *VERDICT_COLUMNS]
+    verdicts = summary.select(columns) if frames == "polars" else summary[columns].copy()
+    return Run(
+        model=out["model"],
+        seed=out["seed"],
+        summary=summary,
+        timeseries=_frame(out["timeseries_tidy_csv"], frames),
+        verdicts=verdicts,
+        warnings=found,
+        stopped=stopped,
+    )
+
+
+def sweep(
+    sweep: Union[str, os.PathLike, Mapping],
+    jobs: Optional[int] = None,
+    *,
+    frames: str = "pandas",
+) -> SweepResult:
+    """Runs a sweep, as ``stormsim sweep`` does (without writing files).
+
+    ``sweep``: a sweep file's path (its ``model`` path is read from the
+    file's folder) or the sweep as a dict (a ``model`` path in it is read
+    from the current folder; an inline model works too). ``jobs``: worker
+    threads, 1 to 256 (all cores by default); the results do not depend on
+    it. Returns a ``SweepResult`` whose ``results`` and ``aggregate`` are
+    the tables of results.csv and aggregate.csv. Raises ``ModelError`` if
+    the sweep or its model cannot run; a run stopped at one of the model's
+    limits issues a ``PartialRunWarning``.
+    """
+    frames = _frame_kind(frames)
+    src = _source(sweep, "sweep")
+    out = _native.run_sweep(src["path"], src["text"], jobs, src["source"])
+    if out["stopped"]:
+        n = out["stopped"]
+        _warnings.warn(
+            f"{n} run{'' if n == 1 else 's'} stopped at one of the model's limits: their numbers describe cut-short runs",
+            PartialRunWarning,
+            stacklevel=2,
+        )
+    return SweepResult(
+        name=out["name"],
+        results=_frame(out["results_csv"], frames),
+        aggregate=_frame(out["aggregate_csv"], frames),
+        stopped=out["stopped"],
+    )
