@@ -374,9 +374,16 @@ pub fn write_charts(view: &RunView, out: &Path) -> Result<Vec<&'static str>> {
     if let Some(branches) = charts::branches(view) {
         chart("branches.svg", render_branches_svg(&branches))?;
     }
+    // The tables the folder has (a folder of an older version has no tidy
+    // files): the page links only to those.
+    let tables: Vec<&str> = report_html::TABLE_LINKS
+        .iter()
+        .copied()
+        .filter(|file| out.join(file).is_file())
+        .collect();
     write_atomically(
         &out.join("index.html"),
-        report_html::index_html(view, &written).as_bytes(),
+        report_html::index_html(view, &written, &tables).as_bytes(),
     )?;
     // Only charts stormsim wrote: a file of the user's at a chart's name stays.
     let owned = read_manifest(out).map(|m| m.files).unwrap_or_default();

@@ -84,15 +84,35 @@ pub(crate) fn figure(file: &str, caption: &str) -> String {
     )
 }
 
-/// The page, for the charts in `written`.
-pub fn index_html(run: &RunView, written: &[&str]) -> String {
+/// The tables a run's page links to, in its order; a tidy file (`.tidy.`)
+/// is shown as "(tidy)" after its wide twin.
+pub const TABLE_LINKS: [&str; 6] = [
+    "summary.csv",
+    "summary.tidy.csv",
+    "summary.json",
+    "timeseries.csv",
+    "timeseries.tidy.csv.gz",
+    "latency.csv",
+];
+
+/// The page, for the charts in `written` and the tables in `tables` (of
+/// [`TABLE_LINKS`]: those the folder has).
+pub fn index_html(run: &RunView, written: &[&str], tables: &[&str]) -> String {
+    let mut files = String::new();
+    for table in TABLE_LINKS.iter().filter(|t| tables.contains(t)) {
+        if table.contains(".tidy.") {
+            files.push_str(&format!(" (<a href=\"{table}\">tidy</a>)"));
+        } else {
+            if !files.is_empty() {
+                files.push(',');
+            }
+            files.push_str(&format!(" <a href=\"{table}\">{table}</a>"));
+        }
+    }
     let mut page = page_head(&run.model);
     page.push_str(&format!(
         "<h1>{name}</h1>\n<p class=\"meta\">seed {seed} · {n} variant{s} · stormsim {version} · \
-         files: <a href=\"summary.csv\">summary.csv</a> \
-         (<a href=\"summary.tidy.csv\">tidy</a>), <a href=\"summary.json\">summary.json</a>, \
-         <a href=\"timeseries.csv\">timeseries.csv</a> \
-         (<a href=\"timeseries.tidy.csv.gz\">tidy</a>), <a href=\"latency.csv\">latency.csv</a></p>\n\
+         files:{files}</p>\n\
          {overrides}<p>{description}</p>\n",
         name = esc(&run.model),
         seed = run.seed,

@@ -216,3 +216,31 @@ fn plot_refuses_a_folder_without_results() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("neither a run"), "{stderr}");
 }
+
+/// A folder an older version wrote has no tidy files: its redrawn page links
+/// only to the tables it has (a link to a missing file is a broken page).
+#[test]
+fn plot_on_a_folder_without_tidy_files_links_only_its_tables() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("chain");
+    let out_str = out.to_str().unwrap();
+    stormsim(&[
+        "run",
+        "models/deadline-chain.json",
+        "--out",
+        out_str,
+        "--quiet",
+    ]);
+    let page = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(page.contains("<a href=\"timeseries.tidy.csv.gz\">tidy</a>"));
+    for tidy in ["summary.tidy.csv", "timeseries.tidy.csv.gz"] {
+        std::fs::remove_file(out.join(tidy)).unwrap();
+    }
+    stormsim(&["plot", out_str]);
+    let page = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(!page.contains(".tidy."), "{page}");
+    assert!(page.contains(
+        "files: <a href=\"summary.csv\">summary.csv</a>, <a href=\"summary.json\">summary.json</a>, \
+         <a href=\"timeseries.csv\">timeseries.csv</a>, <a href=\"latency.csv\">latency.csv</a></p>"
+    ));
+}
