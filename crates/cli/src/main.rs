@@ -107,38 +107,61 @@ fn parse_warning_name(text: &str) -> std::result::Result<String, String> {
 /// an exit code: the model runs as written.
 fn print_warnings(file: &Path, within: &str, loaded: &LoadedModel, silenced: &WarningsArgs) {
     for w in stormsim_model::warnings(loaded) {
-        if silenced.silences(w.name) {
-            continue;
+        if !silenced.silences(w.name) {
+            print_warning(file, within, &w, "");
         }
-        let path = if within.is_empty() {
-            w.path.clone()
-        } else {
-            format!("{within}: {}", w.path)
-        };
-        eprintln!(
-            "{}: warning[{}]: {path}: {}",
-            file.display(),
-            w.name,
-            w.message
-        );
     }
 }
 
-/// The warnings of a sweep's model, as its file is written (its axes and
-/// search move values the warnings may be about: they are not looked at).
+/// `FILE: warning[NAME]: [WITHIN: ]PATH: MESSAGE[AFTER]`, to stderr.
+fn print_warning(file: &Path, within: &str, w: &stormsim_model::Warning, after: &str) {
+    let path = if within.is_empty() {
+        w.path.clone()
+    } else {
+        format!("{within}: {}", w.path)
+    };
+    eprintln!(
+        "{}: warning[{}]: {path}: {}{after}",
+        file.display(),
+        w.name,
+        w.message
+    );
+}
+
+/// The warnings of a sweep's models: of every point's model, as checked
+/// (its axes move values the warnings may be about), each once, with how
+/// many points have it when not all do; for a search, which has no points,
+/// of the model as written.
 fn print_sweep_warnings(sweep: &stormsim_sweep::Sweep, silenced: &WarningsArgs) {
     if silenced.silences("all") {
         return;
     }
-    // The model loaded when the sweep did: this cannot fail.
-    let Ok(loaded) = load_model(&sweep.model_text, &[], None) else {
-        return;
-    };
     let within = match sweep.spec.model {
         stormsim_sweep::ModelSource::Inline(_) => "model",
         stormsim_sweep::ModelSource::File(_) => "",
     };
-    print_warnings(&sweep.model_path, within, &loaded, silenced);
+    if sweep.points.is_empty() {
+        // The model loaded when the sweep did: this cannot fail.
+        if let Ok(loaded) = load_model(&sweep.model_text, &[], None) {
+            print_warnings(&sweep.model_path, within, &loaded, silenced);
+        }
+        return;
+    }
+    let all = sweep.points.len();
+    for found in &sweep.warnings {
+        if silenced.silences(found.warning.name) {
+            continue;
+        }
+        let at = if found.points < all {
+            format!(
+                " (at {} of the {all} points; the first, point {})",
+                found.points, found.first_point
+            )
+        } else {
+            String::new()
+        };
+        print_warning(&sweep.model_path, within, &found.warning, &at);
+    }
 }
 
 #[derive(Subcommand)]

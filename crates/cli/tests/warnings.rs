@@ -175,3 +175,34 @@ fn sweep_search_and_check_of_a_sweep_print_their_models_warnings() {
         assert_eq!(warning_lines(&stderr), Vec::<&str>::new(), "{args:?}");
     }
 }
+
+/// A sweep's axes move values the warnings are about: an axis over Envoy's
+/// `budget_percent` that reaches 0.2 warns, with how many of the points have
+/// it, though the model as written has 20 (20%) and does not.
+#[test]
+fn a_sweep_warns_of_what_its_axes_set_at_some_points() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut written = model();
+    written["services"][0]["steps"][0]["retry"]["budget"]["budget_percent"] = json!(20);
+    write_json(&dir.path().join("m.json"), written);
+    let sweep = write_json(
+        &dir.path().join("s.sweep.json"),
+        json!({"name": "warned-axis", "model": "m.json", "replications": 1,
+               "axes": [
+                   {"path": "services[api].steps[0].retry.budget.budget_percent",
+                    "values": [20, 0.2, 50]},
+                   {"path": "workloads[w].requests", "values": [2, 3]}]}),
+    );
+    let (code, stderr) = run(&["check", utf8(&sweep)]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let lines = warning_lines(&stderr);
+    assert_eq!(lines.len(), 2, "{stderr}");
+    let envoy = lines.iter().find(|l| l.contains(ENVOY)).expect(&stderr);
+    assert!(
+        envoy.ends_with("(at 2 of the 6 points; the first, point 2)"),
+        "{stderr}"
+    );
+    // The change after the horizon is at every point: said as for a model.
+    let horizon = lines.iter().find(|l| l.contains(HORIZON)).expect(&stderr);
+    assert!(!horizon.contains("points"), "{stderr}");
+}

@@ -17,7 +17,7 @@ use rayon::prelude::*;
 use serde_json::Value;
 use std::collections::{BTreeSet, HashMap};
 use stormsim_model::path::Segment;
-use stormsim_model::{ParamPath, Problem};
+use stormsim_model::{LoadedModel, ParamPath, Problem, Warning};
 
 /// Where a problem comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -45,34 +45,81 @@ struct Entry {
     values: Vec<Value>,
 }
 
+/// A model warning ([`stormsim_model::warnings`]) of a sweep's points: the
+/// axes move the values warnings are about (an axis over Envoy's
+/// `budget_percent` that reaches 0.2), so each point's model is looked at,
+/// not only the model as written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PointWarning {
+    /// The warning, as at the first point that has it.
+    pub warning: Warning,
+    /// How many points have it (at the same path).
+    pub points: usize,
+    /// The first of them.
+    pub first_point: usize,
+}
+
+/// A point's model as checked: its warnings, or its problems.
+type Checked = Result<Vec<Warning>, Vec<Problem>>;
+
+/// The warnings of the points' models, each once by its name and path, in
+/// the order first met.
+fn point_warnings(at_points: Vec<(usize, Vec<Warning>)>) -> Vec<PointWarning> {
+    let mut found: Vec<PointWarning> = Vec::new();
+    for (point, warnings) in at_points {
+        for warning in warnings {
+            let same = |w: &&mut PointWarning| {
+                w.warning.name == warning.name && w.warning.path == warning.path
+            };
+            match found.iter_mut().find(same) {
+                Some(w) => w.points += 1,
+                None => found.push(PointWarning {
+                    warning,
+                    points: 1,
+                    first_point: point,
+                }),
+            }
+        }
+    }
+    found
+}
+
 /// Every problem of the sweep's points and of its search's ends, each once
-/// (empty if there is none).
-pub(crate) fn problems(sweep: &Sweep) -> Vec<Problem> {
+/// (empty if there is none); and, when there is none, the points' warnings.
+pub(crate) fn problems(sweep: &Sweep) -> (Vec<Problem>, Vec<PointWarning>) {
     let mut checker = Checker::new(sweep);
     // Every point's model is built and checked: in parallel (collected in
     // point order), as a million points take a while.
-    let failing: Vec<(usize, Vec<Problem>)> = sweep
+    let checked: Vec<(usize, Checked)> = sweep
         .points
         .par_iter()
-        .filter_map(|point| {
+        .map(|point| {
             let (variant, overrides) = sweep.inputs_at(point);
-            let problems = checker.check(variant.as_ref(), &overrides);
-            (!problems.is_empty()).then_some((point.index, problems))
+            (point.index, checker.check(variant.as_ref(), &overrides))
         })
         .collect();
+    let mut failing: Vec<(usize, Vec<Problem>)> = Vec::new();
+    let mut warned: Vec<(usize, Vec<Warning>)> = Vec::new();
+    for (index, checked) in checked {
+        match checked {
+            Ok(warnings) if !warnings.is_empty() => warned.push((index, warnings)),
+            Ok(_) => {}
+            Err(problems) => failing.push((index, problems)),
+        }
+    }
     let search_failing: Vec<(Value, Vec<Problem>)> = search_ends(sweep)
         .into_iter()
         .filter_map(|(value, o)| {
             let mut overrides = sweep.set_overrides();
             overrides.push(o);
-            let problems = checker.check(sweep.default_variant().as_ref(), &overrides);
+            let problems = checker.problems(sweep.default_variant().as_ref(), &overrides);
             (!problems.is_empty()).then_some((value, problems))
         })
         .collect();
     if failing.is_empty() && search_failing.is_empty() {
-        return Vec::new();
+        return (Vec::new(), point_warnings(warned));
     }
-    let base = checker.check(sweep.default_variant().as_ref(), &sweep.set_overrides());
+    let base = checker.problems(sweep.default_variant().as_ref(), &sweep.set_overrides());
     let mut entries: Vec<Entry> = Vec::new();
     for (index, problems) in failing {
         let point = &sweep.points[index];
@@ -182,7 +229,7 @@ pub(crate) fn problems(sweep: &Sweep) -> Vec<Problem> {
             }
         }
     }
-    out
+    (out, Vec::new())
 }
 
 /// The label of the sweep's `set` entry that wrote what `problem` is at (the
@@ -332,12 +379,22 @@ impl<'a> Checker<'a> {
         }
     }
 
+    /// The model with `variant` and `overrides`: its warnings, or its
+    /// problems.
+    fn check(&self, variant: Option<&VariantChoice>, overrides: &[Override]) -> Checked {
+        let built = self.sweep.build(variant, overrides, self.sweep.seed)?;
+        Ok(stormsim_model::warnings(&LoadedModel {
+            name: String::new(),
+            description: String::new(),
+            seed: self.sweep.seed,
+            variants: vec![built],
+            selections: Vec::new(),
+        }))
+    }
+
     /// The problems of the model with `variant` and `overrides`.
-    fn check(&self, variant: Option<&VariantChoice>, overrides: &[Override]) -> Vec<Problem> {
-        self.sweep
-            .build(variant, overrides, self.sweep.seed)
-            .err()
-            .unwrap_or_default()
+    fn problems(&self, variant: Option<&VariantChoice>, overrides: &[Override]) -> Vec<Problem> {
+        self.check(variant, overrides).err().unwrap_or_default()
     }
 
     /// The problems axis `k` at `value` gives on top of the base, beyond the
@@ -365,7 +422,7 @@ impl<'a> Checker<'a> {
             }),
         };
         let problems: Vec<Problem> = self
-            .check(variant.as_ref(), &overrides)
+            .problems(variant.as_ref(), &overrides)
             .into_iter()
             .filter(|p| !base.contains(p))
             .collect();
@@ -549,7 +606,7 @@ fn search_problems(
                         let mut overrides = sweep.set_overrides();
                         overrides.push(o);
                         checker
-                            .check(sweep.default_variant().as_ref(), &overrides)
+                            .problems(sweep.default_variant().as_ref(), &overrides)
                             .iter()
                             .all(|p| base.contains(p))
                     })

@@ -14,7 +14,7 @@ pub mod search;
 pub mod spec;
 mod table;
 
-pub use check::METASTABLE_SHARE;
+pub use check::{PointWarning, METASTABLE_SHARE};
 pub use design::Point;
 pub use spec::{ChartSpec, ModelSource, SearchSpec, SweepSpec};
 pub use table::{aggregate_csv, results_csv};
@@ -52,6 +52,8 @@ pub struct Sweep {
     /// The ceiling on a run's estimated memory, bytes: a point over it is a
     /// problem of the sweep file, as a model over it is of a model file.
     pub memory_limit: u64,
+    /// The model warnings of the points, found as they were checked.
+    pub warnings: Vec<PointWarning>,
 }
 
 /// A problem loading a sweep.
@@ -238,10 +240,11 @@ impl Sweep {
             seed,
             points,
             memory_limit,
+            warnings: Vec::new(),
         };
-        let problems = check::problems(&sweep);
+        let (problems, warnings) = check::problems(&sweep);
         if problems.is_empty() {
-            Ok(sweep)
+            Ok(Sweep { warnings, ..sweep })
         } else {
             Err(invalid(problems))
         }
