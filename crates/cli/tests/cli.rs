@@ -198,25 +198,29 @@ fn a_model_with_parallel_steps_gets_the_branches_chart() {
     assert!(at("branches.svg") < at("load.svg"));
 }
 
+/// The files a run of the deadline chain writes, whose bytes the tests
+/// below compare.
+const RUN_FILES: [&str; 11] = [
+    "summary.json",
+    "summary.csv",
+    "summary.tidy.csv",
+    "timeseries.csv",
+    "timeseries.tidy.csv.gz",
+    "latency.csv",
+    "comparison.svg",
+    "load.svg",
+    "zombies.svg",
+    "wasted.svg",
+    "index.html",
+];
+
 #[test]
 fn same_model_and_seed_give_the_same_bytes_whatever_the_thread_count() {
     let a = tempfile::tempdir().unwrap();
     let b = tempfile::tempdir().unwrap();
     run_into(a.path(), &[], &[("RAYON_NUM_THREADS", "1")]);
     run_into(b.path(), &[], &[("RAYON_NUM_THREADS", "2")]);
-    for f in [
-        "summary.json",
-        "summary.csv",
-        "summary.tidy.csv",
-        "timeseries.csv",
-        "timeseries.tidy.csv.gz",
-        "latency.csv",
-        "comparison.svg",
-        "load.svg",
-        "zombies.svg",
-        "wasted.svg",
-        "index.html",
-    ] {
+    for f in RUN_FILES {
         assert!(
             read_bytes(&a.path().join(f)) == read_bytes(&b.path().join(f)),
             "{f} differs"
@@ -246,19 +250,7 @@ fn committed_reference_outputs_regenerate_byte_identical() {
     let dir = tempfile::tempdir().unwrap();
     run_into(dir.path(), &[], &[]);
     let golden = root().join("outputs/deadline-chain");
-    for f in [
-        "summary.json",
-        "summary.csv",
-        "summary.tidy.csv",
-        "timeseries.csv",
-        "timeseries.tidy.csv.gz",
-        "latency.csv",
-        "comparison.svg",
-        "load.svg",
-        "zombies.svg",
-        "wasted.svg",
-        "index.html",
-    ] {
+    for f in RUN_FILES {
         assert!(
             read_bytes(&golden.join(f)) == read_bytes(&dir.path().join(f)),
             "outputs/deadline-chain/{f} is stale: run `cargo run --release -- run models/deadline-chain.json` and commit it"

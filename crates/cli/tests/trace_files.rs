@@ -47,7 +47,8 @@ fn a_trace_file_runs_as_its_rates_listed_inline() {
     for file in ["summary.csv", "timeseries.csv"] {
         assert_eq!(read(&a.join(file)), read(&b.join(file)), "{file}");
     }
-    // The file's rates shaped the run: 580 requests expected over 6 s.
+    // The file's rates shaped the run: 580 requests expected over 6 s, a
+    // Poisson count, within 5 of its standard deviations (√580).
     let requests: f64 = common::csv_rows(&read(&a.join("summary.csv")))[0]["requests"]
         .parse()
         .unwrap();

@@ -421,11 +421,11 @@ pub fn inline_trace_files(
     doc: &mut Value,
     dir: Option<&std::path::Path>,
 ) -> Result<bool, ModelError> {
-    let before = doc.clone();
+    let mut files = trace_file::TraceFiles::new(dir);
     let mut problems = Vec::new();
-    trace_file::TraceFiles::new(dir).inline(doc, "", &mut problems);
+    files.inline(doc, "", &mut problems);
     if problems.is_empty() {
-        Ok(*doc != before)
+        Ok(files.any_read())
     } else {
         Err(problems.into())
     }

@@ -35,6 +35,11 @@ impl<'d> TraceFiles<'d> {
         }
     }
 
+    /// Whether a file was read (and its trace's `file` replaced by its rates).
+    pub fn any_read(&self) -> bool {
+        !self.read.is_empty()
+    }
+
     /// Replaces, anywhere in `value`, a `trace` arrival's `file` (and
     /// `column`) by the `rates_per_s` read from it. `at` is `value`'s path,
     /// for problems.
