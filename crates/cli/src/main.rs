@@ -3,6 +3,7 @@
 mod attempts_file;
 mod bench;
 mod charts;
+mod import_cmd;
 mod outdir;
 mod output;
 mod plot_cmd;
@@ -367,6 +368,25 @@ enum Command {
         /// The run's or the sweep's output folder.
         dir: PathBuf,
     },
+    /// Import resilience settings from configuration files (Envoy, Istio,
+    /// resilience4j, gRPC) as model fragments or a skeleton, or a whole model
+    /// from traces (OTLP JSON, Jaeger JSON). What does not map is listed as a
+    /// warning, never dropped silently; see docs/import.md.
+    #[command(after_help = EXIT_CODES)]
+    Import {
+        /// What the files are.
+        #[arg(value_enum)]
+        source: import_cmd::ImportSource,
+        /// The files to read (several are read as one input).
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Write the model JSON here instead of to stdout.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Replace --out if it exists.
+        #[arg(long)]
+        force: bool,
+    },
     /// Check a model, or a sweep file (its model at every point and at its
     /// search's ends), without running it: every problem, with its JSON path.
     Check {
@@ -406,6 +426,12 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             duration_scale,
         } => validate(&models, &out, replications, duration_scale),
         Command::Plot { dir } => plot_cmd::plot(&dir),
+        Command::Import {
+            source,
+            files,
+            out,
+            force,
+        } => import_cmd::import(source, &files, out.as_deref(), force),
         Command::Check {
             model,
             sets,

@@ -1,0 +1,112 @@
+//! `stormsim import`: model JSON from configuration files or traces, written
+//! to a file of the user's choosing (never over one that exists, unless
+//! asked) or to stdout, with what did not map on stderr.
+
+use anyhow::{Context, Result};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use stormsim_import::{ImportError, Source};
+
+/// What `import` reads.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum ImportSource {
+    /// Envoy cluster and route configuration (YAML or JSON; a bootstrap, a
+    /// cluster, a route configuration or a list of them).
+    Envoy,
+    /// Istio VirtualService and DestinationRule resources (YAML, several
+    /// documents per file).
+    Istio,
+    /// resilience4j instances in a Spring Boot application.yml.
+    Resilience4j,
+    /// A gRPC service config (JSON).
+    Grpc,
+    /// OpenTelemetry traces as OTLP JSON (the collector's file exporter:
+    /// one ExportTraceServiceRequest per line).
+    Otlp,
+    /// Jaeger's JSON export ({"data": [trace, ...]}).
+    Jaeger,
+}
+
+impl From<ImportSource> for Source {
+    fn from(s: ImportSource) -> Source {
+        match s {
+            ImportSource::Envoy => Source::Envoy,
+            ImportSource::Istio => Source::Istio,
+            ImportSource::Resilience4j => Source::Resilience4j,
+            ImportSource::Grpc => Source::Grpc,
+            ImportSource::Otlp => Source::Otlp,
+            ImportSource::Jaeger => Source::Jaeger,
+        }
+    }
+}
+
+/// Runs `stormsim import`.
+pub fn import(
+    source: ImportSource,
+    files: &[PathBuf],
+    out: Option<&Path>,
+    force: bool,
+) -> Result<ExitCode> {
+    if let Some(out) = out {
+        if out.exists() && !force {
+            eprintln!(
+                "error: {} exists; choose another --out, or add --force to replace it",
+                out.display()
+            );
+            return Ok(ExitCode::from(super::EXIT_BAD_INPUT));
+        }
+    }
+    let mut inputs = Vec::with_capacity(files.len());
+    for file in files {
+        let text = std::fs::read_to_string(file)
+            .with_context(|| format!("cannot read {}", file.display()))?;
+        inputs.push((file.display().to_string(), text));
+    }
+    let imported = match stormsim_import::import(source.into(), &inputs) {
+        Ok(imported) => imported,
+        Err(ImportError::Invalid(problems)) => {
+            for p in &problems {
+                let at = if p.path.is_empty() {
+                    String::new()
+                } else {
+                    format!(" at {}", p.path)
+                };
+                eprintln!("error: {}{at}: {}", p.file, p.message);
+            }
+            return Ok(ExitCode::from(super::EXIT_BAD_INPUT));
+        }
+    };
+    for note in &imported.notes {
+        eprintln!("{note}");
+    }
+    for u in &imported.unmapped {
+        eprintln!("warning: {} at {}: not imported: {}", u.file, u.path, u.message);
+    }
+    let mut text = serde_json::to_string_pretty(&imported.model)?;
+    text.push('\n');
+    match out {
+        None => std::io::stdout().write_all(text.as_bytes())?,
+        Some(out) => {
+            let dir = match out.parent() {
+                Some(p) if !p.as_os_str().is_empty() => p,
+                _ => Path::new("."),
+            };
+            let mut tmp = tempfile::Builder::new()
+                .prefix(".stormsim-import-")
+                .tempfile_in(dir)
+                .with_context(|| format!("cannot write in {}", dir.display()))?;
+            tmp.write_all(text.as_bytes())?;
+            tmp.as_file().sync_all()?;
+            tmp.persist(out)
+                .with_context(|| format!("cannot write {}", out.display()))?;
+            let what = if imported.whole_model {
+                "a model"
+            } else {
+                "model fragments"
+            };
+            eprintln!("wrote {what} to {}", out.display());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
