@@ -3,9 +3,11 @@ process, on 127.0.0.1 and a port the system picks), drives them with
 load.py, stops them, and leaves in OUT:
 
 - traces.jsonl: every span the services exported, in OTLP/JSON as the
-  collector's file exporter writes it (the services' files, one after the
-  other);
-- load.csv: the driver's requests (due, sent, latency, outcome).
+  Collector's file exporter writes it (each service's export requests, one
+  service after the other);
+- load.csv: the driver's requests (due, sent, latency, outcome);
+- NAME.lag.json: how late each service's event loop woke a 10 ms sleeper,
+  every 10 ms of the run (ms).
 
 Every wait is bounded, and the services are stopped however this ends: their
 stdin is a pipe from this process, so they stop when it closes, and each has
@@ -19,6 +21,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+from otlp_file import write_json_lines
 
 HERE = Path(__file__).resolve().parent
 STARTUP_S = 30
@@ -42,7 +46,8 @@ class Chain:
             sys.executable, str(HERE / "service.py"),
             "--config", str(self.config_path),
             "--name", name,
-            "--traces", str(self.out / f"{name}.spans.jsonl"),
+            "--traces", str(self.out / f"{name}.otlp.bin"),
+            "--lag", str(self.out / f"{name}.lag.json"),
             "--seed", str(self.config["load"]["seed"] * 100 + index),
             "--lifetime-s", str(self.lifetime_s),
         ]
@@ -101,8 +106,8 @@ class Chain:
             raise RuntimeError("; ".join(problems))
         with open(self.out / "traces.jsonl", "w", encoding="utf-8") as traces:
             for spec in reversed(services):
-                part = self.out / f"{spec['name']}.spans.jsonl"
-                traces.write(part.read_text(encoding="utf-8"))
+                part = self.out / f"{spec['name']}.otlp.bin"
+                write_json_lines(part, traces)
                 part.unlink()
         return self.out
 

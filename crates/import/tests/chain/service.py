@@ -3,7 +3,7 @@ handler sleeps for its own work time (drawn from a seeded log-normal) and
 then, unless it is the last tier, calls the next service with a per-attempt
 timeout and retries. OpenTelemetry's aiohttp instrumentations trace it: a
 SERVER span per request handled and a CLIENT span per attempt sent, exported
-by the SDK's batch processor to a file in OTLP/JSON (otlp_file.py).
+by the SDK's batch processor to a file (otlp_file.py).
 
 Started by chain.py, which reads the port from its first line of stdout. It
 stops on SIGTERM, when its stdin closes (its parent is gone, however it
@@ -18,7 +18,6 @@ import random
 import signal
 import socket
 import sys
-import threading
 
 import aiohttp
 from aiohttp import web
@@ -29,11 +28,12 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
-from otlp_file import OtlpJsonFileExporter
+from otlp_file import OtlpProtobufFileExporter
 
 # The standard normal's 99th percentile: a log-normal given by its median and
 # p99 (as the model's `lognormal` is) has sigma = ln(p99 / median) / Z99.
 Z99 = 2.3263478740408408
+LAG_PROBE_S = 0.010
 
 
 def lognormal(rng, median_ms, p99_ms):
@@ -48,6 +48,7 @@ def main():
     parser.add_argument("--downstream", help="base URL of the service it calls")
     parser.add_argument("--slow-factor", type=float, default=1.0)
     parser.add_argument("--traces", required=True)
+    parser.add_argument("--lag", required=True, help="file for the event loop's measured lateness")
     parser.add_argument("--seed", type=int, required=True)
     parser.add_argument("--lifetime-s", type=float, required=True)
     args = parser.parse_args()
@@ -58,11 +59,11 @@ def main():
 
 async def serve(spec, args):
     provider = TracerProvider(resource=Resource.create({"service.name": spec["name"]}))
-    # A queue far larger than a run's spans, so that none is dropped; batches
-    # every 500 ms keep each export (which holds the interpreter's lock) short.
+    # A queue far larger than a run's spans, so that none is dropped; a batch
+    # every 500 ms keeps each export (which holds the interpreter's lock) short.
     provider.add_span_processor(
         BatchSpanProcessor(
-            OtlpJsonFileExporter(args.traces),
+            OtlpProtobufFileExporter(args.traces),
             max_queue_size=200_000,
             schedule_delay_millis=500,
             max_export_batch_size=512,
@@ -104,18 +105,34 @@ async def serve(spec, args):
     print(f"PORT {sock.getsockname()[1]}", flush=True)
 
     stop = asyncio.Event()
+    lags = []
+    probe = asyncio.create_task(measure_lag(lags))
     loop = asyncio.get_running_loop()
     loop.add_signal_handler(signal.SIGTERM, stop.set)
     loop.add_signal_handler(signal.SIGINT, stop.set)
-    threading.Thread(target=watch_stdin, args=(loop, stop), daemon=True).start()
+    await loop.connect_read_pipe(lambda: StdinWatch(stop), sys.stdin)
     try:
         await asyncio.wait_for(stop.wait(), args.lifetime_s)
     except asyncio.TimeoutError:
         print(f"{spec['name']}: lifetime of {args.lifetime_s} s over, stopping", file=sys.stderr)
+    probe.cancel()
     await runner.cleanup()
     if session:
         await session.close()
     provider.shutdown()
+    with open(args.lag, "w", encoding="utf-8") as f:
+        json.dump(lags, f)
+
+
+async def measure_lag(lags):
+    """How late the event loop wakes a sleeper: every 10 ms, the time past
+    the sleep's end at which it resumed, in ms (the scheduler's and the
+    loop's own delays, which every timer in this process also suffers)."""
+    loop = asyncio.get_running_loop()
+    while True:
+        start = loop.time()
+        await asyncio.sleep(LAG_PROBE_S)
+        lags.append(round((loop.time() - start - LAG_PROBE_S) * 1000.0, 4))
 
 
 async def call_downstream(session, url, call):
@@ -140,13 +157,14 @@ async def call_downstream(session, url, call):
     return {"ok": False, "attempts": call["max_attempts"], "last": last}
 
 
-def watch_stdin(loop, stop):
+class StdinWatch(asyncio.Protocol):
     """Sets `stop` when stdin reaches its end: the parent closed it or died."""
-    try:
-        while sys.stdin.buffer.read(4096):
-            pass
-    finally:
-        loop.call_soon_threadsafe(stop.set)
+
+    def __init__(self, stop):
+        self.stop = stop
+
+    def connection_lost(self, exc):
+        self.stop.set()
 
 
 if __name__ == "__main__":
