@@ -12,8 +12,12 @@ use serde_json::Value;
 
 /// Reads one OTLP JSON file into `read`.
 pub(crate) fn read(file_index: usize, file: &str, text: &str, read: &mut Read) {
-    for (prefix, doc) in documents(file, text, read) {
-        request(file_index, file, &prefix, &doc, read);
+    for (prefix, doc) in documents(text) {
+        match doc {
+            Ok(doc) => request(file_index, file, &prefix, &doc, read),
+            // In line order with the other problems.
+            Err(e) => read.problem(file, prefix.trim_end_matches(": ").to_string(), e),
+        }
     }
 }
 
@@ -21,27 +25,23 @@ pub(crate) fn read(file_index: usize, file: &str, text: &str, read: &mut Read) {
 /// nothing for a file that is one document). A file that is one JSON value
 /// is that document (a list: each of its elements); otherwise each non-blank
 /// line is one.
-fn documents(file: &str, text: &str, read: &mut Read) -> Vec<(String, Value)> {
+fn documents(text: &str) -> Vec<(String, Result<Value, String>)> {
     match serde_json::from_str::<Value>(text) {
         Ok(Value::Array(list)) => {
             return list
                 .into_iter()
                 .enumerate()
-                .map(|(i, v)| (format!("[{i}]."), v))
+                .map(|(i, v)| (format!("[{i}]."), Ok(v)))
                 .collect()
         }
-        Ok(doc) => return vec![(String::new(), doc)],
+        Ok(doc) => return vec![(String::new(), Ok(doc))],
         Err(whole) => {
-            // A pretty-printed document with a mistake in it: its first line
-            // alone is no JSON either, and the whole file's error is the one
-            // that says where.
+            // A pretty-printed document with a mistake in it (its first line
+            // alone, `{`, is no JSON either): the whole file's error is the
+            // one that says where.
             let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-            if serde_json::from_str::<Value>(first).is_err() && text.lines().count() > 1 {
-                let first_is_object = first.trim() == "{" || first.trim() == "[";
-                if first_is_object {
-                    read.problem(file, String::new(), format!("not JSON: {whole}"));
-                    return Vec::new();
-                }
+            if matches!(first.trim(), "{" | "[") {
+                return vec![(String::new(), Err(format!("not JSON: {whole}")))];
             }
         }
     }
@@ -50,10 +50,8 @@ fn documents(file: &str, text: &str, read: &mut Read) -> Vec<(String, Value)> {
         if line.trim().is_empty() {
             continue;
         }
-        match serde_json::from_str::<Value>(line) {
-            Ok(v) => docs.push((format!("line {}: ", i + 1), v)),
-            Err(e) => read.problem(file, format!("line {}", i + 1), format!("not JSON: {e}")),
-        }
+        let doc = serde_json::from_str::<Value>(line).map_err(|e| format!("not JSON: {e}"));
+        docs.push((format!("line {}: ", i + 1), doc));
     }
     docs
 }
