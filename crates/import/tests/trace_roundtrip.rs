@@ -38,15 +38,6 @@ const Z50: f64 = 0.0;
 const Z90: f64 = 1.281_551_565_545;
 const Z99: f64 = 2.326_347_874_041;
 
-fn service<'a>(model: &'a Value, name: &str) -> &'a Value {
-    model["services"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["name"] == name)
-        .unwrap_or_else(|| panic!("no service {name} in {model:#}"))
-}
-
 /// The `ms` of the point at `q` of a `quantiles` distribution.
 fn point(dist: &Value, q: f64) -> f64 {
     dist["points"]

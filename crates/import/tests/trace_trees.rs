@@ -3,8 +3,11 @@
 //! spans left out (missing parents, clock skew), and bad input with every
 //! problem at its path.
 
+mod trace_common;
+
 use serde_json::{json, Value};
 use stormsim_import::{import, ImportError, Imported, Source};
+use trace_common::service;
 
 /// A span: (service, id, parent, kind, start ms, end ms, error).
 type S = (&'static str, u64, u64, u8, f64, f64, bool);
@@ -60,15 +63,6 @@ fn run(traces: &[Vec<S>]) -> Imported {
         Ok(i) => i,
         Err(ImportError::Invalid(p)) => panic!("{p:#?}"),
     }
-}
-
-fn service<'a>(model: &'a Value, name: &str) -> &'a Value {
-    model["services"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["name"] == name)
-        .unwrap_or_else(|| panic!("no {name}: {model:#}"))
 }
 
 fn work(model: &Value, name: &str) -> Value {

@@ -318,3 +318,11 @@ pub fn jaeger(spans: &[GenSpan]) -> String {
         .collect();
     json!({"data": data, "total": 0, "limit": 0, "offset": 0, "errors": null}).to_string()
 }
+
+/// The service named `name` of a model document.
+pub fn service<'a>(model: &'a Value, name: &str) -> &'a Value {
+    model["services"]
+        .as_array()
+        .and_then(|list| list.iter().find(|s| s["name"] == name))
+        .unwrap_or_else(|| panic!("no service {name} in {model:#}"))
+}
