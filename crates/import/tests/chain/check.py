@@ -215,10 +215,14 @@ class Simulator:
         return json.loads(model_path.read_text(encoding="utf-8"))
 
     def client_settings(self, model):
-        """What the traces cannot show: each caller's per-attempt timeout and
-        retry loop, the driver's timeout, and how long the simulation runs."""
+        """What the traces cannot show: each service's pool (none: an asyncio
+        server takes every request as it comes), each caller's per-attempt
+        timeout and retry loop, the driver's timeout, and how long the
+        simulation runs."""
         sets = []
         for spec in self.config["services"]:
+            sets.append(f"services[{spec['name']}].workers=null")
+            sets.append(f"services[{spec['name']}].queue_capacity=null")
             call = spec.get("call")
             if not call:
                 continue
