@@ -17,6 +17,7 @@ a lifetime it never outlives.
 import argparse
 import json
 import os
+import selectors
 import subprocess
 import sys
 import time
@@ -114,8 +115,6 @@ class Chain:
 
 def read_port(name, proc):
     """The port a service prints on its first line, within STARTUP_S."""
-    import selectors
-
     sel = selectors.DefaultSelector()
     sel.register(proc.stdout, selectors.EVENT_READ)
     if not sel.select(STARTUP_S):

@@ -374,17 +374,31 @@ def check(args, config, work):
     table = Table()
     slow = config["slow"]
     leaf = config["services"][-1]["name"]
+    load = config["load"]
+    wrong = None
+    if args.model_scale:
+        service, factor = args.model_scale.split("=")
+        wrong = (service, float(factor))
+
+    def model_work(service):
+        """The work step of `service` in the model as simulated: as imported,
+        or as --model-scale makes it wrong."""
+        index, dist = work_step(model, service)
+        if wrong and wrong[0] == service:
+            dist = scaled(dist, wrong[1], 0.0)
+        return f"services[{service}].steps[{index}].work", dist
 
     # Steady state.
+    say(f"steady: the real chain, {load['requests']} requests at {load['rate_per_s']} per s")
     steady = Chain(args.config, work / "steady", 1.0).run()
     real = real_figures(steady, config)
     model_path = steady / "model.json"
+    say("steady: stormsim import otlp, then stormsim run on the imported model")
     model = sim.import_traces(steady / "traces.jsonl", model_path)
     base_sets = sim.client_settings(model)
-    if args.model_scale:
-        service, factor = args.model_scale.split("=")
-        index, dist = work_step(model, service)
-        base_sets.append(f"services[{service}].steps[{index}].work={json.dumps(scaled(dist, float(factor), 0.0))}")
+    if wrong:
+        path, dist = model_work(wrong[0])
+        base_sets.append(f"{path}={json.dumps(dist)}")
     figures = sim.simulate(model_path, base_sets, work / "sim-steady")
     n_sim = figures["requests"]
     compare_latency(table, "steady", real, figures, n_sim)
@@ -397,14 +411,13 @@ def check(args, config, work):
     # leaf work is stretched by the same factor, all but the leaf's own
     # overhead (its span beyond its sleep, measured in the steady run),
     # which does not grow with the sleep.
+    say(f"slow: the real chain with {slow['service']}'s sleeps x{slow['factor']}")
     slowed = Chain(args.config, work / "slow", slow["factor"]).run()
     real = real_figures(slowed, config)
+    say("slow: stormsim run on the imported model with the same change")
     offset = quantile(steady_real["overhead"][slow["service"]], 0.5)
-    index, dist = work_step(model, slow["service"])
-    if args.model_scale and args.model_scale.split("=")[0] == slow["service"]:
-        dist = scaled(dist, float(args.model_scale.split("=")[1]), 0.0)
-    slow_work = f"services[{slow['service']}].steps[{index}].work={json.dumps(scaled(dist, slow['factor'], offset))}"
-    sets = [s for s in base_sets if not s.startswith(f"services[{slow['service']}].steps[{index}].work=")] + [slow_work]
+    path, dist = model_work(slow["service"])
+    sets = [s for s in base_sets if not s.startswith(f"{path}=")] + [f"{path}={json.dumps(scaled(dist, slow['factor'], offset))}"]
     figures = sim.simulate(model_path, sets, work / "sim-slow")
     # How much the judged figures move when the attempt's timeout moves by
     # how far the real race can be off the model's: the leaf's overhead the
@@ -430,13 +443,19 @@ def check(args, config, work):
     lag_notes(table, "slow", real)
 
     table.print()
-    (work / "figures.json").write_text(json.dumps({"rows": table.rows, "model_scale": args.model_scale}, indent=1), encoding="utf-8")
+    record = {"rows": table.rows, "model_scale": args.model_scale, "sets": {"steady": base_sets, "slow": sets}}
+    (work / "figures.json").write_text(json.dumps(record, indent=1), encoding="utf-8")
     missed = table.missed()
+    judged = sum(r["ok"] is not None for r in table.rows)
+    print()
     if missed:
-        print(f"\n{len(missed)} figure(s) outside their tolerance: " + ", ".join(f"{r['phase']} {r['figure']}" for r in missed))
-        return 1
-    print(f"\nevery judged figure within its tolerance ({sum(r['ok'] is not None for r in table.rows)} figures)")
-    return 0
+        print("outside their tolerance: " + ", ".join(f"{r['phase']} {r['figure']}" for r in missed))
+    print(f"chain-check: {judged - len(missed)} passed, {len(missed)} failed")
+    return 1 if missed else 0
+
+
+def say(line):
+    print(f"chain-check: {line}", flush=True)
 
 
 if __name__ == "__main__":
