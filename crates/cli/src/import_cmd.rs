@@ -81,7 +81,10 @@ pub fn import(
         eprintln!("{note}");
     }
     for u in &imported.unmapped {
-        eprintln!("warning: {} at {}: not imported: {}", u.file, u.path, u.message);
+        eprintln!(
+            "warning: {} at {}: not imported: {}",
+            u.file, u.path, u.message
+        );
     }
     let mut text = serde_json::to_string_pretty(&imported.model)?;
     text.push('\n');
