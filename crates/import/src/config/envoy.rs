@@ -603,9 +603,33 @@ fn retry_policy(cx: &mut Cx, node: &Node, path: &str) -> Option<(Option<f64>, Ma
         ],
         "a retry policy",
     );
+    let codes = codes.unwrap_or_default();
     let retry_on = match retry_on_text {
-        Some((text, p)) => retry_on(cx, &text, &p, codes.as_deref().unwrap_or(&[])),
-        None => Vec::new(),
+        Some((text, p))
+            if text
+                .split(',')
+                .any(|c| c.trim() == "retriable-status-codes") =>
+        {
+            retry_on(cx, &text, &p, &codes)
+        }
+        Some((text, p)) => {
+            for (_, cp) in &codes {
+                cx.unmapped(
+                    cp,
+                    "never retried: retry_on does not name retriable-status-codes",
+                );
+            }
+            retry_on(cx, &text, &p, &[])
+        }
+        None => {
+            for (_, cp) in &codes {
+                cx.unmapped(
+                    cp,
+                    "never retried: retry_on does not name retriable-status-codes",
+                );
+            }
+            Vec::new()
+        }
     };
     let mut r = Map::new();
     r.insert("max_attempts".into(), json!(num_retries? + 1));

@@ -92,9 +92,10 @@ fn unreachable_source(problems: &mut Vec<crate::Problem>, source: Source) {
     });
 }
 
-/// The problem of an input in which nothing was found to import.
+/// The problem of an input in which nothing was found to import (unless
+/// problems already say why).
 pub(crate) fn nothing_found(inputs: &mut [Input], out: &Out, what: &str) {
-    if out.edges.is_empty() {
+    if out.edges.is_empty() && inputs.iter().all(|i| i.cx.problems.is_empty()) {
         if let Some(input) = inputs.first_mut() {
             let file = input.cx.file.clone();
             input.cx.problems.push(crate::Problem {

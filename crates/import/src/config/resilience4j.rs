@@ -289,7 +289,7 @@ fn module(
                 let Some(own) = layer(cx, m, v, &join(&p, name)) else {
                     continue;
                 };
-                let Some(values) = resolve(cx, m, &configs, &own, 0) else {
+                let Some(values) = resolve(cx, m, &configs, &own, Some(name), 0) else {
                     continue;
                 };
                 let policies = match edges.iter_mut().find(|(e, _)| e == name) {
@@ -374,21 +374,25 @@ fn layer(cx: &mut Cx, m: &Module, node: &Node, path: &str) -> Option<Layer> {
     Some(Layer { base, values })
 }
 
-/// An instance's settings: resilience4j's defaults, then its base config
-/// (`baseConfig`, or else `configs.default`), then its own.
+/// An instance's (or, with `instance` None, a config's) settings:
+/// resilience4j's defaults, then its base config, then its own. As
+/// resilience4j-spring-boot's `create…Config` chooses it, an instance's base
+/// is its `baseConfig`, else the config of the instance's own name, else
+/// `configs.default`; a config's base is its `baseConfig` only.
 fn resolve(
     cx: &mut Cx,
     m: &Module,
     configs: &[(String, Layer)],
     own: &Layer,
+    instance: Option<&str>,
     depth: usize,
 ) -> Option<Map<String, Value>> {
-    let base_name = match &own.base {
-        Some((name, _, _)) => Some(name.as_str()),
-        None => configs
-            .iter()
-            .any(|(n, l)| n == "default" && !std::ptr::eq(l, own))
-            .then_some("default"),
+    let has = |name: &str| configs.iter().any(|(n, _)| n == name);
+    let base_name = match (&own.base, instance) {
+        (Some((name, _, _)), _) => Some(name.as_str()),
+        (None, Some(i)) if has(i) => Some(i),
+        (None, Some(_)) if has("default") => Some("default"),
+        (None, _) => None,
     };
     let mut values = match base_name {
         None => {
@@ -415,7 +419,7 @@ fn resolve(
                     }
                     return None;
                 }
-                (Some((_, base)), _) => resolve(cx, m, configs, base, depth + 1)?,
+                (Some((_, base)), _) => resolve(cx, m, configs, base, None, depth + 1)?,
                 (None, Some((_, p, n))) => {
                     cx.problem(p, n, format!("no config {name:?} in {}.configs", m.name));
                     return None;
