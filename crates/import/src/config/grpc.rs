@@ -19,8 +19,9 @@ use serde_json::{json, Map, Value};
 const MAX_ATTEMPTS_CLAMP: u64 = 5;
 
 /// gRPC's retries and hedges draw ±20% jitter in C-core; A6 and grpc-java
-/// and grpc-go draw uniformly in [0, d]. POLICIES.md (the semantics the
-/// model implements) takes gRPC's as random(0.8, 1.2) × d.
+/// and grpc-go draw uniformly in [0, d]. The model's reference semantics
+/// take gRPC's as random(0.8, 1.2) × d (docs/import-config.md says how to
+/// model the others).
 const GRPC_JITTER_FACTOR: f64 = 0.2;
 
 pub(crate) fn import(inputs: &mut [Input], out: &mut Out) {

@@ -152,6 +152,7 @@ pub(crate) fn build(
         ));
     }
     let mut services = vec![json!({"name": caller, "steps": steps})];
+    let mut all_have_instances = true;
     for u in upstreams {
         let mut s = Map::new();
         s.insert("name".into(), json!(u.name));
@@ -176,8 +177,11 @@ pub(crate) fn build(
             }
             (None, None) => None,
         };
-        if let Some(n) = instances {
-            s.insert("instances".into(), json!(n));
+        match instances {
+            Some(n) => {
+                s.insert("instances".into(), json!(n));
+            }
+            None => all_have_instances = false,
         }
         s.insert(
             "steps".into(),
@@ -190,10 +194,10 @@ pub(crate) fn build(
     }
     notes.push(format!(
         "placeholders to edit: every workload's arrival (Poisson, {PLACEHOLDER_RATE_PER_S} requests/s) and duration_s ({PLACEHOLDER_DURATION_S}); every upstream's work (exponential, mean {PLACEHOLDER_WORK_MS} ms) and workers ({PLACEHOLDER_WORKERS}){}; service {caller} (the caller whose configuration this is) does no work of its own",
-        if upstreams.iter().any(|u| u.instances.is_some()) {
+        if all_have_instances {
             ""
         } else {
-            " and instances (1)"
+            " and, where the input gives none, instances (1)"
         }
     ));
     let description = format!(
