@@ -1,17 +1,101 @@
 //! A model from traces: OTLP JSON and Jaeger JSON.
+//!
+//! Traces show what a system did with the requests it got: which service
+//! called which, how often, in what order and what at once, how long each
+//! spent on its own, how often each failed, and when requests came. They do
+//! not show the limits the system ran within (worker pools, queues,
+//! timeouts), so the model gets defaults for those that cannot be the
+//! bottleneck at the observed rate, listed in the notes as assumptions.
+//!
+//! The steps: read the files into [`span::Span`]s ([`otlp`], [`jaeger`]);
+//! cut each trace's tree into executions of services' handlers, with the
+//! calls between them ([`graph`]); read each execution's calls as steps
+//! (sequential, parallel, retried: [`shape`]); sum them up per service and
+//! edge into a model ([`infer`]).
+
+mod graph;
+mod infer;
+mod jaeger;
+mod otlp;
+mod shape;
+mod span;
+mod stats;
 
 use crate::{ImportError, Imported, Problem, Source};
 
 /// Imports trace files of one kind into one model.
 pub fn import(source: Source, inputs: &[(String, String)]) -> Result<Imported, ImportError> {
-    Err(ImportError::Invalid(
-        inputs
-            .iter()
-            .map(|(file, _)| Problem {
-                file: file.clone(),
-                path: String::new(),
-                message: format!("importing {source:?} traces is not implemented yet"),
-            })
-            .collect(),
-    ))
+    let mut read = span::Read::default();
+    for (i, (file, text)) in inputs.iter().enumerate() {
+        match source {
+            Source::Jaeger => jaeger::read(i, file, text, &mut read),
+            _ => otlp::read(i, file, text, &mut read),
+        }
+    }
+    if !read.problems.is_empty() {
+        return Err(ImportError::Invalid(read.problems));
+    }
+    let files: Vec<String> = inputs.iter().map(|(f, _)| f.clone()).collect();
+    let whole_input = || Problem {
+        file: files.join(", "),
+        path: String::new(),
+        message: String::new(),
+    };
+    if read.spans.is_empty() {
+        return Err(ImportError::Invalid(vec![Problem {
+            message: "no spans: nothing to infer a model from".into(),
+            ..whole_input()
+        }]));
+    }
+    let mut warnings = graph::Warnings::new(&files);
+    let forest = graph::build(&read.spans, &mut warnings);
+    let mut unmapped = read.unmapped;
+    unmapped.extend(warnings.finish());
+    if forest.roots.is_empty() {
+        let mut problems = vec![Problem {
+            message: format!(
+                "no whole trace: none of the {} spans is a root (a span without a parent), so no request can be followed from its start",
+                read.spans.len()
+            ),
+            ..whole_input()
+        }];
+        // Why each span was left out, as the problems' evidence.
+        problems.extend(unmapped.into_iter().map(|u| Problem {
+            file: u.file,
+            path: u.path,
+            message: u.message,
+        }));
+        return Err(ImportError::Invalid(problems));
+    }
+    let inferred = infer::infer(&forest, &model_name(&files), read.spans.len());
+    unmapped.extend(inferred.unmapped);
+    Ok(Imported {
+        model: inferred.model,
+        whole_model: true,
+        unmapped,
+        notes: inferred.notes,
+    })
+}
+
+/// The model's name: the first file's name without folders and extensions
+/// (`traces.otlp.jsonl` → `traces`), a name `stormsim run` can make a folder
+/// of; `traces` if nothing of it is left.
+fn model_name(files: &[String]) -> String {
+    let stem = files
+        .first()
+        .map(|f| {
+            let base = f.rsplit(['/', '\\']).next().unwrap_or(f);
+            base.split('.').next().unwrap_or("").to_string()
+        })
+        .unwrap_or_default();
+    let clean: String = stem
+        .chars()
+        .filter(|c| !c.is_control() && !matches!(c, '/' | '\\'))
+        .take(100)
+        .collect();
+    if clean.trim().is_empty() {
+        "traces".into()
+    } else {
+        clean
+    }
 }
