@@ -12,7 +12,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use stormsim_model::{load_model, load_model_in, LoadedModel, Problem};
+use stormsim_model::{load_model_in, LoadedModel, Problem};
 use stormsim_sim::memory::{check_memory, DEFAULT_MEMORY_LIMIT_BYTES};
 use stormsim_sweep::{aggregate_csv, results_csv, Sweep, SweepError};
 
@@ -85,23 +85,41 @@ fn parse_sets(sets_json: &str) -> Result<Vec<(String, Value)>, Failure> {
 /// Loads a model as `stormsim run` and `stormsim check` do: overrides, seed,
 /// then the memory ceiling (a model over it is a problem at the path of its
 /// largest part).
-fn load(source: &Source, sets_json: &str, seed: Option<u64>) -> Result<LoadedModel, Failure> {
+fn load(
+    source: &Source,
+    sets_json: &str,
+    seed: Option<u64>,
+    memory_limit: u64,
+) -> Result<LoadedModel, Failure> {
     let sets = parse_sets(sets_json)?;
     let loaded = match source {
         Source::File(path) => {
             let text = std::fs::read_to_string(path).map_err(Failure::Io)?;
             load_model_in(&text, path.parent(), &sets, seed)
         }
-        Source::Text(text) => load_model(text, &sets, seed),
+        // A dict's trace files are read from the current folder.
+        Source::Text(text) => load_model_in(text, Some(Path::new(".")), &sets, seed),
     }
     .map_err(|e| Failure::Problems(e.problems))?;
-    if let Err(too_big) = check_memory(&loaded, DEFAULT_MEMORY_LIMIT_BYTES) {
+    if let Err(too_big) = check_memory(&loaded, memory_limit) {
         return Err(Failure::Problems(vec![Problem::new(
             too_big.path(),
             too_big.to_string(),
         )]));
     }
     Ok(loaded)
+}
+
+/// The memory ceiling in bytes, from GiB as `--memory-limit-gb` takes it
+/// (the command line's default, 4 GiB, when `None`).
+fn memory_limit_bytes(gib: Option<f64>) -> PyResult<u64> {
+    match gib {
+        None => Ok(DEFAULT_MEMORY_LIMIT_BYTES),
+        Some(g) if g.is_finite() && g > 0.0 && g <= 1e9 => Ok((g * (1u64 << 30) as f64) as u64),
+        Some(g) => Err(PyValueError::new_err(format!(
+            "memory_limit_gb must be a positive number of GiB, got {g}"
+        ))),
+    }
 }
 
 /// A table's CSV text; writing it into memory fails only as an I/O error.
@@ -119,16 +137,18 @@ fn warnings_of(loaded: &LoadedModel) -> Vec<(String, String, String)> {
 
 /// Checks a model without running it: its warnings, or `ModelError`.
 #[pyfunction]
-#[pyo3(signature = (path, text, sets_json, source))]
+#[pyo3(signature = (path, text, sets_json, source, memory_limit_gb=None))]
 fn check_model(
     py: Python<'_>,
     path: Option<PathBuf>,
     text: Option<String>,
     sets_json: &str,
     source: &str,
+    memory_limit_gb: Option<f64>,
 ) -> PyResult<Vec<(String, String, String)>> {
     let model = Source::new(path, text)?;
-    py.detach(|| load(&model, sets_json, None).map(|loaded| warnings_of(&loaded)))
+    let limit = memory_limit_bytes(memory_limit_gb)?;
+    py.detach(|| load(&model, sets_json, None, limit).map(|loaded| warnings_of(&loaded)))
         .map_err(|f| f.into_py_err(py, source))
 }
 
@@ -150,7 +170,8 @@ struct RunTables {
 /// timeseries.csv and timeseries.tidy.csv.gz unzipped), `warnings` and
 /// `stopped` (variants cut short by a limit).
 #[pyfunction]
-#[pyo3(signature = (path, text, sets_json, seed, variants, source))]
+#[pyo3(signature = (path, text, sets_json, seed, variants, source, memory_limit_gb=None))]
+#[allow(clippy::too_many_arguments)]
 fn run_model(
     py: Python<'_>,
     path: Option<PathBuf>,
@@ -159,10 +180,12 @@ fn run_model(
     seed: Option<u64>,
     variants: Vec<String>,
     source: &str,
+    memory_limit_gb: Option<f64>,
 ) -> PyResult<Py<PyDict>> {
     let model = Source::new(path, text)?;
+    let limit = memory_limit_bytes(memory_limit_gb)?;
     let run = || -> Result<RunTables, Failure> {
-        let mut loaded = load(&model, sets_json, seed)?;
+        let mut loaded = load(&model, sets_json, seed, limit)?;
         // Of every variant, as the command line: the file is what they are about.
         let warnings = warnings_of(&loaded);
         loaded.select_variants(&variants).map_err(Failure::Value)?;
@@ -203,15 +226,17 @@ fn run_model(
 /// sweep`'s results.csv and aggregate.csv; the results do not depend on
 /// `jobs`) and `stopped` (how many runs stopped at a limit).
 #[pyfunction]
-#[pyo3(signature = (path, text, jobs, source))]
+#[pyo3(signature = (path, text, jobs, source, memory_limit_gb=None))]
 fn run_sweep(
     py: Python<'_>,
     path: Option<PathBuf>,
     text: Option<String>,
     jobs: Option<usize>,
     source: &str,
+    memory_limit_gb: Option<f64>,
 ) -> PyResult<Py<PyDict>> {
     let sweep_source = Source::new(path, text)?;
+    let limit = memory_limit_bytes(memory_limit_gb)?;
     let most = usize::from(stormsim_sweep::MAX_JOBS);
     if let Some(jobs) = jobs.filter(|j| !(1..=most).contains(j)) {
         return Err(PyValueError::new_err(format!(
@@ -220,10 +245,8 @@ fn run_sweep(
     }
     let run = || -> Result<(String, String, String, usize), Failure> {
         let loaded = match &sweep_source {
-            Source::File(path) => Sweep::load(path),
-            Source::Text(text) => {
-                Sweep::from_text(text, Path::new("<dict>"), DEFAULT_MEMORY_LIMIT_BYTES)
-            }
+            Source::File(path) => Sweep::load_with_memory_limit(path, limit),
+            Source::Text(text) => Sweep::from_text(text, Path::new("<dict>"), limit),
         };
         let sweep = loaded.map_err(|e| match e {
             SweepError::Invalid(e) => Failure::Problems(e.problems),

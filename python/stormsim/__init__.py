@@ -177,18 +177,26 @@ def _frame(text: str, frames: str):
     )
 
 
-def check(model: Union[str, os.PathLike, Mapping], *, set: Optional[Mapping] = None) -> list:
+def check(
+    model: Union[str, os.PathLike, Mapping],
+    *,
+    set: Optional[Mapping] = None,
+    memory_limit_gb: Optional[float] = None,
+) -> list:
     """Checks a model without running it, as ``stormsim check`` does.
 
     ``model`` is a model file's path (``str`` or ``pathlib.Path``; the files
     it names, such as a trace's, are read from its folder) or the model as a
-    dict. ``set`` overrides parameters in every variant, ``{PATH: VALUE}``,
-    as ``--set PATH=VALUE`` does. Returns the model's warnings, a list of
+    dict (the files it names are read from the current folder). ``set``
+    overrides parameters in every variant, ``{PATH: VALUE}``, as ``--set
+    PATH=VALUE`` does. ``memory_limit_gb`` is the ceiling on the memory a
+    run is estimated to need (4 GiB by default, as ``--memory-limit-gb``): a
+    model over it is a problem naming its largest part. Returns the model's warnings, a list of
     ``ModelWarning(name, path, message)``; raises ``ModelError`` with every
     problem if the model cannot run.
     """
     src = _source(model, "model")
-    found = _native.check_model(src["path"], src["text"], _sets_json(set), src["source"])
+    found = _native.check_model(src["path"], src["text"], _sets_json(set), src["source"], memory_limit_gb)
     return [ModelWarning(*w) for w in found]
 
 
@@ -199,13 +207,14 @@ def run(
     set: Optional[Mapping] = None,
     *,
     frames: str = "pandas",
+    memory_limit_gb: Optional[float] = None,
 ) -> Run:
     """Runs a model's variants, as ``stormsim run`` does (without writing files).
 
     ``model``: a model file's path or the model as a dict (see ``check``).
     ``seed`` overrides the model's master seed; ``variants`` runs only those
     named (in the model's order); ``set`` overrides parameters in every
-    variant, ``{PATH: VALUE}``. The variants run in parallel, with the GIL
+    variant, ``{PATH: VALUE}``; ``memory_limit_gb`` as for ``check``. The variants run in parallel, with the GIL
     released; the result is the same whatever the number of cores.
 
     Returns a ``Run`` whose ``summary``, ``timeseries`` (long format) and
@@ -221,7 +230,7 @@ def run(
         variants = [variants]
     src = _source(model, "model")
     out = _native.run_model(
-        src["path"], src["text"], _sets_json(set), seed, list(variants or []), src["source"]
+        src["path"], src["text"], _sets_json(set), seed, list(variants or []), src["source"], memory_limit_gb
     )
     found = [ModelWarning(*w) for w in out["warnings"]]
     for w in found:
@@ -248,6 +257,7 @@ def sweep(
     jobs: Optional[int] = None,
     *,
     frames: str = "pandas",
+    memory_limit_gb: Optional[float] = None,
 ) -> SweepResult:
     """Runs a sweep, as ``stormsim sweep`` does (without writing files).
 
@@ -255,14 +265,15 @@ def sweep(
     file's folder) or the sweep as a dict (a ``model`` path in it is read
     from the current folder; an inline model works too). ``jobs``: worker
     threads, 1 to 256 (all cores by default); the results do not depend on
-    it. Returns a ``SweepResult`` whose ``results`` and ``aggregate`` are
+    it. ``memory_limit_gb``: the ceiling on each run's estimated memory, as
+    for ``check`` (a point over it is refused). Returns a ``SweepResult`` whose ``results`` and ``aggregate`` are
     the tables of results.csv and aggregate.csv. Raises ``ModelError`` if
     the sweep or its model cannot run; a run stopped at one of the model's
     limits issues a ``PartialRunWarning``.
     """
     frames = _frame_kind(frames)
     src = _source(sweep, "sweep")
-    out = _native.run_sweep(src["path"], src["text"], jobs, src["source"])
+    out = _native.run_sweep(src["path"], src["text"], jobs, src["source"], memory_limit_gb)
     if out["stopped"]:
         n = out["stopped"]
         _warnings.warn(

@@ -231,3 +231,33 @@ def test_the_gil_is_released_while_simulating():
     assert max(gaps) < took / 2, f"the main thread stopped for {max(gaps):.3f} s of a {took:.3f} s run"
 
 
+
+
+def test_memory_limit_gb_refuses_as_the_command_line_does(tmp_path):
+    # 20,000 instances of A calling 20,000 of B: about 1.5 GiB of edge state,
+    # under the default ceiling (4 GiB), over a ceiling of 1 GiB.
+    wide = {"services[A].instances": 20000, "services[B].instances": 20000}
+    wide_args = [a for path, n in wide.items() for a in ("--set", f"{path}={n}")]
+    stormsim.check(CHAIN, set=wide)
+    said = stormsim_cli("check", CHAIN, *wide_args, "--memory-limit-gb", "1", expect=2)
+    with pytest.raises(stormsim.ModelError) as refused:
+        stormsim.check(CHAIN, set=wide, memory_limit_gb=1)
+    assert said.stderr == f"{refused.value}\n"
+    with pytest.raises(ValueError, match="memory_limit_gb"):
+        stormsim.check(CHAIN, memory_limit_gb=0)
+
+
+def test_a_dict_model_reads_its_trace_file_from_the_current_folder(tmp_path, monkeypatch):
+    (tmp_path / "peak.csv").write_text("rps\n40\n80\n40\n")
+    model = {
+        "name": "traced",
+        "seed": 3,
+        "workloads": [{"name": "users", "target": "api", "duration_s": 3,
+                       "arrival": {"kind": "trace", "file": "peak.csv"}}],
+        "services": [{"name": "api", "workers": 4, "steps": [{"work": {"kind": "constant", "ms": 5}}]}],
+    }
+    monkeypatch.chdir(tmp_path)
+    from_file = stormsim.run(model)
+    model["workloads"][0]["arrival"] = {"kind": "trace", "rates_per_s": [40, 80, 40]}
+    inline = stormsim.run(model)
+    pd.testing.assert_frame_equal(from_file.summary, inline.summary)

@@ -41,6 +41,7 @@ pub fn bench(model: &LoadedModel, only: &[String]) -> Result<()> {
         "B/in-flight"
     );
     let (mut events, mut wall) = (0u64, 0.0);
+    let mut breakdowns = Vec::new();
     for v in chosen {
         let t0 = Instant::now();
         let r = run_variant(v);
@@ -71,6 +72,7 @@ pub fn bench(model: &LoadedModel, only: &[String]) -> Result<()> {
         );
         events += r.events;
         wall += secs;
+        breakdowns.push((r.variant.clone(), r.events, r.events_by_kind.clone()));
     }
     println!(
         "{:<26} {:>12} {:>9.2} {:>12.0}",
@@ -79,6 +81,20 @@ pub fn bench(model: &LoadedModel, only: &[String]) -> Result<()> {
         wall,
         events as f64 / wall
     );
+    // Where the events go: the kinds a change to the engine would remove.
+    for (variant, total, kinds) in breakdowns {
+        let parts: Vec<String> = kinds
+            .iter()
+            .map(|(kind, n)| {
+                format!(
+                    "{kind} {:.1} M ({:.0}%)",
+                    *n as f64 / 1e6,
+                    100.0 * *n as f64 / total.max(1) as f64
+                )
+            })
+            .collect();
+        println!("{variant} events by kind: {}", parts.join(", "));
+    }
     Ok(())
 }
 

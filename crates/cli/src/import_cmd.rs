@@ -81,7 +81,10 @@ pub fn import(
         eprintln!("{note}");
     }
     for u in &imported.unmapped {
-        eprintln!("warning: {} at {}: not imported: {}", u.file, u.path, u.message);
+        eprintln!(
+            "warning: {} at {}: not imported: {}",
+            u.file, u.path, u.message
+        );
     }
     let mut text = serde_json::to_string_pretty(&imported.model)?;
     text.push('\n');
@@ -98,8 +101,14 @@ pub fn import(
                 .with_context(|| format!("cannot write in {}", dir.display()))?;
             tmp.write_all(text.as_bytes())?;
             tmp.as_file().sync_all()?;
-            tmp.persist(out)
-                .with_context(|| format!("cannot write {}", out.display()))?;
+            // Without --force, a file that appeared since the check above
+            // is not replaced either.
+            let persisted = if force {
+                tmp.persist(out).map(drop)
+            } else {
+                tmp.persist_noclobber(out).map(drop)
+            };
+            persisted.with_context(|| format!("cannot write {}", out.display()))?;
             let what = if imported.whole_model {
                 "a model"
             } else {

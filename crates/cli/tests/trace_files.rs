@@ -113,19 +113,53 @@ fn a_sweep_reads_the_trace_beside_it_once() {
             "axes": [{"path": "services[api].workers", "values": [4, 8, 16]}]
         }),
     );
-    let out = dir.path().join("out");
-    assert_ok(&stormsim_into("sweep", &sweep, &out, &["--max-runs", "2"]));
+    resumes_until_the_trace_changes(dir.path(), &sweep, "the model");
+}
+
+/// Runs part of `sweep`, resumes it with the same trace file, changes the
+/// file, and expects `--resume` to refuse, naming `what` changed.
+fn resumes_until_the_trace_changes(dir: &Path, sweep: &Path, what: &str) {
+    let out = dir.join("out");
+    assert_ok(&stormsim_into("sweep", sweep, &out, &["--max-runs", "2"]));
     // The same file: the sweep resumes.
     assert_ok(&stormsim_into(
         "sweep",
-        &sweep,
+        sweep,
         &out,
         &["--resume", "--max-runs", "1"],
     ));
-    // A changed file is a changed model: refused, not mixed.
-    std::fs::write(dir.path().join("black-friday.csv"), "rps\n10\n10\n10\n").unwrap();
-    let refused = stormsim_into("sweep", &sweep, &out, &["--resume"]);
+    // A changed file is a changed input: refused, not mixed.
+    std::fs::write(dir.join("black-friday.csv"), "rps\n10\n10\n10\n").unwrap();
+    let refused = stormsim_into("sweep", sweep, &out, &["--resume"]);
     assert!(!refused.status.success());
     let stderr = String::from_utf8_lossy(&refused.stderr);
-    assert!(stderr.contains("the model"), "{stderr}");
+    assert!(stderr.contains(what), "{stderr}");
+}
+
+/// A trace file named only by an axis's value is read once too, and its
+/// rates are in the sweep's inputs: a changed file makes `--resume` refuse
+/// instead of mixing the points run before the change with those after it.
+#[test]
+fn regression_a_trace_file_on_an_axis_cannot_mix_into_a_resumed_sweep() {
+    let dir = tempfile::tempdir().unwrap();
+    write_trace(dir.path());
+    let sweep = write_json(
+        &dir.path().join("sweep.json"),
+        json!({
+            "name": "traced-axis",
+            "model": model(json!({"kind": "poisson", "rate_per_s": 50})),
+            "axes": [{"path": "workloads[users].arrival", "values": [
+                {"kind": "poisson", "rate_per_s": 50},
+                {"kind": "trace", "file": "black-friday.csv", "column": "rps"}
+            ]}],
+            "replications": 2
+        }),
+    );
+    resumes_until_the_trace_changes(dir.path(), &sweep, "the sweep's `axes`");
+    // A missing file is a problem at its place in the sweep.
+    std::fs::remove_file(dir.path().join("black-friday.csv")).unwrap();
+    let missing = stormsim_into("sweep", &sweep, &dir.path().join("out2"), &[]);
+    assert_eq!(missing.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&missing.stderr);
+    assert!(stderr.contains("axes[0].values[1].file"), "{stderr}");
 }

@@ -219,11 +219,7 @@ impl ParamPath {
                 let selected = select(list, list_key, selector, next_key);
                 if selected.is_empty() {
                     return miss(match selector {
-                        Segment::Named(name) => format!(
-                            "{}: no element named {name:?}; {}",
-                            self.text,
-                            names_here(list)
-                        ),
+                        Segment::Named(name) => no_element_named(&self.text, name, list),
                         _ if list_key == "steps" => format!(
                             "{}: [*] over steps selects the steps that take the field after it, and there are none here",
                             self.text
@@ -322,11 +318,7 @@ impl ParamPath {
                         .as_array_mut()
                         .ok_or_else(|| format!("{}: [{name}] applied to a non-list", self.text))?;
                     let Some(index) = list.iter().position(|e| element_is_named(e, name)) else {
-                        return Err(format!(
-                            "{}: no element named {name:?}; {}",
-                            self.text,
-                            names_here(list)
-                        ));
+                        return Err(no_element_named(&self.text, name, list));
                     };
                     let slot = &mut list[index];
                     if is_last {
@@ -502,6 +494,25 @@ fn element_names(element: &Value) -> impl Iterator<Item = &str> {
         .filter_map(|f| element.get(f).and_then(Value::as_str))
 }
 
+/// Why `[name]` in the path `text` selects nothing in `list`: the names
+/// there are, and, for the name of a copy (`client-03` of a workload
+/// `client` with `count`), that copies are made from their workload and
+/// share its settings.
+fn no_element_named(text: &str, name: &str, list: &[Value]) -> String {
+    let copy_of = list.iter().find_map(|e| {
+        let base = e.get("name")?.as_str()?;
+        let count = e.get("count")?.as_u64()?;
+        let k: u64 = name.strip_prefix(base)?.strip_prefix('-')?.parse().ok()?;
+        (1..=count).contains(&k).then_some(base)
+    });
+    match copy_of {
+        Some(base) => format!(
+            "{text}: no element named {name:?}: it is a copy of {base:?} (its `count`), and copies share their workload's settings; set them on [{base}], or write this copy out as a workload of its own"
+        ),
+        None => format!("{text}: no element named {name:?}; {}", names_here(list)),
+    }
+}
+
 /// Most names [`names_here`] lists.
 const MAX_NAMES_LISTED: usize = 12;
 
@@ -632,6 +643,27 @@ mod tests {
             .set(&mut doc, json!(0.3))
             .unwrap();
         assert_eq!(doc["services"][0]["admission"]["drop_fraction"], json!(0.3));
+    }
+
+    /// A copy's name (`client-03` of a workload with `count`) is answered
+    /// with what copies are, not with a list that lacks it.
+    #[test]
+    fn a_copys_name_says_copies_share_their_workloads_settings() {
+        let mut doc = json!({"workloads": [{"name": "client", "count": 20}, {"name": "batch"}]});
+        let err = ParamPath::parse("workloads[client-03].retry.max_attempts")
+            .unwrap()
+            .set(&mut doc, json!(1))
+            .unwrap_err();
+        assert!(err.contains("it is a copy of \"client\""), "{err}");
+        assert!(err.contains("set them on [client]"), "{err}");
+        // Past the copies, or another workload's name: the names there are.
+        for path in ["workloads[client-21].x", "workloads[batch-01].x"] {
+            let err = ParamPath::parse(path)
+                .unwrap()
+                .set(&mut doc, json!(1))
+                .unwrap_err();
+            assert!(err.contains("the names here are: client, batch"), "{err}");
+        }
     }
 
     /// A name that selects nothing is answered with the names that would:

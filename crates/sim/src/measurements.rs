@@ -45,6 +45,9 @@ pub(crate) struct Measurements<'m> {
     pub ended: SimTime,
     /// Root attempts and the zombie work below them.
     pub zombies: Zombies,
+    /// Events handled, by [`crate::simulator::Event::kind_index`]: where a
+    /// run's time goes, for `stormsim bench`.
+    pub events_by_kind: [u64; crate::simulator::EVENT_KINDS],
     /// Where each attempt's record goes as it ends, when asked for.
     pub attempt_log: Option<AttemptLog<'m>>,
 }
@@ -89,6 +92,7 @@ impl Measurements<'_> {
                 _ => 0,
             })),
             attempt_log: None,
+            events_by_kind: [0; crate::simulator::EVENT_KINDS],
         }
     }
 

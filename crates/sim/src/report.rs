@@ -89,6 +89,10 @@ pub struct VariantReport {
     pub completion_s: f64,
     /// Events simulated.
     pub events: u64,
+    /// The events by kind (`Event::KINDS`, those that happened), and the
+    /// voided timers the queue skipped: for `stormsim bench`, not an output.
+    #[serde(skip)]
+    pub events_by_kind: Vec<(&'static str, u64)>,
     /// Virtual time at the end of the run, s.
     pub sim_time_s: f64,
     /// Most logical requests unanswered at once (memory follows this, not the
@@ -537,6 +541,7 @@ pub(crate) fn variant_report(
         complete: stopped.is_none(),
         stopped_by: stopped.as_ref().map(limit_name),
         stopped_by_limit: stopped.map(|s| s.to_string()),
+        events_by_kind: Vec::new(),
         zombies: zombie_report(&measured.zombies),
         latency_cdf: latency.cdf(),
         // The report keeps the closed copy: one clone of the series, not two.

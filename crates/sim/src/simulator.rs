@@ -86,6 +86,51 @@ pub enum Event {
     },
 }
 
+/// How many kinds of [`Event`] there are.
+pub const EVENT_KINDS: usize = 14;
+
+impl Event {
+    /// The kinds of event, in the order of [`Event::kind_index`]: what
+    /// `stormsim bench` breaks a run's events down by.
+    pub const KINDS: [&'static str; EVENT_KINDS] = [
+        "arrival",
+        "attempt arrives",
+        "response arrives",
+        "attempt timeout",
+        "backoff done",
+        "work done",
+        "timeline change",
+        "bulkhead timeout",
+        "hedge due",
+        "fan-out deadline",
+        "cancel loser",
+        "user wakes",
+        "work failed",
+        "cpu done",
+    ];
+
+    /// This event's place in [`Event::KINDS`].
+    #[inline]
+    pub fn kind_index(&self) -> usize {
+        match self {
+            Event::Arrival { .. } => 0,
+            Event::AttemptArrives(_) => 1,
+            Event::ResponseArrives(..) => 2,
+            Event::AttemptTimeout(_) => 3,
+            Event::BackoffDone(_) => 4,
+            Event::WorkDone(_) => 5,
+            Event::Change(_) => 6,
+            Event::BulkheadTimeout(_) => 7,
+            Event::HedgeDue(..) => 8,
+            Event::FanOutDeadline(_) => 9,
+            Event::CancelLoser(_) => 10,
+            Event::UserWakes { .. } => 11,
+            Event::WorkFailed(..) => 12,
+            Event::CpuDone { .. } => 13,
+        }
+    }
+}
+
 /// Most rows a run's time series may hold, run-wide and per service together
 /// (the model crate's limit, which validation applies to a horizon).
 pub use stormsim_model::MAX_SERIES_ROWS;
@@ -229,6 +274,13 @@ impl<'m> Simulator<'m> {
             variant,
             stopped,
         );
+        report.events_by_kind = Event::KINDS
+            .iter()
+            .zip(self.measured.events_by_kind)
+            .filter(|(_, n)| *n > 0)
+            .map(|(kind, n)| (*kind, n))
+            .chain([("(stale timers skipped)", self.queue.stale_popped())])
+            .collect();
         if let Some(AttemptLog::Memory(records)) = self.measured.attempt_log.take() {
             report.attempts = records;
         }
@@ -463,6 +515,7 @@ impl<'m> Simulator<'m> {
     }
 
     fn handle(&mut self, event: Event) {
+        self.measured.events_by_kind[event.kind_index()] += 1;
         match event {
             Event::Arrival { workload, .. } => self.on_arrival(workload as usize),
             Event::AttemptArrives(a) => self.on_attempt_arrives(a),

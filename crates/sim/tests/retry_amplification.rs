@@ -229,3 +229,30 @@ fn latency_is_the_hop_arithmetic() {
     // In steady state most requests get no retry at all: 3 round trips.
     assert!((r[2].latency_ms.unwrap().p50 - 3.0).abs() < 0.004);
 }
+
+/// `stormsim bench`'s breakdown accounts for every event: the kinds sum to
+/// the run's events, every attempt on the wire arrives once and is answered
+/// once (nothing times out here), and every logical request is one arrival.
+#[test]
+fn events_by_kind_account_for_every_event() {
+    for r in run_all() {
+        let kind = |name: &str| {
+            r.events_by_kind
+                .iter()
+                .find(|(k, _)| *k == name)
+                .map_or(0, |(_, n)| *n)
+        };
+        let handled: u64 = r
+            .events_by_kind
+            .iter()
+            .filter(|(k, _)| !k.starts_with('('))
+            .map(|(_, n)| n)
+            .sum();
+        assert_eq!(handled, r.events, "{}", r.variant);
+        let attempts: u64 = r.services.iter().map(|s| s.calls).sum();
+        assert_eq!(kind("attempt arrives"), attempts, "{}", r.variant);
+        assert_eq!(kind("response arrives"), attempts, "{}", r.variant);
+        assert_eq!(kind("arrival"), r.requests, "{}", r.variant);
+        assert_eq!(kind("attempt timeout"), 0, "{}", r.variant);
+    }
+}

@@ -175,8 +175,8 @@ impl Sweep {
     /// path), and runs it with [`Sweep::run`], [`results_csv`] and
     /// [`aggregate_csv`].
     pub fn from_text(text: &str, path: &Path, memory_limit: u64) -> Result<Sweep, SweepError> {
-        let doc = parse_json(text).map_err(SweepError::Invalid)?;
-        let spec: SweepSpec = parse_sweep_spec(&doc)?;
+        let mut doc = parse_json(text).map_err(SweepError::Invalid)?;
+        let mut spec: SweepSpec = parse_sweep_spec(&doc)?;
         let (model_path, model_text) = match &spec.model {
             ModelSource::File(file) => {
                 let model_path = path.parent().unwrap_or(Path::new(".")).join(file);
@@ -204,6 +204,21 @@ impl Sweep {
                 serde_json::to_string_pretty(model).expect("a JSON object serializes"),
             ),
         };
+        // Trace files named by the sweep itself (a trace written whole as an
+        // axis's value, or in `set`) are read once, here, relative to the
+        // model's folder as each point's model would read them: their rates
+        // are then in the sweep's inputs and its hash, like the model's.
+        if let Some(fields) = doc.as_object_mut() {
+            // (The model is read below, as a model.)
+            let model = fields.shift_remove("model");
+            let read = inline_trace_files(&mut doc, model_path.parent());
+            if let (Some(model), Some(fields)) = (model, doc.as_object_mut()) {
+                fields.insert("model".into(), model);
+            }
+            if read.map_err(SweepError::Invalid)? {
+                spec = parse_sweep_spec(&doc)?;
+            }
+        }
         let inline_problems = |mut e: ModelError| {
             if let ModelSource::Inline(_) = spec.model {
                 e.problems = e.problems.into_iter().map(|p| p.within("model")).collect();

@@ -1,18 +1,108 @@
 //! Resilience settings from configuration files: Envoy, Istio, resilience4j
-//! and gRPC service configs.
+//! and gRPC service configs, as a whole model skeleton (see [`skeleton`]).
+//!
+//! Each source's module reads its settings into edges (a call from the
+//! caller to an upstream, with the policies the model has for them) and
+//! reports every setting it does not carry as [`crate::Unmapped`], with its
+//! path. Wrong input (not YAML or JSON, wrong types, negative durations) is
+//! [`ImportError::Invalid`] with every problem found, never a panic.
+//! `docs/import-config.md` lists what maps to what.
 
-use crate::{ImportError, Imported, Problem, Source};
+mod envoy;
+mod grpc;
+mod istio;
+mod read;
+mod resilience4j;
+mod skeleton;
+mod tree;
+
+use crate::{ImportError, Imported, Source};
+use read::Cx;
+use skeleton::{Edge, Upstream};
+use tree::Node;
+
+/// One input file, read.
+pub(crate) struct Input {
+    pub cx: Cx,
+    pub docs: Vec<Node>,
+}
+
+/// What the sources' modules find.
+#[derive(Default)]
+pub(crate) struct Out {
+    pub upstreams: Vec<Upstream>,
+    pub edges: Vec<Edge>,
+    pub notes: Vec<String>,
+}
 
 /// Imports configuration files of one kind.
 pub fn import(source: Source, inputs: &[(String, String)]) -> Result<Imported, ImportError> {
-    Err(ImportError::Invalid(
-        inputs
-            .iter()
-            .map(|(file, _)| Problem {
-                file: file.clone(),
+    let mut problems = Vec::new();
+    let mut read = Vec::with_capacity(inputs.len());
+    for (file, text) in inputs {
+        match tree::parse_documents(file, text) {
+            Ok(docs) => read.push(Input {
+                cx: Cx::new(file),
+                docs,
+            }),
+            Err(ps) => problems.extend(ps),
+        }
+    }
+    if inputs.is_empty() {
+        problems.push(crate::Problem {
+            file: String::new(),
+            path: String::new(),
+            message: "no input files".into(),
+        });
+    }
+    let mut out = Out::default();
+    match source {
+        Source::Envoy => envoy::import(&mut read, &mut out),
+        Source::Istio => istio::import(&mut read, &mut out),
+        Source::Resilience4j => resilience4j::import(&mut read, &mut out),
+        Source::Grpc => grpc::import(&mut read, &mut out),
+        Source::Otlp | Source::Jaeger => unreachable_source(&mut problems, source),
+    }
+    let mut unmapped = Vec::new();
+    for input in read {
+        problems.extend(input.cx.problems);
+        unmapped.extend(input.cx.unmapped);
+    }
+    if !problems.is_empty() {
+        return Err(ImportError::Invalid(problems));
+    }
+    let files: Vec<String> = inputs.iter().map(|(f, _)| f.clone()).collect();
+    let (model, mut notes) = skeleton::build(source, &files, &out.upstreams, &out.edges);
+    notes.extend(out.notes);
+    Ok(Imported {
+        model,
+        whole_model: true,
+        unmapped,
+        notes,
+    })
+}
+
+/// Traces are not configuration: [`crate::import`] sends them elsewhere, and
+/// a caller of this module directly is told so rather than panicking.
+fn unreachable_source(problems: &mut Vec<crate::Problem>, source: Source) {
+    problems.push(crate::Problem {
+        file: String::new(),
+        path: String::new(),
+        message: format!("{source:?} input is traces, not configuration"),
+    });
+}
+
+/// The problem of an input in which nothing was found to import (unless
+/// problems already say why).
+pub(crate) fn nothing_found(inputs: &mut [Input], out: &Out, what: &str) {
+    if out.edges.is_empty() && inputs.iter().all(|i| i.cx.problems.is_empty()) {
+        if let Some(input) = inputs.first_mut() {
+            let file = input.cx.file.clone();
+            input.cx.problems.push(crate::Problem {
+                file,
                 path: String::new(),
-                message: format!("importing {source:?} configuration is not implemented yet"),
-            })
-            .collect(),
-    ))
+                message: format!("no {what} found"),
+            });
+        }
+    }
 }

@@ -31,8 +31,6 @@ pub(crate) struct Exec {
     pub caller: Option<usize>,
     /// Its calls out, in the order their spans were read.
     pub calls: Vec<Call>,
-    /// Its span's duration less the union of its calls' intervals.
-    pub own_ns: u64,
 }
 
 impl Exec {
@@ -309,11 +307,9 @@ fn place_tree(
             error: spans[s].error,
             caller,
             calls: Vec::new(),
-            own_ns: 0,
         });
         forest.execs.len() - 1
     };
-    let first_exec = forest.execs.len();
     let e = new_exec(forest, root, None);
     forest.roots.push(e);
     // (span, its execution), depth first in the order spans were read.
@@ -390,10 +386,6 @@ fn place_tree(
             forest.execs[e].calls.push(call);
             stack.push((c, callee));
         }
-    }
-    for exec in &mut forest.execs[first_exec..] {
-        exec.own_ns =
-            exec.duration_ns() - union_ns(exec.calls.iter().map(|c| (c.start_ns, c.end_ns)));
     }
 }
 

@@ -76,7 +76,7 @@ pub(crate) fn infer(forest: &Forest, model_name: &str, spans_read: usize) -> Inf
     for (exec, sh) in forest.execs.iter().zip(&shapes) {
         let s = &mut svc[exec.service];
         s.execs += 1;
-        s.own_ms.push(exec.own_ns as f64 / 1e6);
+        s.own_ms.push(sh.own_ns as f64 / 1e6);
         s.duration_ms_sum += exec.duration_ns() as f64 / 1e6;
         s.intervals.push((exec.start_ns, exec.end_ns));
         s.called |= exec.caller.is_some();

@@ -80,6 +80,17 @@ fn request(file_index: usize, file: &str, prefix: &str, doc: &Value, read: &mut 
     };
     for (r, rs) in list.iter().enumerate() {
         let rp = format!("resourceSpans[{r}]");
+        if !rs.is_object() {
+            read.problem(
+                file,
+                at(prefix, &rp),
+                format!(
+                    "expected a ResourceSpans (an object), got {}",
+                    type_name(rs)
+                ),
+            );
+            continue;
+        }
         let service = service_name(file, prefix, &rp, rs, read);
         // `instrumentationLibrarySpans` is the name OTLP used before 0.15.
         let (key, scopes) = match (rs.get("scopeSpans"), rs.get("instrumentationLibrarySpans")) {

@@ -2,7 +2,7 @@
 //! repeated attempts of one call (retries), calls that overlap (parallel),
 //! and the order of the rest.
 
-use super::graph::{Call, Exec};
+use super::graph::{union_ns, Call, Exec};
 
 /// One logical call: its first attempt and any retries.
 #[derive(Clone, Debug, PartialEq)]
@@ -24,6 +24,11 @@ pub(crate) struct Shape {
     /// ran at the same time: one for a plain call, several for a parallel
     /// step or a fan-out.
     pub steps: Vec<Vec<usize>>,
+    /// The execution's own time: its span less the union of its logical
+    /// calls, each from its first attempt's start to its last's end (the
+    /// waits between attempts are the retry policy's backoff in the model,
+    /// not work).
+    pub own_ns: u64,
 }
 
 impl Shape {
@@ -105,7 +110,14 @@ pub(crate) fn shape(exec: &Exec) -> Shape {
             }
         }
     }
-    Shape { logicals, steps }
+    let own_ns = exec
+        .duration_ns()
+        .saturating_sub(union_ns(logicals.iter().map(|l| (l.start_ns, l.end_ns))));
+    Shape {
+        logicals,
+        steps,
+        own_ns,
+    }
 }
 
 #[cfg(test)]
@@ -132,7 +144,6 @@ mod tests {
             error: false,
             caller: None,
             calls,
-            own_ns: 0,
         }
     }
 
@@ -163,6 +174,9 @@ mod tests {
         assert_eq!(s.signature(), vec![vec![1], vec![2]]);
         assert_eq!(s.logicals[0].attempts, vec![0, 1, 2]);
         assert!(!s.logicals[0].failed);
+        // The 5 ms waits between attempts are backoff, not own time: the
+        // span's 1000 ms less B's 0–40 and C's 45–50.
+        assert_eq!(s.own_ns, 955_000_000);
     }
 
     #[test]
