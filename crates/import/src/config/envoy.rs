@@ -24,6 +24,8 @@ const DEFAULT_BASE_INTERVAL_MS: f64 = 25.0;
 /// `circuit_breakers` defaults (per cluster and priority).
 const DEFAULT_MAX_REQUESTS: u64 = 1024;
 const DEFAULT_MAX_RETRIES: u64 = 3;
+/// The most instances a service of the model may have.
+const MAX_INSTANCES: u64 = 1_000_000;
 /// `connect_timeout` when absent.
 const DEFAULT_CONNECT_TIMEOUT_MS: f64 = 5000.0;
 
@@ -866,6 +868,13 @@ fn endpoints(cx: &mut Cx, node: &Node, path: &str) -> Option<u64> {
         )],
         "a load assignment",
     );
+    if count > MAX_INSTANCES {
+        cx.unmapped(
+            path,
+            format!("{count} endpoints: the model has at most {MAX_INSTANCES} instances of a service, and gets that many"),
+        );
+        count = MAX_INSTANCES;
+    }
     (count > 0).then_some(count)
 }
 
