@@ -198,7 +198,11 @@ pub(crate) fn infer(forest: &Forest, model_name: &str, spans_read: usize) -> Inf
             target
         })
         .collect();
-    let in_model: Vec<bool> = (0..n_services).map(|s| as_client[s].is_none()).collect();
+    // A service all of whose spans were left out (in a loop, say) has no
+    // executions to model.
+    let in_model: Vec<bool> = (0..n_services)
+        .map(|s| as_client[s].is_none() && svc[s].execs > 0)
+        .collect();
 
     // Each service's handler: the outline most of its executions had.
     let mut modal: Vec<Vec<Vec<usize>>> = svc
