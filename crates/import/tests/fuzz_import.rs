@@ -1958,3 +1958,84 @@ fn regression_trace_service_whose_spans_were_all_left_out() {
     assert_eq!(services.len(), 1, "{services:#?}");
     assert_eq!(services[0]["name"], "b");
 }
+
+#[test]
+fn regression_envoy_and_istio_values_their_validation_refuses() {
+    // A budget of 25000000%, a max_interval or connect timeout of 0: the
+    // model's check refused what Envoy's (and Istio's) validation refuses.
+    for (what, cluster, path) in [
+        (
+            "budget",
+            "circuit_breakers: {thresholds: [{retry_budget: {budget_percent: {value: 25000000}}}]}",
+            "clusters[0].circuit_breakers.thresholds[0].retry_budget.budget_percent.value",
+        ),
+        (
+            "connect",
+            "connect_timeout: 0s",
+            "clusters[0].connect_timeout",
+        ),
+    ] {
+        let ps = problems(
+            Source::Envoy,
+            &format!("clusters:\n- name: c\n  {cluster}\n"),
+        );
+        assert_eq!(ps.len(), 1, "{what}: {ps:#?}");
+        assert_eq!(ps[0].path, path, "{what}");
+    }
+    let route = "virtual_hosts:\n- name: v\n  domains: ['*']\n  routes:\n  - match: {prefix: /}\n    route: {cluster: c, retry_policy: {retry_on: 5xx, retry_back_off: {base_interval: 1s, max_interval: 0s}}}\n";
+    let ps = problems(Source::Envoy, route);
+    assert!(
+        ps[0].message.contains("max_interval must be above 0"),
+        "{ps:#?}"
+    );
+    let ps = problems(
+        Source::Istio,
+        "kind: DestinationRule\nspec: {host: a, trafficPolicy: {connectionPool: {tcp: {connectTimeout: 0s}}}}\n",
+    );
+    assert!(
+        ps[0].message.contains("connectTimeout must be above 0"),
+        "{ps:#?}"
+    );
+}
+
+#[test]
+fn regression_outlier_detection_after_zero_failures() {
+    // consecutive_5xx 0 was written as it is; the model needs at least 1.
+    // It never ejects (Istio documents 0 as off): no outlier detection.
+    let imported = loads(
+        Source::Envoy,
+        "clusters:\n- name: c\n  outlier_detection: {consecutive_5xx: 0}\n",
+    );
+    assert!(imported.model["services"][0]["steps"][0]
+        .get("outlier_detection")
+        .is_none());
+    warned(
+        &imported,
+        "clusters[0].outlier_detection.consecutive_5xx",
+        "never ejects",
+    );
+    let imported = loads(
+        Source::Istio,
+        "kind: DestinationRule\nspec: {host: a, trafficPolicy: {outlierDetection: {consecutive5xxErrors: 0}}}\n",
+    );
+    warned(
+        &imported,
+        "spec.trafficPolicy.outlierDetection.consecutive5xxErrors",
+        "never ejects",
+    );
+}
+
+#[test]
+fn regression_upstream_named_run() {
+    // "run" is the model's name for the run's own figures.
+    for (source, text) in [
+        (Source::Envoy, "clusters:\n- name: run\n".to_string()),
+        (
+            Source::Grpc,
+            json!({"methodConfig": [{"name": [{"service": "run"}], "timeout": "1s"}]}).to_string(),
+        ),
+    ] {
+        let imported = loads(source, &text);
+        assert_eq!(imported.model["services"][1]["name"], "run-upstream");
+    }
+}

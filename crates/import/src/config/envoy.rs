@@ -662,7 +662,14 @@ pub(crate) fn back_off(cx: &mut Cx, node: &Node, path: &str) -> Option<(f64, f64
         }
     };
     let cap = match f.take("max_interval") {
-        Some((n, p)) => cx.duration_ms(n, &p, Proto)?,
+        Some((n, p)) => {
+            let m = cx.duration_ms(n, &p, Proto)?;
+            if m <= 0.0 {
+                cx.problem(&p, n, "max_interval must be above 0");
+                return None;
+            }
+            m
+        }
         None => 10.0 * base,
     };
     f.finish(cx, &[], "retry_back_off");
@@ -745,8 +752,10 @@ fn cluster(cx: &mut Cx, node: &Node, path: &str, found: &mut Found) {
     };
     let mut c = Cluster::defaults(&name);
     if let Some((n, p)) = f.take("connect_timeout") {
-        if let Some(t) = cx.duration_ms(n, &p, Proto) {
-            c.connect_timeout_ms = t;
+        match cx.duration_ms(n, &p, Proto) {
+            Some(t) if t <= 0.0 => cx.problem(&p, n, "connect_timeout must be above 0"),
+            Some(t) => c.connect_timeout_ms = t,
+            None => {}
         }
     }
     if let Some((n, p)) = f.take("lb_policy") {
@@ -932,9 +941,14 @@ fn thresholds(cx: &mut Cx, node: &Node, path: &str, c: &mut Cluster) {
         if let Some(mut b) = cx.fields(n, &p) {
             let percent = match b.take("budget_percent") {
                 Some((pn, pp)) => cx.fields(pn, &pp).and_then(|mut pf| {
-                    let v = pf
-                        .take("value")
-                        .and_then(|(vn, vp)| cx.non_negative(vn, &vp));
+                    let v = pf.take("value").and_then(|(vn, vp)| {
+                        let v = cx.non_negative(vn, &vp)?;
+                        if v > 100.0 {
+                            cx.problem(&vp, vn, format!("a percent is at most 100, found {v}"));
+                            return None;
+                        }
+                        Some(v)
+                    });
                     pf.finish(cx, &[], "a percent");
                     v
                 }),
@@ -1049,5 +1063,24 @@ pub(crate) fn outlier_detection(cx: &mut Cx, node: &Node, path: &str) -> Option<
         ],
         "outlier_detection",
     );
+    never_ejects(cx, path, "consecutive_5xx", o)
+}
+
+/// Outlier detection that ejects after 0 consecutive failures never ejects
+/// (Envoy counts up to it; Istio documents 0 as "off"): left out, said so,
+/// as the model's needs at least 1.
+pub(crate) fn never_ejects(
+    cx: &mut Cx,
+    path: &str,
+    key: &str,
+    o: Map<String, Value>,
+) -> Option<Value> {
+    if o.get("consecutive_5xx") == Some(&json!(0)) {
+        cx.unmapped(
+            &super::tree::join(path, key),
+            format!("{key} 0: outlier detection never ejects, so the model has none here"),
+        );
+        return None;
+    }
     Some(Value::Object(o))
 }
