@@ -24,6 +24,8 @@ const DEFAULT_BASE_INTERVAL_MS: f64 = 25.0;
 /// `circuit_breakers` defaults (per cluster and priority).
 const DEFAULT_MAX_REQUESTS: u64 = 1024;
 const DEFAULT_MAX_RETRIES: u64 = 3;
+/// The most instances a service of the model may have.
+const MAX_INSTANCES: u64 = 1_000_000;
 /// `connect_timeout` when absent.
 const DEFAULT_CONNECT_TIMEOUT_MS: f64 = 5000.0;
 
@@ -660,7 +662,14 @@ pub(crate) fn back_off(cx: &mut Cx, node: &Node, path: &str) -> Option<(f64, f64
         }
     };
     let cap = match f.take("max_interval") {
-        Some((n, p)) => cx.duration_ms(n, &p, Proto)?,
+        Some((n, p)) => {
+            let m = cx.duration_ms(n, &p, Proto)?;
+            if m <= 0.0 {
+                cx.problem(&p, n, "max_interval must be above 0");
+                return None;
+            }
+            m
+        }
         None => 10.0 * base,
     };
     f.finish(cx, &[], "retry_back_off");
@@ -743,8 +752,10 @@ fn cluster(cx: &mut Cx, node: &Node, path: &str, found: &mut Found) {
     };
     let mut c = Cluster::defaults(&name);
     if let Some((n, p)) = f.take("connect_timeout") {
-        if let Some(t) = cx.duration_ms(n, &p, Proto) {
-            c.connect_timeout_ms = t;
+        match cx.duration_ms(n, &p, Proto) {
+            Some(t) if t <= 0.0 => cx.problem(&p, n, "connect_timeout must be above 0"),
+            Some(t) => c.connect_timeout_ms = t,
+            None => {}
         }
     }
     if let Some((n, p)) = f.take("lb_policy") {
@@ -866,6 +877,13 @@ fn endpoints(cx: &mut Cx, node: &Node, path: &str) -> Option<u64> {
         )],
         "a load assignment",
     );
+    if count > MAX_INSTANCES {
+        cx.unmapped(
+            path,
+            format!("{count} endpoints: the model has at most {MAX_INSTANCES} instances of a service, and gets that many"),
+        );
+        count = MAX_INSTANCES;
+    }
     (count > 0).then_some(count)
 }
 
@@ -923,9 +941,14 @@ fn thresholds(cx: &mut Cx, node: &Node, path: &str, c: &mut Cluster) {
         if let Some(mut b) = cx.fields(n, &p) {
             let percent = match b.take("budget_percent") {
                 Some((pn, pp)) => cx.fields(pn, &pp).and_then(|mut pf| {
-                    let v = pf
-                        .take("value")
-                        .and_then(|(vn, vp)| cx.non_negative(vn, &vp));
+                    let v = pf.take("value").and_then(|(vn, vp)| {
+                        let v = cx.non_negative(vn, &vp)?;
+                        if v > 100.0 {
+                            cx.problem(&vp, vn, format!("a percent is at most 100, found {v}"));
+                            return None;
+                        }
+                        Some(v)
+                    });
                     pf.finish(cx, &[], "a percent");
                     v
                 }),
@@ -1040,5 +1063,24 @@ pub(crate) fn outlier_detection(cx: &mut Cx, node: &Node, path: &str) -> Option<
         ],
         "outlier_detection",
     );
+    never_ejects(cx, path, "consecutive_5xx", o)
+}
+
+/// Outlier detection that ejects after 0 consecutive failures never ejects
+/// (Envoy counts up to it; Istio documents 0 as "off"): left out, said so,
+/// as the model's needs at least 1.
+pub(crate) fn never_ejects(
+    cx: &mut Cx,
+    path: &str,
+    key: &str,
+    o: Map<String, Value>,
+) -> Option<Value> {
+    if o.get("consecutive_5xx") == Some(&json!(0)) {
+        cx.unmapped(
+            &super::tree::join(path, key),
+            format!("{key} 0: outlier detection never ejects, so the model has none here"),
+        );
+        return None;
+    }
     Some(Value::Object(o))
 }

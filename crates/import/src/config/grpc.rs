@@ -10,7 +10,7 @@
 
 use super::read::{Cx, DurationSyntax::Proto};
 use super::skeleton::{upstream, Edge};
-use super::tree::{index, Node};
+use super::tree::{index, join, Node};
 use super::{Input, Out};
 use serde_json::{json, Map, Value};
 
@@ -23,6 +23,21 @@ const MAX_ATTEMPTS_CLAMP: u64 = 5;
 /// take gRPC's as random(0.8, 1.2) × d (docs/import-config.md says how to
 /// model the others).
 const GRPC_JITTER_FACTOR: f64 = 0.2;
+/// The least duration the model's timeouts and hedge delays take, ms (1 ns):
+/// what a gRPC duration of 0 is written as.
+const LEAST_MS: f64 = 0.000_001;
+
+/// `ms` of the duration `key` at `path`, for a model field that must be
+/// above 0: a shorter one (0) is the least the model has, said so.
+fn above_zero(cx: &mut Cx, path: &str, key: &str, ms: f64, meaning: &str) -> f64 {
+    if ms < LEAST_MS {
+        cx.unmapped(
+            path,
+            format!("a {key} of {ms} ms ({meaning}): the model's must be above 0, so it is {LEAST_MS} ms (1 ns)"),
+        );
+    }
+    ms.max(LEAST_MS)
+}
 
 pub(crate) fn import(inputs: &mut [Input], out: &mut Out) {
     for input in inputs.iter_mut() {
@@ -138,9 +153,16 @@ fn method_config(
         }
         None => cx.problem(path, node, "a method config needs a name list"),
     }
-    let deadline_ms = f
-        .take("timeout")
-        .and_then(|(n, p)| cx.duration_ms(n, &p, Proto));
+    let deadline_ms = f.take("timeout").and_then(|(n, p)| {
+        let ms = cx.duration_ms(n, &p, Proto)?;
+        Some(above_zero(
+            cx,
+            &p,
+            "timeout",
+            ms,
+            "every call past its deadline at once",
+        ))
+    });
     let retry = f.take("retryPolicy");
     let hedge = f.take("hedgingPolicy");
     if retry.is_some() && hedge.is_some() {
@@ -263,12 +285,23 @@ fn retry_policy(
     let initial = positive_duration(cx, &mut f, node, path, "initialBackoff");
     let max = positive_duration(cx, &mut f, node, path, "maxBackoff");
     let multiplier = match f.take("backoffMultiplier") {
-        Some((n, p)) => cx.number(n, &p).filter(|v| {
-            if *v <= 0.0 {
-                cx.problem(&p, n, "backoffMultiplier must be above 0");
-            }
-            *v > 0.0
-        }),
+        Some((n, p)) => cx
+            .number(n, &p)
+            .filter(|v| {
+                if *v <= 0.0 {
+                    cx.problem(&p, n, "backoffMultiplier must be above 0");
+                }
+                *v > 0.0
+            })
+            .map(|v| {
+                if v < 1.0 {
+                    cx.unmapped(
+                        &p,
+                        format!("a backoffMultiplier of {v}, below 1 (each wait shorter than the last): the model's backoff never shrinks, so it is written as 1 (every wait up to initialBackoff)"),
+                    );
+                }
+                v.max(1.0)
+            }),
         None => {
             cx.problem(path, node, "backoffMultiplier is required");
             None
@@ -281,9 +314,16 @@ fn retry_policy(
             None
         }
     };
-    let per_attempt = f
-        .take("perAttemptRecvTimeout")
-        .and_then(|(n, p)| cx.duration_ms(n, &p, Proto));
+    let per_attempt = f.take("perAttemptRecvTimeout").and_then(|(n, p)| {
+        let ms = cx.duration_ms(n, &p, Proto)?;
+        Some(above_zero(
+            cx,
+            &p,
+            "perAttemptRecvTimeout",
+            ms,
+            "every attempt timed out at once",
+        ))
+    });
     f.finish(cx, &[], "a gRPC retryPolicy");
     let mut r = Map::new();
     r.insert("max_attempts".into(), json!(attempts?));
@@ -303,10 +343,13 @@ fn retry_policy(
 fn hedging_policy(cx: &mut Cx, node: &Node, path: &str) -> Option<Value> {
     let mut f = cx.fields(node, path)?;
     let attempts = max_attempts(cx, &mut f, node, path);
+    // A6: without hedgingDelay (or with 0) every copy is sent at once; the
+    // model's delay must be above 0, so "at once" is its least delay.
     let delay = match f.take("hedgingDelay") {
-        Some((n, p)) => cx.duration_ms(n, &p, Proto),
-        None => Some(0.0),
-    };
+        Some((n, p)) => cx.duration_ms(n, &p, Proto).map(|d| (d, p)),
+        None => Some((0.0, join(path, "hedgingDelay"))),
+    }
+    .map(|(d, p)| above_zero(cx, &p, "hedgingDelay", d, "every copy at once"));
     // A6: nonFatalStatusCodes is optional, and without it every failure is
     // fatal; the model's default is the opposite, so it is always written.
     let non_fatal = match f.take("nonFatalStatusCodes") {

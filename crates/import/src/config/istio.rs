@@ -360,8 +360,12 @@ fn traffic_policy(cx: &mut Cx, node: &Node, path: &str, c: &mut Cluster) {
             if let Some((tn, tp)) = pool.take("tcp") {
                 if let Some(mut t) = cx.fields(tn, &tp) {
                     if let Some((cn, cp)) = t.take("connectTimeout") {
-                        if let Some(ms) = cx.duration_ms(cn, &cp, Go) {
-                            c.connect_timeout_ms = ms;
+                        match cx.duration_ms(cn, &cp, Go) {
+                            Some(ms) if ms <= 0.0 => {
+                                cx.problem(&cp, cn, "connectTimeout must be above 0")
+                            }
+                            Some(ms) => c.connect_timeout_ms = ms,
+                            None => {}
                         }
                     }
                     t.finish(
@@ -495,5 +499,5 @@ fn outlier(cx: &mut Cx, node: &Node, path: &str) -> Option<Value> {
         ],
         "outlierDetection",
     );
-    Some(Value::Object(o))
+    super::envoy::never_ejects(cx, path, "consecutive5xxErrors", o)
 }

@@ -21,6 +21,10 @@ use read::Cx;
 use skeleton::{Edge, Upstream};
 use tree::Node;
 
+/// The most edges a model skeleton can have: one priority class each, and a
+/// model has at most 255.
+const MAX_EDGES: usize = 255;
+
 /// One input file, read.
 pub(crate) struct Input {
     pub cx: Cx,
@@ -67,6 +71,18 @@ pub fn import(source: Source, inputs: &[(String, String)]) -> Result<Imported, I
     for input in read {
         problems.extend(input.cx.problems);
         unmapped.extend(input.cx.unmapped);
+    }
+    if out.edges.len() > MAX_EDGES {
+        // Each edge is a class of its own, so that its deadline is its
+        // workload's; the model has at most 255 classes.
+        problems.push(crate::Problem {
+            file: inputs.first().map(|(f, _)| f.clone()).unwrap_or_default(),
+            path: String::new(),
+            message: format!(
+                "{} edges (routes, hosts, instances or methods to an upstream): a model has at most {MAX_EDGES}, one class each; import the configuration in parts",
+                out.edges.len()
+            ),
+        });
     }
     if !problems.is_empty() {
         return Err(ImportError::Invalid(problems));

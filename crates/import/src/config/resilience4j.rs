@@ -187,6 +187,42 @@ const MODULES: [&Module; 5] = [
     &RATELIMITER,
 ];
 
+/// Whether a value fits a setting's range.
+type Fits = fn(f64) -> bool;
+
+/// What resilience4j's config builders require of a setting (they refuse
+/// anything else when the application starts, so an input outside it is a
+/// problem, not a model): `None` for a setting any value read fits.
+fn required(module: &str, field: &str) -> Option<(Fits, &'static str)> {
+    let percentage: Fits = |v| v > 0.0 && v <= 100.0;
+    let at_least_one: Fits = |v| v >= 1.0;
+    let positive: Fits = |v| v > 0.0;
+    Some(match (module, field) {
+        (_, "failure_rate_threshold" | "slow_call_rate_threshold") => {
+            (percentage, "above 0 and at most 100")
+        }
+        (
+            _,
+            "sliding_window_size"
+            | "minimum_number_of_calls"
+            | "permitted_number_of_calls_in_half_open_state"
+            | "max_attempts"
+            | "limit_for_period",
+        ) => (at_least_one, "at least 1"),
+        (
+            _,
+            "slow_call_duration_threshold_ms"
+            | "wait_duration_in_open_state_ms"
+            | "limit_refresh_period_ms"
+            | "cap_ms",
+        )
+        | ("timelimiter", "timeout_ms") => (positive, "above 0"),
+        (_, "multiplier") => (at_least_one, "at least 1"),
+        (_, "jitter_factor") => (|v| v < 1.0, "below 1"),
+        _ => return None,
+    })
+}
+
 /// One `configs.X` or `instances.X` entry, read.
 struct Layer {
     base: Option<(String, String, Node)>,
@@ -363,9 +399,18 @@ fn layer(cx: &mut Cx, m: &Module, node: &Node, path: &str) -> Option<Layer> {
                 cx.unmapped(&p, "0 concurrent calls refuses every call: the model's bulkhead needs at least 1; the default (25) is used");
                 continue;
             }
-            if m.name == "retry" && st.field == "max_attempts" && v == json!(0) {
-                cx.problem(&p, n, "maxAttempts must be at least 1");
-                continue;
+            if let (Some((fits, what)), Some(x)) = (required(m.name, st.field), v.as_f64()) {
+                if !fits(x) {
+                    cx.problem(
+                        &p,
+                        n,
+                        format!(
+                            "{} must be {what}, as resilience4j requires, found {x}",
+                            st.key
+                        ),
+                    );
+                    continue;
+                }
             }
             values.insert(st.field.to_string(), v);
         }

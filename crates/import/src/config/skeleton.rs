@@ -65,6 +65,9 @@ pub(crate) fn model_name(raw: &str) -> String {
     let out = out.trim_matches('-').to_string();
     if out.is_empty() {
         "upstream".to_string()
+    } else if out == "run" {
+        // The model's name for the run's own figures in its tables.
+        "run-upstream".to_string()
     } else {
         out
     }

@@ -104,6 +104,14 @@ pub(crate) fn parse_documents(file: &str, text: &str) -> Result<Vec<Node>, Vec<P
             )]),
         };
     }
+    if let Some((line, depth)) = too_deep(text) {
+        return Err(vec![problem(
+            String::new(),
+            format!(
+                "line {line}: lists and mappings nested {depth} deep (aliases expanded), more than the {MAX_DEPTH} this import reads"
+            ),
+        )]);
+    }
     let docs = MarkedYaml::load_from_str(text).map_err(|e| {
         vec![problem(
             String::new(),
@@ -133,6 +141,55 @@ pub(crate) fn parse_documents(file: &str, text: &str) -> Result<Vec<Node>, Vec<P
     } else {
         Err(problems)
     }
+}
+
+/// The deepest nesting of lists and mappings a YAML document may have, as
+/// `serde_json` limits JSON's: the tree is built, read and dropped by
+/// recursion, so an input nested thousands deep would overflow the stack.
+pub(crate) const MAX_DEPTH: usize = 128;
+
+/// The line where `text`'s nesting first goes deeper than [`MAX_DEPTH`], and
+/// how deep, counting what aliases expand to (`&a` ... `*a` inserts a copy
+/// of the anchored node); read from the parser's events, before any tree is
+/// built. A syntax error ends the scan: the loader reports it.
+fn too_deep(text: &str) -> Option<(usize, usize)> {
+    use saphyr_parser::{Event, Parser};
+    use std::collections::HashMap;
+    // Each open list or mapping's anchor and height so far.
+    let mut open: Vec<(usize, usize)> = Vec::new();
+    // Each anchored node's height.
+    let mut heights: HashMap<usize, usize> = HashMap::new();
+    for event in Parser::new_from_str(text) {
+        let (event, span) = event.ok()?;
+        let height = match event {
+            Event::SequenceStart(anchor, _) | Event::MappingStart(anchor, _) => {
+                open.push((anchor, 1));
+                if open.len() > MAX_DEPTH {
+                    return Some((span.start.line(), open.len()));
+                }
+                continue;
+            }
+            Event::SequenceEnd | Event::MappingEnd => {
+                let (anchor, height) = open.pop()?;
+                if anchor > 0 {
+                    heights.insert(anchor, height);
+                }
+                height
+            }
+            Event::Alias(anchor) => {
+                let height = heights.get(&anchor).copied().unwrap_or(0);
+                if open.len() + height > MAX_DEPTH {
+                    return Some((span.start.line(), open.len() + height));
+                }
+                height
+            }
+            _ => continue,
+        };
+        if let Some(parent) = open.last_mut() {
+            parent.1 = parent.1.max(height + 1);
+        }
+    }
+    None
 }
 
 fn from_json(v: &serde_json::Value) -> Node {

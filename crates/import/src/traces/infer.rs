@@ -9,10 +9,16 @@ use super::span::Kind;
 use super::stats::{empirical, ms3, quantile, sorted};
 use crate::Unmapped;
 use serde_json::{json, Map, Value};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// Branches a `parallel` step may have (the model's limit).
 const MAX_BRANCHES: usize = 64;
+/// The most call steps written for one handler: a model with many
+/// thousands of steps in one service is slow to check and to read.
+const MAX_STEPS: usize = 1000;
+/// The most workers (and queue places) a service is given: far above any
+/// real pool, and small enough for the model (at most 2³² − 1).
+const MAX_WORKERS: usize = 1_000_000;
 
 /// What [`infer`] gives.
 pub(crate) struct Inferred {
@@ -73,6 +79,13 @@ pub(crate) fn infer(forest: &Forest, model_name: &str, spans_read: usize) -> Inf
     let shapes: Vec<Shape> = forest.execs.iter().map(shape).collect();
     let mut svc: Vec<ServiceStats> = (0..n_services).map(|_| ServiceStats::default()).collect();
     let mut edges: BTreeMap<(usize, usize), EdgeStats> = BTreeMap::new();
+    // Each service's outlines, by outline: where in its `shapes` each is.
+    let mut shape_index: Vec<HashMap<Vec<Vec<usize>>, usize>> = vec![HashMap::new(); n_services];
+    // Each service's executions.
+    let mut execs_of: Vec<Vec<usize>> = vec![Vec::new(); n_services];
+    for (e, exec) in forest.execs.iter().enumerate() {
+        execs_of[exec.service].push(e);
+    }
     for (exec, sh) in forest.execs.iter().zip(&shapes) {
         let s = &mut svc[exec.service];
         s.execs += 1;
@@ -90,9 +103,12 @@ pub(crate) fn infer(forest: &Forest, model_name: &str, spans_read: usize) -> Inf
             s.absorbed += 1;
         }
         let sig = sh.signature();
-        match s.shapes.iter_mut().find(|(known, _)| *known == sig) {
-            Some((_, n)) => *n += 1,
-            None => s.shapes.push((sig, 1)),
+        match shape_index[exec.service].get(&sig) {
+            Some(&k) => s.shapes[k].1 += 1,
+            None => {
+                shape_index[exec.service].insert(sig.clone(), s.shapes.len());
+                s.shapes.push((sig, 1));
+            }
         }
         for step in &sh.steps {
             for &l in step {
@@ -147,11 +163,15 @@ pub(crate) fn infer(forest: &Forest, model_name: &str, spans_read: usize) -> Inf
 
     // Root services in order of first appearance, with their requests.
     let mut root_services: Vec<(usize, usize)> = Vec::new();
+    let mut root_index: HashMap<usize, usize> = HashMap::new();
     for &r in &forest.roots {
         let s = forest.execs[r].service;
-        match root_services.iter_mut().find(|(x, _)| *x == s) {
-            Some((_, n)) => *n += 1,
-            None => root_services.push((s, 1)),
+        match root_index.get(&s) {
+            Some(&k) => root_services[k].1 += 1,
+            None => {
+                root_index.insert(s, root_services.len());
+                root_services.push((s, 1));
+            }
         }
     }
 
@@ -161,16 +181,11 @@ pub(crate) fn infer(forest: &Forest, model_name: &str, spans_read: usize) -> Inf
     let as_client: Vec<Option<usize>> = (0..n_services)
         .map(|s| {
             let st = &svc[s];
-            if st.called || st.serves || !root_services.iter().any(|(x, _)| *x == s) {
+            if st.called || st.serves || !root_index.contains_key(&s) {
                 return None;
             }
             let mut target = None;
-            for (_, sh) in forest
-                .execs
-                .iter()
-                .zip(&shapes)
-                .filter(|(e, _)| e.service == s)
-            {
+            for sh in execs_of[s].iter().map(|&e| &shapes[e]) {
                 if sh.logicals.len() != 1 {
                     return None;
                 }
@@ -183,7 +198,11 @@ pub(crate) fn infer(forest: &Forest, model_name: &str, spans_read: usize) -> Inf
             target
         })
         .collect();
-    let in_model: Vec<bool> = (0..n_services).map(|s| as_client[s].is_none()).collect();
+    // A service all of whose spans were left out (in a loop, say) has no
+    // executions to model.
+    let in_model: Vec<bool> = (0..n_services)
+        .map(|s| as_client[s].is_none() && svc[s].execs > 0)
+        .collect();
 
     // Each service's handler: the outline most of its executions had.
     let mut modal: Vec<Vec<Vec<usize>>> = svc
@@ -305,7 +324,17 @@ pub(crate) fn infer(forest: &Forest, model_name: &str, spans_read: usize) -> Inf
         }
         steps.push(Value::Object(work));
         let mut outline = vec!["work".to_string()];
-        for group in &modal[s] {
+        if modal[s].len() > MAX_STEPS {
+            unmapped.push(Unmapped {
+                file: String::new(),
+                path: format!("service {}", names[s]),
+                message: format!(
+                    "{} calls one after another: the model makes the first {MAX_STEPS} (its latency is short of the traces' by the rest)",
+                    modal[s].len()
+                ),
+            });
+        }
+        for group in modal[s].iter().take(MAX_STEPS) {
             let branch = |callee: usize| {
                 let mut c = Map::new();
                 c.insert("call".into(), json!(names[callee]));
@@ -354,8 +383,21 @@ pub(crate) fn infer(forest: &Forest, model_name: &str, spans_read: usize) -> Inf
         // once, too, so that bursts the traces show fit.
         let most_at_once = most_at_once(&st.intervals);
         let mean_busy = per_second(st.execs) * st.duration_ms_sum / st.execs as f64 / 1000.0;
-        let workers =
-            ((mean_busy + 6.0 * mean_busy.sqrt() + 4.0).ceil() as usize).max(2 * most_at_once);
+        let wanted = (mean_busy + 6.0 * mean_busy.sqrt() + 4.0)
+            .ceil()
+            .max(2.0 * most_at_once as f64);
+        let workers = if wanted > MAX_WORKERS as f64 {
+            unmapped.push(Unmapped {
+                file: String::new(),
+                path: format!("service {}", names[s]),
+                message: format!(
+                    "{wanted:.0} workers would be needed for what the traces show ({mean_busy:.0} busy on average, {most_at_once} executions at once): the model gets {MAX_WORKERS}, which may queue where the traces did not"
+                ),
+            });
+            MAX_WORKERS
+        } else {
+            wanted as usize
+        };
         let mut service = Map::new();
         service.insert("name".into(), json!(names[s]));
         service.insert("workers".into(), json!(workers));
@@ -580,6 +622,7 @@ fn outline_of(sig: &[Vec<usize>], names: &[String]) -> String {
 /// digits (a path's `[3]` is a position), not `run`; unique.
 fn model_names(services: &[String], notes: &mut Vec<String>) -> Vec<String> {
     let mut out: Vec<String> = Vec::with_capacity(services.len());
+    let mut taken: HashSet<String> = HashSet::new();
     for s in services {
         let mut name: String = s
             .chars()
@@ -601,10 +644,11 @@ fn model_names(services: &[String], notes: &mut Vec<String>) -> Vec<String> {
         }
         let base = name.clone();
         let mut k = 2;
-        while out.contains(&name) {
+        while taken.contains(&name) {
             name = format!("{base}-{k}");
             k += 1;
         }
+        taken.insert(name.clone());
         if name != *s {
             notes.push(format!("service {s:?} is named {name:?} in the model (names there cannot hold '.', ',', quotes or brackets)"));
         }
@@ -628,6 +672,8 @@ fn break_cycles(
         OnPath,
         Done,
     }
+    const LEFT_OUT: usize = usize::MAX;
+    let mut reported: HashSet<(usize, usize)> = HashSet::new();
     let mut marks = vec![Mark::New; modal.len()];
     for root in 0..modal.len() {
         if !in_model[root] || marks[root] != Mark::New {
@@ -649,19 +695,29 @@ fn break_cycles(
                 continue;
             }
             let c = modal[s][g][m];
+            if c == LEFT_OUT {
+                if let Some(top) = stack.last_mut() {
+                    *top = (s, g, m + 1);
+                }
+                continue;
+            }
             match marks[c] {
                 Mark::OnPath => {
-                    unmapped.push(Unmapped {
-                        file: String::new(),
-                        path: format!("service {}", names[s]),
-                        message: format!(
-                            "its call to {} closes a cycle of calls, which a model cannot have: left out",
-                            names[c]
-                        ),
-                    });
-                    modal[s][g].remove(m);
-                    if modal[s][g].is_empty() {
-                        modal[s].remove(g);
+                    if reported.insert((s, c)) {
+                        unmapped.push(Unmapped {
+                            file: String::new(),
+                            path: format!("service {}", names[s]),
+                            message: format!(
+                                "its call to {} closes a cycle of calls, which a model cannot have: left out",
+                                names[c]
+                            ),
+                        });
+                    }
+                    // Left out below, all at once: removing each here
+                    // would take time in the square of the calls.
+                    modal[s][g][m] = LEFT_OUT;
+                    if let Some(top) = stack.last_mut() {
+                        *top = (s, g, m + 1);
                     }
                 }
                 Mark::New => {
@@ -678,5 +734,31 @@ fn break_cycles(
                 }
             }
         }
+    }
+    for steps in modal.iter_mut() {
+        for group in steps.iter_mut() {
+            group.retain(|&c| c != LEFT_OUT);
+        }
+        steps.retain(|group| !group.is_empty());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn regression_breaking_a_cycle_of_many_calls() {
+        // Service 0 calls 1; 1 calls 0 back 10⁵ times, one after another:
+        // each call was removed from the middle of its list, in time of the
+        // square of the calls, with a warning each.
+        let mut modal = vec![vec![vec![1]], vec![vec![0]; 100_000], vec![]];
+        modal[1].push(vec![0, 2]);
+        let names: Vec<String> = ["a", "b", "c"].map(String::from).to_vec();
+        let mut unmapped = Vec::new();
+        break_cycles(&mut modal, &[true, true, true], &names, &mut unmapped);
+        assert_eq!(modal, vec![vec![vec![1]], vec![vec![2]], vec![]]);
+        assert_eq!(unmapped.len(), 1, "{unmapped:#?}");
+        assert_eq!(unmapped[0].path, "service b");
     }
 }

@@ -88,14 +88,34 @@ fn model_name(files: &[String]) -> String {
             base.split('.').next().unwrap_or("").to_string()
         })
         .unwrap_or_default();
-    let clean: String = stem
+    // At most 100 bytes: the model's name is a folder's, of at most 200.
+    let mut clean = String::new();
+    for c in stem
         .chars()
         .filter(|c| !c.is_control() && !matches!(c, '/' | '\\'))
-        .take(100)
-        .collect();
+    {
+        if clean.len() + c.len_utf8() > 100 {
+            break;
+        }
+        clean.push(c);
+    }
     if clean.trim().is_empty() {
         "traces".into()
     } else {
         clean
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn regression_model_name_of_a_file_name_in_four_byte_characters() {
+        // 100 characters of 4 bytes made a 400-byte name: the model's names
+        // are folders' and take at most 200 bytes.
+        let name = model_name(&[format!("{}.otlp.json", "𝄞".repeat(150))]);
+        assert_eq!(name, "𝄞".repeat(25));
+        assert_eq!(model_name(&["a/b/shop.otlp.jsonl".into()]), "shop");
     }
 }

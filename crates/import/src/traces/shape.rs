@@ -3,6 +3,8 @@
 //! and the order of the rest.
 
 use super::graph::{union_ns, Call, Exec};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 /// One logical call: its first attempt and any retries.
 #[derive(Clone, Debug, PartialEq)]
@@ -61,36 +63,66 @@ pub(crate) fn shape(exec: &Exec) -> Shape {
     let mut order: Vec<usize> = (0..calls.len()).collect();
     order.sort_by_key(|&i| (calls[i].start_ns, calls[i].end_ns, calls[i].callee, i));
     let mut logicals: Vec<Logical> = Vec::new();
-    for (pos, &i) in order.iter().enumerate() {
+    // The failed logical calls that a later call may still retry, by their
+    // end: once a call that is not one of its attempts starts at or after a
+    // failure's end, that failure is never retried (the client did
+    // something else first), so each entry is looked at about once, however
+    // many calls an execution makes.
+    let mut retryable: BinaryHeap<Reverse<(u64, usize)>> = BinaryHeap::new();
+    // The logical calls of the calls read so far that started at the same
+    // instant as the current one: the first, and whether there were others.
+    let mut same_start: Option<(u64, usize, bool)> = None;
+    for &i in &order {
         let c: &Call = &calls[i];
-        let retry_of = logicals
-            .iter()
-            .enumerate()
-            .filter(|(_, l)| l.callee == c.callee && l.failed && l.end_ns <= c.start_ns)
-            .filter(|(_, l)| {
-                // Nothing else started between the failure and this attempt.
-                !order[..pos].iter().any(|&j| {
-                    calls[j].start_ns >= l.end_ns
-                        && calls[j].start_ns <= c.start_ns
-                        && !l.attempts.contains(&j)
-                })
-            })
-            .max_by_key(|(k, l)| (l.end_ns, *k))
-            .map(|(k, _)| k);
-        match retry_of {
+        // Every failure that ended by this call's start: the one it retries,
+        // if any, and the rest never retried after it.
+        let mut due = Vec::new();
+        while let Some(&Reverse((end, k))) = retryable.peek() {
+            if end > c.start_ns {
+                break;
+            }
+            retryable.pop();
+            let l = &logicals[k];
+            if l.failed && l.end_ns == end {
+                due.push(k);
+            }
+        }
+        let retry_of = due
+            .into_iter()
+            .filter(|&k| logicals[k].callee == c.callee)
+            .max_by_key(|&k| (logicals[k].end_ns, k));
+        let k = match retry_of {
             Some(k) => {
                 let l = &mut logicals[k];
                 l.attempts.push(i);
                 l.end_ns = c.end_ns;
                 l.failed = c.error;
+                k
             }
-            None => logicals.push(Logical {
-                callee: c.callee,
-                attempts: vec![i],
-                start_ns: c.start_ns,
-                end_ns: c.end_ns,
-                failed: c.error,
-            }),
+            None => {
+                logicals.push(Logical {
+                    callee: c.callee,
+                    attempts: vec![i],
+                    start_ns: c.start_ns,
+                    end_ns: c.end_ns,
+                    failed: c.error,
+                });
+                logicals.len() - 1
+            }
+        };
+        // A call that started at this instant, before this one and not an
+        // attempt of the same logical call, already came after a failure
+        // that ends now (a zero-length attempt).
+        let others_now = match same_start {
+            Some((t, first, many)) if t == c.start_ns => many || first != k,
+            _ => false,
+        };
+        same_start = match same_start {
+            Some((t, first, many)) if t == c.start_ns => Some((t, first, many || first != k)),
+            _ => Some((c.start_ns, k, false)),
+        };
+        if c.error && !(others_now && c.end_ns == c.start_ns) {
+            retryable.push(Reverse((c.end_ns, k)));
         }
     }
     let mut by_start: Vec<usize> = (0..logicals.len()).collect();
@@ -145,6 +177,78 @@ mod tests {
             caller: None,
             calls,
         }
+    }
+
+    /// The retry reading as it was first written: for each call, every
+    /// logical call and every earlier call looked at (time in the square
+    /// of the calls, or worse).
+    fn reference_attempts(exec: &Exec) -> Vec<Vec<usize>> {
+        let calls = &exec.calls;
+        let mut order: Vec<usize> = (0..calls.len()).collect();
+        order.sort_by_key(|&i| (calls[i].start_ns, calls[i].end_ns, calls[i].callee, i));
+        let mut logicals: Vec<Logical> = Vec::new();
+        for (pos, &i) in order.iter().enumerate() {
+            let c = &calls[i];
+            let retry_of = logicals
+                .iter()
+                .enumerate()
+                .filter(|(_, l)| l.callee == c.callee && l.failed && l.end_ns <= c.start_ns)
+                .filter(|(_, l)| {
+                    !order[..pos].iter().any(|&j| {
+                        calls[j].start_ns >= l.end_ns
+                            && calls[j].start_ns <= c.start_ns
+                            && !l.attempts.contains(&j)
+                    })
+                })
+                .max_by_key(|(k, l)| (l.end_ns, *k))
+                .map(|(k, _)| k);
+            match retry_of {
+                Some(k) => {
+                    let l = &mut logicals[k];
+                    l.attempts.push(i);
+                    l.end_ns = c.end_ns;
+                    l.failed = c.error;
+                }
+                None => logicals.push(Logical {
+                    callee: c.callee,
+                    attempts: vec![i],
+                    start_ns: c.start_ns,
+                    end_ns: c.end_ns,
+                    failed: c.error,
+                }),
+            }
+        }
+        logicals.into_iter().map(|l| l.attempts).collect()
+    }
+
+    #[test]
+    fn regression_retries_read_in_time_near_linear_in_the_calls() {
+        // The same logical calls as the quadratic reading, on random calls
+        // dense in ties and zero-length attempts.
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut next = |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        for _ in 0..3000 {
+            let n = 1 + next(12);
+            let calls: Vec<Call> = (0..n)
+                .map(|_| {
+                    let start = next(8);
+                    call(next(3) as usize, start, start + next(4), next(2) == 0)
+                })
+                .collect();
+            let e = exec(calls);
+            let got: Vec<Vec<usize>> = shape(&e).logicals.into_iter().map(|l| l.attempts).collect();
+            assert_eq!(got, reference_attempts(&e), "{:#?}", e.calls);
+        }
+        // 10⁵ failed attempts one after another: one logical call.
+        let many: Vec<Call> = (0..100_000)
+            .map(|i| call(1, 2 * i, 2 * i + 1, true))
+            .collect();
+        assert_eq!(shape(&exec(many)).logicals.len(), 1);
     }
 
     #[test]
