@@ -206,7 +206,7 @@ fn errors_are_each_services_own_share() {
 }
 
 #[test]
-fn spans_that_cannot_be_placed_are_warned_about_at_their_paths() {
+fn spans_that_cannot_be_placed_are_warned_about_and_skewed_ones_noted() {
     let i = run(&[
         // Whole.
         vec![
@@ -230,13 +230,21 @@ fn spans_that_cannot_be_placed_are_warned_about_at_their_paths() {
             .find(|u| u.path == path)
             .unwrap_or_else(|| panic!("{path}: {:#?}", i.unmapped))
     };
-    assert!(at("line 2: resourceSpans[1].scopeSpans[0].spans[0]")
-        .message
-        .contains("outside its parent"));
     assert!(at("line 3: resourceSpans[1].scopeSpans[0].spans[0]")
         .message
         .contains("not in the input"));
-    assert_eq!(i.unmapped.len(), 2);
+    // The skewed span is kept: a note counts it and says where it is.
+    assert_eq!(i.unmapped.len(), 1);
+    let cut = i
+        .notes
+        .iter()
+        .find(|n| n.contains("partly outside their parent"))
+        .expect("a note on the span cut to its parent");
+    assert!(
+        cut.starts_with("1 span(s)")
+            && cut.contains("line 2: resourceSpans[1].scopeSpans[0].spans[0]"),
+        "{cut}"
+    );
     assert!(
         i.notes[0].contains("1 left out (1 parent not in the input)"),
         "{}",

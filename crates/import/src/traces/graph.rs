@@ -69,6 +69,9 @@ pub(crate) struct Forest {
     pub traces_used: usize,
     /// Spans left out, by reason.
     pub left_out: BTreeMap<&'static str, usize>,
+    /// Spans that lay partly outside their parent span, kept and cut to its
+    /// interval, and where the first one is.
+    pub cut_to_parent: (usize, String),
 }
 
 /// Collects warnings, at most [`WARNINGS_PER_REASON`] of each reason listed.
@@ -85,6 +88,11 @@ impl<'a> Warnings<'a> {
             listed: Vec::new(),
             counts: BTreeMap::new(),
         }
+    }
+
+    /// The name of the file `span` was read from.
+    pub(crate) fn file_of(&self, span: &Span) -> &str {
+        self.files.get(span.file).map_or("", String::as_str)
     }
 
     /// Records a warning about `span` (at `field` of it, if given).
@@ -134,7 +142,6 @@ const OUTSIDE: &str = "parent not in the input, taken as a root";
 const ORPHAN_CHILD: &str = "under a span whose parent is not in the input";
 const LOOP: &str = "parent chain loops";
 const DUPLICATE: &str = "span id repeated in its trace";
-const SKEW: &str = "child outside its parent (clock skew, or work the parent did not wait for)";
 const ASYNC: &str = "asynchronous (PRODUCER/CONSUMER) call read as a synchronous one";
 
 /// Builds the executions of `spans`.
@@ -324,25 +331,15 @@ fn place_tree(
         for &c in children[s].iter().rev() {
             let (parent, child) = (&spans[s], &spans[c]);
             if child.start_ns < parent.start_ns || child.end_ns > parent.end_ns {
-                let field = if child.end_ns > parent.end_ns {
-                    "end"
-                } else {
-                    "start"
-                };
-                warn.add(
-                    SKEW,
-                    child,
-                    "",
-                    format!(
-                        "{field}s {:.3} ms outside its parent {}: its interval is cut to the parent's for the parent's own time",
-                        if child.end_ns > parent.end_ns {
-                            (child.end_ns - parent.end_ns) as f64 / 1e6
-                        } else {
-                            (parent.start_ns - child.start_ns) as f64 / 1e6
-                        },
-                        parent.path
-                    ),
-                );
+                // Kept, and cut to its parent's interval for the parent's own
+                // time: a caller that gave up before its callee finished (a
+                // timeout) leaves one of these per attempt, so they are
+                // counted in a note, not warned about one by one.
+                let cut = &mut forest.cut_to_parent;
+                cut.0 += 1;
+                if cut.1.is_empty() {
+                    cut.1 = format!("{} at {}", warn.file_of(child), child.path);
+                }
             }
             if service_of[c] == service_of[s] {
                 stack.push((c, e));

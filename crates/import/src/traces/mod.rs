@@ -69,11 +69,18 @@ pub fn import(source: Source, inputs: &[(String, String)]) -> Result<Imported, I
     }
     let inferred = infer::infer(&forest, &model_name(&files), read.spans.len());
     unmapped.extend(inferred.unmapped);
+    let mut notes = inferred.notes;
+    let (cut, first) = &forest.cut_to_parent;
+    if *cut > 0 {
+        notes.push(format!(
+            "{cut} span(s) lay partly outside their parent span, kept and cut to the parent's interval for its own time: a caller that gave up before its callee finished (a timeout), work the parent did not wait for, or clocks that differ between hosts (the first: {first})"
+        ));
+    }
     Ok(Imported {
         model: inferred.model,
         whole_model: true,
         unmapped,
-        notes: inferred.notes,
+        notes,
     })
 }
 
