@@ -1002,8 +1002,9 @@ pub(crate) fn outlier_detection(cx: &mut Cx, node: &Node, path: &str) -> Option<
     };
     count(&mut f, cx, "consecutive_5xx", "consecutive_5xx", 5);
     let ms = |f: &mut Fields, cx: &mut Cx, key: &str, field: &str, default: f64| match f.take(key) {
+        // Envoy's validation: every duration of outlier detection above 0.
         Some((n, p)) => cx
-            .duration_ms(n, &p, Proto)
+            .positive_duration_ms(n, &p, Proto)
             .map(|v| (field.to_string(), json!(v))),
         None => Some((field.to_string(), json!(default))),
     };

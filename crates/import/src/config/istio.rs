@@ -477,8 +477,9 @@ fn outlier(cx: &mut Cx, node: &Node, path: &str) -> Option<Value> {
         ("interval", "interval_ms", 10_000.0),
         ("baseEjectionTime", "base_ejection_time_ms", 30_000.0),
     ] {
+        // Istio's validation: at least 1 ms.
         let v = match f.take(key) {
-            Some((n, p)) => cx.duration_ms(n, &p, Go),
+            Some((n, p)) => cx.positive_duration_ms(n, &p, Go),
             None => Some(default),
         };
         o.insert(field.into(), json!(v?));

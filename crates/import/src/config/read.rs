@@ -187,6 +187,26 @@ impl Cx {
         }
     }
 
+    /// A duration in milliseconds above 0, for a setting its format's
+    /// validation requires to be (an outlier detection interval, say).
+    pub fn positive_duration_ms(
+        &mut self,
+        node: &Node,
+        path: &str,
+        syntax: DurationSyntax,
+    ) -> Option<f64> {
+        let ms = self.duration_ms(node, path, syntax)?;
+        if ms <= 0.0 {
+            self.problem(
+                path,
+                node,
+                format!("expected a duration above 0, found {}", describe(node)),
+            );
+            return None;
+        }
+        Some(ms)
+    }
+
     /// A duration in milliseconds, never negative.
     pub fn duration_ms(&mut self, node: &Node, path: &str, syntax: DurationSyntax) -> Option<f64> {
         let parsed = match (&node.value, syntax) {
