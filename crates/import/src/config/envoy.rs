@@ -81,17 +81,7 @@ struct Found {
 
 pub(crate) fn import(inputs: &mut [Input], out: &mut Out) {
     let mut found = Found::default();
-    for input in inputs.iter_mut() {
-        let cx = &mut input.cx;
-        for (d, doc) in input.docs.iter().enumerate() {
-            let path = if input.docs.len() > 1 {
-                format!("(document {})", d + 1)
-            } else {
-                String::new()
-            };
-            document(cx, doc, &path, &mut found);
-        }
-    }
+    super::for_each_document(inputs, |cx, doc, path| document(cx, doc, path, &mut found));
     edges(
         found.clusters,
         found.routes,

@@ -40,17 +40,7 @@ fn above_zero(cx: &mut Cx, path: &str, key: &str, ms: f64, meaning: &str) -> f64
 }
 
 pub(crate) fn import(inputs: &mut [Input], out: &mut Out) {
-    for input in inputs.iter_mut() {
-        let cx = &mut input.cx;
-        for (d, doc) in input.docs.iter().enumerate() {
-            let path = if input.docs.len() > 1 {
-                format!("(document {})", d + 1)
-            } else {
-                String::new()
-            };
-            import_config(cx, doc, &path, out);
-        }
-    }
+    super::for_each_document(inputs, |cx, doc, path| import_config(cx, doc, path, out));
     super::nothing_found(inputs, out, "methodConfig with a name");
 }
 

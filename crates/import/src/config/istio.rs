@@ -57,17 +57,9 @@ fn short_host(host: &str) -> String {
 pub(crate) fn import(inputs: &mut [Input], out: &mut Out) {
     let mut clusters = Vec::new();
     let mut routes = Vec::new();
-    for input in inputs.iter_mut() {
-        let cx = &mut input.cx;
-        for (d, doc) in input.docs.iter().enumerate() {
-            let path = if input.docs.len() > 1 {
-                format!("(document {})", d + 1)
-            } else {
-                String::new()
-            };
-            resource(cx, doc, &path, &mut clusters, &mut routes);
-        }
-    }
+    super::for_each_document(inputs, |cx, doc, path| {
+        resource(cx, doc, path, &mut clusters, &mut routes)
+    });
     envoy::edges(clusters, routes, out, "Istio", &defaults);
     super::nothing_found(inputs, out, "VirtualService or DestinationRule");
 }

@@ -31,6 +31,27 @@ pub(crate) struct Input {
     pub docs: Vec<Node>,
 }
 
+/// The path of document `index` (from 0) of a file of `count` documents:
+/// empty for a file of one, so that paths read as the file's own keys.
+pub(crate) fn document_path(index: usize, count: usize) -> String {
+    if count > 1 {
+        format!("(document {})", index + 1)
+    } else {
+        String::new()
+    }
+}
+
+/// Calls `each` on every document of every input, with its reading context
+/// and its path ([`document_path`]).
+pub(crate) fn for_each_document(inputs: &mut [Input], mut each: impl FnMut(&mut Cx, &Node, &str)) {
+    for input in inputs.iter_mut() {
+        let count = input.docs.len();
+        for (d, doc) in input.docs.iter().enumerate() {
+            each(&mut input.cx, doc, &document_path(d, count));
+        }
+    }
+}
+
 /// What the sources' modules find.
 #[derive(Default)]
 pub(crate) struct Out {

@@ -126,11 +126,7 @@ pub(crate) fn parse_documents(file: &str, text: &str) -> Result<Vec<Node>, Vec<P
     let mut problems = Vec::new();
     let mut out = Vec::new();
     for (i, doc) in docs.iter().enumerate() {
-        let path = if docs.len() > 1 {
-            format!("(document {})", i + 1)
-        } else {
-            String::new()
-        };
+        let path = super::document_path(i, docs.len());
         let node = from_yaml(doc, &path, &mut |p, m| problems.push(problem(p, m)));
         if !matches!(node.value, Value::Null) {
             out.push(node);
