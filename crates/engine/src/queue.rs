@@ -41,7 +41,7 @@
 
 use crate::time::{SimDuration, SimTime};
 use std::cmp::Ordering;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::BinaryHeap;
 
 /// Names a cancellable event; [`EventQueue::cancel`] takes it.
 ///
@@ -75,6 +75,7 @@ const NOT_CANCELLABLE: u32 = u32::MAX;
 /// stands (see [`EventQueue::schedule_owned`]).
 const OWNED: u32 = u32::MAX - 1;
 
+#[derive(Clone, Copy)]
 struct Entry<E> {
     time: SimTime,
     seq: u64,
@@ -135,29 +136,115 @@ impl<E> Ord for Entry<E> {
     }
 }
 
+/// A FIFO of `Copy` values in a ring whose size is a power of two: a push or
+/// a pop wraps with a mask, where `VecDeque` compares and subtracts. Every
+/// slot holds a value (the free ones a stale copy), so it needs no `unsafe`.
+struct Ring<T> {
+    slots: Vec<T>,
+    head: usize,
+    len: usize,
+}
+
+impl<T: Copy> Ring<T> {
+    const fn new() -> Self {
+        Ring {
+            slots: Vec::new(),
+            head: 0,
+            len: 0,
+        }
+    }
+
+    #[inline(always)]
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    #[inline(always)]
+    fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The value `i` places behind the front.
+    #[inline(always)]
+    fn get(&self, i: usize) -> Option<&T> {
+        if i < self.len {
+            Some(&self.slots[(self.head + i) & (self.slots.len() - 1)])
+        } else {
+            None
+        }
+    }
+
+    #[inline(always)]
+    fn front(&self) -> Option<&T> {
+        self.get(0)
+    }
+
+    #[inline(always)]
+    fn pop_front(&mut self) -> Option<T> {
+        if self.len == 0 {
+            return None;
+        }
+        let value = self.slots[self.head];
+        self.head = (self.head + 1) & (self.slots.len() - 1);
+        self.len -= 1;
+        Some(value)
+    }
+
+    #[inline(always)]
+    fn push_back(&mut self, value: T) {
+        if self.len == self.slots.len() {
+            self.grow(value);
+        }
+        let at = (self.head + self.len) & (self.slots.len() - 1);
+        self.slots[at] = value;
+        self.len += 1;
+    }
+
+    /// Doubles the ring (at least 16 slots), the values in order from slot
+    /// 0, the new slots filled with copies of `filler`.
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self, filler: T) {
+        let size = (self.slots.len() * 2).max(16);
+        let mut slots = Vec::with_capacity(size);
+        slots.extend((0..self.len).filter_map(|i| self.get(i).copied()));
+        slots.resize(size, filler);
+        self.slots = slots;
+        self.head = 0;
+    }
+}
+
 /// Most lanes a queue keeps; further constant delays use the heap.
 const MAX_LANES: usize = 16;
-
-/// Events scheduled after one constant delay, in time order.
-struct Lane<E> {
-    entries: VecDeque<Entry<E>>,
-}
 
 /// No entry: the front key of an empty lane (`order_key(NEVER, u64::MAX)`).
 const EMPTY_FRONT: u128 = u128::MAX;
 
+/// Where the last entry came from, in `popped_lane`: the heap, not a lane.
+const FROM_HEAP: usize = usize::MAX;
+
 /// A priority queue of events of type `E` over virtual time, with a clock.
+///
+/// Events are `Copy` (the simulator's are 12 bytes): the queue keeps them in
+/// rings and hands out copies.
 pub struct EventQueue<E> {
     heap: BinaryHeap<Entry<E>>,
-    lanes: Vec<Lane<E>>,
-    /// Each lane's delay and the `(time, seq)` of its front (as an
-    /// [`order_key`]), kept side by side
-    /// so that choosing the next event reads one small array, not every lane.
+    /// The heap's top was delivered but is still in the heap: the next push
+    /// to the heap takes its place (one sift down, instead of a pop's sift
+    /// and a push's), or the next pop removes it first. A handler often
+    /// schedules into the heap right after its event came from it (the next
+    /// arrival, the next work done).
+    heap_top_taken: bool,
+    /// Each constant delay's FIFO lane, in the order the delays were first
+    /// seen; its delay and the `(time, seq)` of its front (as an
+    /// [`order_key`]) are kept side by side so that choosing the next event
+    /// reads one small array, not every lane.
+    lanes: Vec<Ring<Entry<E>>>,
     lane_delays: Vec<SimDuration>,
     lane_fronts: Vec<u128>,
     /// Events due at `now`, before everything else, in the order scheduled.
-    at_now: VecDeque<E>,
-    /// The lane the last entry came from (`usize::MAX`: the heap).
+    at_now: Ring<E>,
+    /// The lane the last entry came from ([`FROM_HEAP`]: the heap).
     popped_lane: usize,
     now: SimTime,
     next_seq: u64,
@@ -169,22 +256,23 @@ pub struct EventQueue<E> {
     stale: u64,
 }
 
-impl<E> Default for EventQueue<E> {
+impl<E: Copy> Default for EventQueue<E> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<E> EventQueue<E> {
+impl<E: Copy> EventQueue<E> {
     /// An empty queue at time zero.
     pub fn new() -> Self {
         EventQueue {
             heap: BinaryHeap::new(),
+            heap_top_taken: false,
             lanes: Vec::new(),
             lane_delays: Vec::new(),
             lane_fronts: Vec::new(),
-            at_now: VecDeque::new(),
-            popped_lane: usize::MAX,
+            at_now: Ring::new(),
+            popped_lane: FROM_HEAP,
             now: SimTime::ZERO,
             next_seq: 0,
             generations: Vec::new(),
@@ -211,9 +299,8 @@ impl<E> EventQueue<E> {
 
     /// Entries still queued, cancelled ones included.
     pub fn pending(&self) -> usize {
-        self.at_now.len()
-            + self.heap.len()
-            + self.lanes.iter().map(|l| l.entries.len()).sum::<usize>()
+        self.at_now.len() + self.heap.len() - usize::from(self.heap_top_taken)
+            + self.lanes.iter().map(Ring::len).sum::<usize>()
     }
 
     /// Schedules `event` at `at`. Scheduling into the past is a broken invariant
@@ -230,6 +317,7 @@ impl<E> EventQueue<E> {
     /// Schedules `event` at the current instant, to be delivered after the event
     /// being handled and before any other (see the module's doc). Not
     /// cancellable.
+    #[inline]
     pub fn schedule_now(&mut self, event: E) {
         self.at_now.push_back(event);
     }
@@ -294,9 +382,14 @@ impl<E> EventQueue<E> {
     }
 
     /// Removes the next entry, live or stale, in `(time, seq)` order.
+    #[inline(always)]
     fn pop_any(&mut self) -> Option<Entry<E>> {
+        if self.heap_top_taken {
+            self.heap_top_taken = false;
+            self.heap.pop();
+        }
         let mut best = self.heap.peek().map_or(EMPTY_FRONT, Entry::key);
-        let mut from = usize::MAX;
+        let mut from = FROM_HEAP;
         for (i, &front) in self.lane_fronts.iter().enumerate() {
             if front < best {
                 best = front;
@@ -304,10 +397,13 @@ impl<E> EventQueue<E> {
             }
         }
         self.popped_lane = from;
-        if from == usize::MAX {
-            return self.heap.pop();
+        if from == FROM_HEAP {
+            // Left in place until the next push or pop (see `heap_top_taken`).
+            let entry = *self.heap.peek()?;
+            self.heap_top_taken = true;
+            return Some(entry);
         }
-        let lane = &mut self.lanes[from].entries;
+        let lane = &mut self.lanes[from];
         let entry = lane.pop_front();
         self.lane_fronts[from] = lane.front().map_or(EMPTY_FRONT, Entry::key);
         entry
@@ -316,6 +412,7 @@ impl<E> EventQueue<E> {
     /// Removes the next event due at the current instant (see
     /// [`EventQueue::schedule_now`]), if any: lets the caller deliver a chain of
     /// instantaneous messages without going back through its run loop.
+    #[inline]
     pub fn pop_now(&mut self) -> Option<E> {
         let event = self.at_now.pop_front()?;
         self.delivered += 1;
@@ -332,33 +429,64 @@ impl<E> EventQueue<E> {
     /// [`EventQueue::pop`], where `stands` decides whether an owned entry
     /// ([`EventQueue::schedule_owned`]) is live; one that does not stand is
     /// skipped and counted as a cancelled entry. Asked of owned entries only.
+    ///
+    /// The first entry popped is handled here, inline; skipping stale ones
+    /// goes on out of line ([`EventQueue::pop_after_stale`]): a loop here,
+    /// inlined into the caller's run loop, had the compiler reload and spill
+    /// the queue's fields around it on every pop.
     #[inline]
     pub fn pop_with(&mut self, mut stands: impl FnMut(&E) -> bool) -> Option<(SimTime, E)> {
         if let Some(event) = self.at_now.pop_front() {
             self.delivered += 1;
             return Some((self.now, event));
         }
-        while let Some(entry) = self.pop_any() {
-            if entry.slot == OWNED {
-                if !stands(&entry.event) {
-                    self.stale += 1;
-                    continue;
-                }
-            } else if entry.slot != NOT_CANCELLABLE {
-                let current = &mut self.generations[entry.slot as usize];
-                if *current != entry.generation {
-                    self.stale += 1;
-                    continue;
-                }
-                // Fired: retire the handle so that a late cancel is a no-op.
+        let entry = self.pop_any()?;
+        if !self.live(&entry, &mut stands) {
+            return self.pop_after_stale(stands);
+        }
+        Some(self.deliver(entry))
+    }
+
+    /// The rest of [`EventQueue::pop_with`] once a stale entry was skipped.
+    #[inline(never)]
+    fn pop_after_stale(&mut self, mut stands: impl FnMut(&E) -> bool) -> Option<(SimTime, E)> {
+        loop {
+            let entry = self.pop_any()?;
+            if self.live(&entry, &mut stands) {
+                return Some(self.deliver(entry));
+            }
+        }
+    }
+
+    /// Whether a popped entry is to be delivered; a cancellable timer that
+    /// is fires (its handle retired, so that a late cancel is a no-op), one
+    /// that is not counts as stale.
+    #[inline(always)]
+    fn live(&mut self, entry: &Entry<E>, stands: &mut impl FnMut(&E) -> bool) -> bool {
+        let live = if entry.slot == OWNED {
+            stands(&entry.event)
+        } else if entry.slot != NOT_CANCELLABLE {
+            let current = &mut self.generations[entry.slot as usize];
+            let live = *current == entry.generation;
+            if live {
                 *current = current.wrapping_add(1);
                 self.free_slots.push(entry.slot);
             }
-            self.now = entry.time;
-            self.delivered += 1;
-            return Some((entry.time, entry.event));
+            live
+        } else {
+            true
+        };
+        if !live {
+            self.stale += 1;
         }
-        None
+        live
+    }
+
+    #[inline(always)]
+    fn deliver(&mut self, entry: Entry<E>) -> (SimTime, E) {
+        self.now = entry.time;
+        self.delivered += 1;
+        (entry.time, entry.event)
     }
 
     /// The event `distance` places behind the front of the FIFO lane the last
@@ -368,7 +496,7 @@ impl<E> EventQueue<E> {
     /// time order, so its future is known; the heap's is not, cheaply). Only
     /// that lane moved, so only its view changed.
     pub fn upcoming(&self, distance: usize) -> Option<&E> {
-        let entry = self.lanes.get(self.popped_lane)?.entries.get(distance)?;
+        let entry = self.lanes.get(self.popped_lane)?.get(distance)?;
         let live = entry.slot >= OWNED || self.generations[entry.slot as usize] == entry.generation;
         live.then_some(&entry.event)
     }
@@ -381,8 +509,9 @@ impl<E> EventQueue<E> {
     /// the hint). The generations are scattered over as many slots as timers
     /// pending, and reading one here, `distance` pops early, stalled the run
     /// loop on a miss of its own.
+    #[inline]
     pub fn upcoming_hint(&self, distance: usize) -> Option<&E> {
-        let entry = self.lanes.get(self.popped_lane)?.entries.get(distance)?;
+        let entry = self.lanes.get(self.popped_lane)?.get(distance)?;
         if let Some(generation) = self.generations.get(entry.slot as usize) {
             crate::slab::prefetch(generation);
         }
@@ -394,38 +523,33 @@ impl<E> EventQueue<E> {
         if !self.at_now.is_empty() {
             return Some(self.now);
         }
-        let lanes = self
-            .lanes
-            .iter()
-            .filter_map(|l| l.entries.front().map(|e| e.time));
+        let lanes = self.lanes.iter().filter_map(|l| l.front().map(|e| e.time));
+        // A taken top is gone already: the heap's next is among the rest.
+        let taken = self
+            .heap_top_taken
+            .then(|| self.heap.peek().map(Entry::key));
         self.heap
-            .peek()
+            .iter()
+            .filter(|e| Some(Some(e.key())) != taken)
             .map(|e| e.time)
+            .min()
             .into_iter()
             .chain(lanes)
             .min()
     }
 
+    /// Pushes onto the FIFO lane of `delay`: a lookup of the delay among at
+    /// most [`MAX_LANES`], and an append. A new delay, or a ring that must
+    /// grow, goes out of line, so that this path saves no registers.
+    #[inline]
     fn push_lane(&mut self, delay: SimDuration, slot: u32, generation: u32, event: E) {
-        let lane = match self.lane_delays.iter().position(|d| *d == delay) {
-            Some(i) => i,
-            None if self.lanes.len() < MAX_LANES => {
-                self.lanes.push(Lane {
-                    entries: VecDeque::new(),
-                });
-                self.lane_delays.push(delay);
-                self.lane_fronts.push(EMPTY_FRONT);
-                self.lanes.len() - 1
-            }
-            None => {
-                self.push(self.now + delay, slot, generation, event);
-                return;
-            }
+        let Some(lane) = self.lane_delays.iter().position(|d| *d == delay) else {
+            return self.push_new_lane(delay, slot, generation, event);
         };
         let seq = self.next_seq;
         self.next_seq += 1;
         let time = self.now + delay;
-        let entries = &mut self.lanes[lane].entries;
+        let entries = &mut self.lanes[lane];
         if entries.is_empty() {
             self.lane_fronts[lane] = order_key(time, seq);
         }
@@ -438,6 +562,22 @@ impl<E> EventQueue<E> {
         });
     }
 
+    /// A delay seen for the first time: a lane of its own while there are
+    /// fewer than [`MAX_LANES`], else the heap.
+    #[cold]
+    #[inline(never)]
+    fn push_new_lane(&mut self, delay: SimDuration, slot: u32, generation: u32, event: E) {
+        if self.lanes.len() < MAX_LANES {
+            self.lanes.push(Ring::new());
+            self.lane_delays.push(delay);
+            self.lane_fronts.push(EMPTY_FRONT);
+            self.push_lane(delay, slot, generation, event);
+        } else {
+            self.push(self.now + delay, slot, generation, event);
+        }
+    }
+
+    #[inline]
     fn push(&mut self, at: SimTime, slot: u32, generation: u32, event: E) {
         assert!(
             at >= self.now,
@@ -446,13 +586,22 @@ impl<E> EventQueue<E> {
         );
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.heap.push(Entry {
+        let entry = Entry {
             time: at,
             seq,
             slot,
             generation,
             event,
-        });
+        };
+        if self.heap_top_taken {
+            // The delivered top's place: one sift down, from the top.
+            self.heap_top_taken = false;
+            if let Some(mut top) = self.heap.peek_mut() {
+                *top = entry;
+            }
+        } else {
+            self.heap.push(entry);
+        }
     }
 }
 
@@ -509,6 +658,22 @@ mod tests {
         assert_eq!(q.upcoming_hint(0), Some(&"b"));
         assert_eq!(q.upcoming_hint(2), Some(&"d"));
         assert_eq!(q.upcoming_hint(3), None);
+    }
+
+    /// The heap's delivered top stays in place until the next push takes its
+    /// place or the next pop removes it: nothing of it shows.
+    #[test]
+    fn a_delivered_heap_top_is_gone_before_it_is_replaced() {
+        let mut q = EventQueue::new();
+        q.schedule(SimTime(10), "a");
+        q.schedule(SimTime(30), "c");
+        assert_eq!(q.pop(), Some((SimTime(10), "a")));
+        assert_eq!((q.pending(), q.peek_time()), (1, Some(SimTime(30))));
+        q.schedule(SimTime(20), "b");
+        q.schedule(SimTime(20), "b2");
+        assert_eq!((q.pending(), q.peek_time()), (3, Some(SimTime(20))));
+        assert_eq!(drain(&mut q), vec![(20, "b"), (20, "b2"), (30, "c")]);
+        assert_eq!((q.pending(), q.peek_time()), (0, None));
     }
 
     #[test]
