@@ -34,7 +34,10 @@ use stormsim_model::shape::RateShape;
 use stormsim_model::{Arrival, Change, Model, ServiceId};
 
 /// Everything that can happen. Small and `Copy`: the queue moves them a lot.
+/// Aligned to 8 bytes: 16 instead of 12, which a queue entry pads to anyway,
+/// so that a copy is two moves of 8 bytes, not a move for each piece.
 #[derive(Clone, Copy, Debug)]
+#[repr(align(8))]
 pub enum Event {
     /// The next request of a workload arrives.
     Arrival {
@@ -221,27 +224,38 @@ impl<'m> Simulator<'m> {
         let limits = self.topology.model.limits;
         let mut stopped = None;
         self.open_buckets_until(SimTime::ZERO);
+        // The first instant at which the loop has more to do than deliver:
+        // the horizon, or the start of a bucket not open yet. One comparison
+        // per event instead of one for each.
+        let look_at = |measured: &Measurements| {
+            horizon
+                .unwrap_or(SimTime::NEVER)
+                .min(measured.next_bucket_at)
+        };
+        let mut next_look_at = look_at(&self.measured);
         while let Some((t, event)) = self.next_event() {
-            if horizon.is_some_and(|h| t >= h) {
-                break;
-            }
-            if t >= self.measured.next_bucket_at {
-                let buckets = self.measured.series.index(t) as u64 + 1;
-                if buckets.saturating_mul(
-                    1 + (self.world.instances.len() + self.measured.per_workload.len()) as u64,
-                ) > MAX_SERIES_ROWS
-                {
-                    stopped = Some(LimitHit::Buckets {
-                        buckets: self.measured.series.len() as u64,
-                        bucket_s: self.measured.series.bucket_s(),
-                    });
+            if t >= next_look_at {
+                if horizon.is_some_and(|h| t >= h) {
                     break;
                 }
-                self.open_buckets_until(t);
+                if t >= self.measured.next_bucket_at {
+                    let buckets = self.measured.series.index(t) as u64 + 1;
+                    if buckets.saturating_mul(
+                        1 + (self.world.instances.len() + self.measured.per_workload.len()) as u64,
+                    ) > MAX_SERIES_ROWS
+                    {
+                        stopped = Some(LimitHit::Buckets {
+                            buckets: self.measured.series.len() as u64,
+                            bucket_s: self.measured.series.bucket_s(),
+                        });
+                        break;
+                    }
+                    self.open_buckets_until(t);
+                }
+                next_look_at = look_at(&self.measured);
             }
             self.warm_up_upcoming();
-            self.dispatch(event, limits.max_events);
-            if self.queue.delivered() >= limits.max_events {
+            if self.dispatch(event, limits.max_events) {
                 stopped = Some(LimitHit::Events(self.queue.delivered()));
                 break;
             }
@@ -466,12 +480,13 @@ impl<'m> Simulator<'m> {
     /// zero-latency network, in that order until none is left, or until
     /// `max_events` have been delivered: a zero-time loop (a retry without
     /// backoff against a refusing instance) never leaves this instant, so the
-    /// run loop's own check would come only after it ends, if ever.
-    fn dispatch(&mut self, event: Event, max_events: u64) {
+    /// run loop's own check would come only after it ends, if ever. Whether
+    /// it stopped at `max_events`.
+    fn dispatch(&mut self, event: Event, max_events: u64) -> bool {
         self.handle(event);
         loop {
             if self.queue.delivered() >= max_events {
-                break;
+                return true;
             }
             if let Some(task) = self.world.ready.pop_front() {
                 if self.world.tasks.contains_key(task) {
@@ -484,7 +499,7 @@ impl<'m> Simulator<'m> {
             } else if let Some(event) = self.queue.pop_now() {
                 self.handle(event);
             } else {
-                break;
+                return false;
             }
         }
     }
