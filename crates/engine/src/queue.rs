@@ -190,10 +190,13 @@ impl<T: Copy> Ring<T> {
         Some(value)
     }
 
+    /// Appends `value`. A full ring grows out of line, and nothing is left
+    /// to do after that call: the path that does not grow keeps everything
+    /// in scratch registers, with none to save and restore.
     #[inline(always)]
     fn push_back(&mut self, value: T) {
         if self.len == self.slots.len() {
-            self.grow(value);
+            return self.grow_and_push(value);
         }
         let at = (self.head + self.len) & (self.slots.len() - 1);
         self.slots[at] = value;
@@ -201,16 +204,17 @@ impl<T: Copy> Ring<T> {
     }
 
     /// Doubles the ring (at least 16 slots), the values in order from slot
-    /// 0, the new slots filled with copies of `filler`.
+    /// 0, the new slots filled with copies of `value`, then appends `value`.
     #[cold]
     #[inline(never)]
-    fn grow(&mut self, filler: T) {
+    fn grow_and_push(&mut self, value: T) {
         let size = (self.slots.len() * 2).max(16);
         let mut slots = Vec::with_capacity(size);
         slots.extend((0..self.len).filter_map(|i| self.get(i).copied()));
-        slots.resize(size, filler);
+        slots.resize(size, value);
         self.slots = slots;
         self.head = 0;
+        self.len += 1;
     }
 }
 
