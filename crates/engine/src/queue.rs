@@ -603,9 +603,20 @@ impl<E: Copy> EventQueue<E> {
             if let Some(mut top) = self.heap.peek_mut() {
                 *top = entry;
             }
+        } else if self.heap.len() == self.heap.capacity() {
+            self.grow_heap_and_push(entry);
         } else {
+            // Never grows (the compiler sees it): no call on this path, so
+            // no registers to save around one.
             self.heap.push(entry);
         }
+    }
+
+    /// [`EventQueue::push`] onto a full heap (rare once warm).
+    #[cold]
+    #[inline(never)]
+    fn grow_heap_and_push(&mut self, entry: Entry<E>) {
+        self.heap.push(entry);
     }
 }
 
