@@ -658,21 +658,26 @@ impl Simulator<'_> {
     fn end_attempt(&mut self, a: &Attempt, outcome: Option<Outcome>) {
         let now = self.now();
         let policy = &self.topology.edges[a.edge as usize];
+        let state = &mut self.policies.edges[a.edge as usize][a.caller as usize];
         // A6: the failures a budget counts are the retryable and the
-        // non-fatal ones.
+        // non-fatal ones (classified only for a budget that reads them: the
+        // whitelist's scan is most of this function's work otherwise).
         let non_fatal = |reason| {
             policy
                 .hedge
                 .is_some_and(|h| outcome_of(reason).is_some_and(|o| h.non_fatal.contains(o)))
         };
-        let budget_outcome = outcome.map(|o| match o {
-            Outcome::Ok => AttemptOutcome::Success,
-            Outcome::Failed(reason) if is_retryable(&policy.retry, reason) || non_fatal(reason) => {
-                AttemptOutcome::RetryableFailure
-            }
-            Outcome::Failed(_) => AttemptOutcome::NonRetryableFailure,
-        });
-        let state = &mut self.policies.edges[a.edge as usize][a.caller as usize];
+        let budget_outcome = outcome
+            .filter(|_| state.budget.reads_results())
+            .map(|o| match o {
+                Outcome::Ok => AttemptOutcome::Success,
+                Outcome::Failed(reason)
+                    if is_retryable(&policy.retry, reason) || non_fatal(reason) =>
+                {
+                    AttemptOutcome::RetryableFailure
+                }
+                Outcome::Failed(_) => AttemptOutcome::NonRetryableFailure,
+            });
         state.in_flight -= 1;
         state.outstanding[a.instance as usize] -= 1;
         if let (Some(outlier), Some(o)) = (state.outlier.as_mut(), outcome) {
@@ -762,6 +767,11 @@ impl Simulator<'_> {
     /// ignored (untied), as after a fatal failure; after a non-fatal one the
     /// next hedge goes at once (or after the Retry-After), and the try goes on
     /// while a copy is in flight or a hedge is due.
+    ///
+    /// A call that does not hedge (most do not) only clears its current
+    /// attempt: that check is inlined into each caller, the hedging rules are
+    /// in [`Self::settle_hedged_copies`].
+    #[inline(always)]
     fn settle_copies(
         &mut self,
         call_id: CallId,
@@ -772,10 +782,24 @@ impl Simulator<'_> {
         let Some(call) = self.world.calls.get_mut(call_id) else {
             return false;
         };
-        let Some(hedging) = call.hedging.as_mut() else {
+        if call.hedging.is_none() {
             call.current = None;
             return true;
-        };
+        }
+        self.settle_hedged_copies(call_id, attempt, outcome, retry_after)
+    }
+
+    /// [`Self::settle_copies`] for a call that hedges (it is alive).
+    #[inline(never)]
+    fn settle_hedged_copies(
+        &mut self,
+        call_id: CallId,
+        attempt: AttemptId,
+        outcome: Outcome,
+        retry_after: Option<SimDuration>,
+    ) -> bool {
+        let call = &mut self.world.calls[call_id];
+        let hedging = call.hedging.as_mut().expect("a hedged call");
         if call.current == Some(attempt) {
             call.current = hedging.others.pop();
         } else {
@@ -902,8 +926,19 @@ impl Simulator<'_> {
         }
     }
 
-    /// Appends the attempt's record, when records are kept.
+    /// Appends the attempt's record, when records are kept. Called for every
+    /// attempt that ends, and most runs keep no records: the check is inlined
+    /// into each caller, the recording is not.
+    #[inline(always)]
     fn log_attempt(&mut self, a: &Attempt, outcome: AttemptOutcomeKind) {
+        if self.measured.attempt_log.is_some() {
+            self.record_attempt(a, outcome);
+        }
+    }
+
+    /// [`Self::log_attempt`]'s recording, for a run that keeps the records.
+    #[inline(never)]
+    fn record_attempt(&mut self, a: &Attempt, outcome: AttemptOutcomeKind) {
         let Some(log) = self.measured.attempt_log.as_mut() else {
             return;
         };
@@ -1020,7 +1055,10 @@ impl Simulator<'_> {
         let Some(call) = self.world.calls.remove(call_id) else {
             return;
         };
-        self.leave_bulkhead(call.edge, call.caller, call.bulkhead);
+        // (Most calls never meet a bulkhead: no call for them.)
+        if call.bulkhead != BulkheadHold::None {
+            self.leave_bulkhead(call.edge, call.caller, call.bulkhead);
+        }
         if let Some(timer) = call.hedging.as_ref().and_then(|h| h.timer) {
             self.queue.cancel(timer);
         }
@@ -1067,11 +1105,17 @@ impl Simulator<'_> {
     /// A try that is over may leave a zombie: count it, and keep the time
     /// series' per-bucket peak, so that a zombie that lives and dies between
     /// two bucket starts still shows.
+    ///
+    /// A bucket opens with the zombies alive then, and only settling raises
+    /// that count: the peak moves only when this settling made a zombie.
     fn settle_zombie(&mut self, root: u32) {
+        let before = self.measured.zombies.alive;
         self.measured.zombies.settle(root);
         let alive = self.measured.zombies.alive;
-        let bucket = self.measured.series.global_mut();
-        bucket.zombies = bucket.zombies.max(alive);
+        if alive > before {
+            let bucket = self.measured.series.global_mut();
+            bucket.zombies = bucket.zombies.max(alive);
+        }
     }
 
     /// The deadline the call's hop believes in at `now`, when it differs from

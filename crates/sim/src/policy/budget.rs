@@ -308,6 +308,16 @@ impl RetryBudget {
         }
     }
 
+    /// Whether [`RetryBudget::on_attempt_result`] moves anything: only gRPC's
+    /// count and the retry circuit breaker's window read attempts' results,
+    /// so a caller may skip classifying an outcome no one reads.
+    pub fn reads_results(&self) -> bool {
+        matches!(
+            self.state,
+            BudgetState::Grpc(_) | BudgetState::RetryBreaker(_)
+        )
+    }
+
     /// An attempt (first, retry or hedge) ended with `outcome`: gRPC's count
     /// moves, the retry circuit breaker's window slides. Report it before
     /// asking [`RetryBudget::try_retry`] about the retry that would follow it.
