@@ -28,9 +28,10 @@ use crate::policy::hedge::{after_copy, after_unsent_hedge, AfterCopy};
 use crate::policy::rate_limit::RateDecision;
 use crate::policy::retry::{decide, is_retryable, outcome_of, RetryDecision};
 use crate::simulator::{Event, Simulator, NET_DOWN};
+use crate::topology::Topology;
 use crate::world::*;
 use crate::zombie::NO_ROOT;
-use stormsim_engine::{SimDuration, SimTime, StreamKey, TimerHandle};
+use stormsim_engine::{SimDuration, SimTime, Slab, StreamKey, TimerHandle};
 use stormsim_model::{Backoff, CallPolicy, HedgeTarget, Jitter, Model, Service};
 
 /// Retries without backoff sent from inside the handling of the previous
@@ -83,6 +84,25 @@ fn exclude_for_hedge(
         .collect();
     if elsewhere.contains(&true) {
         eligible.copy_from_slice(&elsewhere);
+    }
+}
+
+/// [`Simulator::deadline_as_seen`], from the parts of the simulator it reads
+/// (so that a handler holding a call may ask it).
+fn stale_deadline(
+    topology: &Topology<'_>,
+    tasks: &Slab<Task>,
+    owner: Owner,
+    edge: EdgeId,
+    now: SimTime,
+) -> Option<SimTime> {
+    match owner {
+        Owner::Task(task) if !topology.edges[edge as usize].deadline.subtract_elapsed => {
+            let task = &tasks[task];
+            task.deadline()
+                .map(|d| now + d.saturating_since(task.arrived))
+        }
+        _ => None,
     }
 }
 
@@ -216,7 +236,10 @@ impl Simulator<'_> {
         }
     }
 
-    /// The call's next try: its first attempt, or a retry.
+    /// The call's next try: its first attempt, or a retry. Its own copy of
+    /// [`Self::launch_attempt`] for hedge 0 (the one every attempt but a
+    /// hedge takes), without the hedges' work and checks.
+    #[inline(never)]
     pub(crate) fn send_attempt(&mut self, call_id: CallId) {
         self.launch_attempt(call_id, 0);
     }
@@ -228,8 +251,24 @@ impl Simulator<'_> {
     /// flight go on, and the retry loop is not involved (the caller, told by
     /// the `false` this returns, fails the try if none is left). Returns
     /// whether the attempt was sent.
+    ///
+    /// Inlined into its two callers, [`Self::send_attempt`] and
+    /// [`Self::send_hedge`], so that a try's copy is compiled with `hedge` 0.
+    #[inline(always)]
     fn launch_attempt(&mut self, call_id: CallId, hedge: u32) -> bool {
         let now = self.now();
+        // The replicas this try has sent a copy to: a hedge goes elsewhere.
+        let tried: Vec<u32> = if hedge == 0 {
+            Vec::new()
+        } else if let Some(h) = self.world.calls[call_id].hedging.as_ref() {
+            h.used.clone()
+        } else {
+            self.attempts_in_flight(call_id)
+                .filter_map(|a| self.world.attempts.get(a).map(|a| a.instance))
+                .collect()
+        };
+        // The call, looked up once and held to the end: the layers below
+        // touch only other parts of the simulator.
         let call = &mut self.world.calls[call_id];
         if hedge == 0 {
             call.attempts += 1;
@@ -244,17 +283,7 @@ impl Simulator<'_> {
         // A granted retry gives its budget slot back if it is not sent after
         // all; a hedge is charged further down, once nothing local refuses it.
         let mut holds_budget_slot = is_retry;
-        // Everything needed from the call, read in one lookup.
-        let (attempt_no, deadline, key, edge, caller, shard, request) = (
-            call.attempts,
-            (call.deadline != SimTime::NEVER).then_some(call.deadline),
-            call.key,
-            call.edge,
-            call.caller,
-            (call.shard != NO_SHARD).then_some(call.shard),
-            call.request,
-        );
-        let (owner, class, call_root) = (call.owner, call.class, call.root);
+        let (attempt_no, key, edge, caller) = (call.attempts, call.key, call.edge, call.caller);
         let attempt_key = if hedge == 0 {
             key.index(u64::from(attempt_no))
         } else {
@@ -263,16 +292,8 @@ impl Simulator<'_> {
                 .index(HEDGE)
                 .index(u64::from(hedge))
         };
-        // The replicas this try has sent a copy to: a hedge goes elsewhere.
-        let tried: Vec<u32> = match (hedge, call.hedging.as_ref()) {
-            (0, _) => Vec::new(),
-            (_, Some(h)) => h.used.clone(),
-            (_, None) => self
-                .attempts_in_flight(call_id)
-                .filter_map(|a| self.world.attempts.get(a).map(|a| a.instance))
-                .collect(),
-        };
-        let deadline = self.deadline_as_seen(owner, edge, now).or(deadline);
+        let deadline = stale_deadline(&self.topology, &self.world.tasks, call.owner, edge, now)
+            .or((call.deadline != SimTime::NEVER).then_some(call.deadline));
         let policy = &self.topology.edges[edge as usize];
         let to = policy.to;
         let plan = plan_attempt(
@@ -333,8 +354,8 @@ impl Simulator<'_> {
         if (instances > 1 || hedge > 0) && local_refusal.is_none() {
             // A fan-out's child goes to a replica of its shard, through that
             // shard's balancer.
-            let (range, balancer) = match (shard, callee.shards > 1) {
-                (Some(shard), true) => {
+            let (range, balancer) = match (call.shard, callee.shards > 1) {
+                (shard, true) if shard != NO_SHARD => {
                     let replicas = callee.replicas() as usize;
                     let kind = state.balancer.kind();
                     if state.shard_balancers.len() < callee.shards as usize {
@@ -434,13 +455,13 @@ impl Simulator<'_> {
         state.outstanding[instance] += 1;
         self.measured.edges[edge as usize].attempts += 1;
         let key = attempt_key;
-        let root = match owner {
+        let root = match call.owner {
             Owner::Root { workload, user, .. } => {
                 self.measured.zombies.open(u32::from(workload), user)
             }
             _ => {
-                self.measured.zombies.hold(call_root);
-                call_root
+                self.measured.zombies.hold(call.root);
+                call.root
             }
         };
         let budget = match budget {
@@ -485,16 +506,15 @@ impl Simulator<'_> {
             child: None,
             retry_after: SimDuration::INFINITE,
             instance: instance as u32,
-            class,
+            class: call.class,
             // The model allows at most 255 hedges per try.
             hedge: u8::try_from(hedge).unwrap_or(u8::MAX),
-            request,
+            request: call.request,
             root,
             orphaned: false,
         });
         // The new attempt is the call's current one; a hedged one stays in
         // flight beside it.
-        let call = &mut self.world.calls[call_id];
         if let Some(h) = call.hedging.as_mut() {
             if let (Some(previous), true) = (call.current, hedge > 0) {
                 h.others.push(previous);
@@ -593,6 +613,7 @@ impl Simulator<'_> {
     /// refuses it: whether it went. One that does not go still counts
     /// against `max_hedges`, once the brake let it (no hedge is asked for
     /// again in its place).
+    #[inline(never)]
     fn send_hedge(&mut self, call_id: CallId) -> bool {
         let now = self.now();
         let call = &mut self.world.calls[call_id];
@@ -969,7 +990,9 @@ impl Simulator<'_> {
             return;
         };
         let now = self.now();
-        let call = &self.world.calls[call_id];
+        // The call, looked up once: the layers below touch only other parts
+        // of the simulator.
+        let call = &mut self.world.calls[call_id];
         let edge = call.edge as usize;
         let policy = &self.topology.edges[edge];
         if decide(&policy.retry, call.attempts, reason) == RetryDecision::GiveUp {
@@ -978,7 +1001,6 @@ impl Simulator<'_> {
         }
         let to = policy.to;
         let state = &mut self.policies.edges[edge][call.caller as usize];
-        let policy = &self.topology.edges[edge];
         if !state.budget.try_retry(now, state.in_flight) {
             self.measured.services[to].budget_denied += 1;
             self.measured.edges[edge].budget_denied += 1;
@@ -1001,10 +1023,14 @@ impl Simulator<'_> {
         // A Retry-After (from a 429 or a 503) overrides the client's own backoff
         // (gRPC's pushback does the same).
         let delay = retry_after.unwrap_or(delay);
-        let deadline = self
-            .deadline_as_seen(call.owner, call.edge, now)
-            .unwrap_or(call.deadline);
-        let call = &mut self.world.calls[call_id];
+        let deadline = stale_deadline(
+            &self.topology,
+            &self.world.tasks,
+            call.owner,
+            call.edge,
+            now,
+        )
+        .unwrap_or(call.deadline);
         call.holds_retry = true;
         call.last_delay = delay;
         if delay == SimDuration::ZERO && self.world.retry_depth < MAX_RETRIES_IN_PLACE {
@@ -1019,9 +1045,10 @@ impl Simulator<'_> {
             // next one waits for its turn in the queue, as an event of this
             // instant, so the stack stays shallow and `limits.max_events`
             // counts the loop.
+            call.sleeping = true;
             self.queue.schedule_owned(now, Event::BackoffDone(call_id));
-            self.world.calls[call_id].sleeping = true;
         } else {
+            call.sleeping = true;
             let wake = now + delay;
             let fixed = matches!(policy.retry.jitter, Jitter::None)
                 && matches!(policy.retry.backoff, Backoff::Fixed(_))
@@ -1036,7 +1063,6 @@ impl Simulator<'_> {
             } else {
                 self.queue.schedule_owned(wake, event);
             }
-            self.world.calls[call_id].sleeping = true;
         }
     }
 
@@ -1125,14 +1151,7 @@ impl Simulator<'_> {
     /// timed-out attempt and sleeping before a retry all forgotten). `None`: the
     /// real deadline.
     fn deadline_as_seen(&self, owner: Owner, edge: EdgeId, now: SimTime) -> Option<SimTime> {
-        match owner {
-            Owner::Task(task) if !self.topology.edges[edge as usize].deadline.subtract_elapsed => {
-                let task = &self.world.tasks[task];
-                task.deadline()
-                    .map(|d| now + d.saturating_since(task.arrived))
-            }
-            _ => None,
-        }
+        stale_deadline(&self.topology, &self.world.tasks, owner, edge, now)
     }
 
     /// The owner no longer wants the call: abandon its attempt, stop its sleep.
