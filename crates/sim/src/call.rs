@@ -137,7 +137,9 @@ impl Simulator<'_> {
             // A workload's request opens a root per attempt.
             Owner::Root { .. } => (0, NO_ROOT),
         };
-        let hedging = self.topology.edges[edge as usize].hedge.map(|policy| {
+        let policy = &self.topology.edges[edge as usize];
+        let bulkhead = policy.bulkhead.clone();
+        let hedging = policy.hedge.map(|policy| {
             Box::new(Hedging {
                 policy,
                 others: Vec::new(),
@@ -165,7 +167,7 @@ impl Simulator<'_> {
             bulkhead: BulkheadHold::None,
             class,
         });
-        let Some(bulkhead) = self.topology.edges[edge as usize].bulkhead.clone() else {
+        let Some(bulkhead) = bulkhead else {
             self.send_attempt(call);
             return call;
         };
@@ -676,13 +678,36 @@ impl Simulator<'_> {
     /// An attempt ended: settle its breaker permit, its budget accounting and
     /// the edge's in-flight count. `None`: abandoned by its caller, which tells
     /// the breaker nothing (resilience4j's ignored call) and the budget no result.
+    ///
+    /// Inlined into each caller: the counts are a few writes, and the
+    /// policies that learn from outcomes, which most edges have none of, are
+    /// told out of line ([`Self::report_outcome`]).
+    #[inline(always)]
     fn end_attempt(&mut self, a: &Attempt, outcome: Option<Outcome>) {
+        let state = &mut self.policies.edges[a.edge as usize][a.caller as usize];
+        state.in_flight -= 1;
+        state.outstanding[a.instance as usize] -= 1;
+        // Each granted retry and each hedge (both charged to the budget)
+        // gives its slot back once, when its attempt ends (no policy told
+        // below reads the budget's slots).
+        if a.attempt_no > 1 || a.hedge > 0 {
+            state.budget.on_retry_finished();
+        }
+        if state.learns_from_outcomes() {
+            self.report_outcome(a, outcome);
+        }
+    }
+
+    /// [`Self::end_attempt`]'s news for the caller's outlier detection,
+    /// breaker, budget and throttle, those it has.
+    #[inline(never)]
+    fn report_outcome(&mut self, a: &Attempt, outcome: Option<Outcome>) {
         let now = self.now();
         let policy = &self.topology.edges[a.edge as usize];
         let state = &mut self.policies.edges[a.edge as usize][a.caller as usize];
         // A6: the failures a budget counts are the retryable and the
         // non-fatal ones (classified only for a budget that reads them: the
-        // whitelist's scan is most of this function's work otherwise).
+        // whitelist's scan is costly).
         let non_fatal = |reason| {
             policy
                 .hedge
@@ -699,8 +724,6 @@ impl Simulator<'_> {
                 }
                 Outcome::Failed(_) => AttemptOutcome::NonRetryableFailure,
             });
-        state.in_flight -= 1;
-        state.outstanding[a.instance as usize] -= 1;
         if let (Some(outlier), Some(o)) = (state.outlier.as_mut(), outcome) {
             outlier.record(now, a.instance as usize, o == Outcome::Ok);
         }
@@ -723,11 +746,6 @@ impl Simulator<'_> {
                 )
             );
             throttle.record(now, !refused, o == Outcome::Ok);
-        }
-        // Each granted retry and each hedge (both charged to the budget)
-        // gives its slot back once, when its attempt ends.
-        if a.attempt_no > 1 || a.hedge > 0 {
-            state.budget.on_retry_finished();
         }
     }
 
@@ -1134,6 +1152,7 @@ impl Simulator<'_> {
     ///
     /// A bucket opens with the zombies alive then, and only settling raises
     /// that count: the peak moves only when this settling made a zombie.
+    #[inline]
     fn settle_zombie(&mut self, root: u32) {
         let before = self.measured.zombies.alive;
         self.measured.zombies.settle(root);

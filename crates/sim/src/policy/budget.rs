@@ -312,6 +312,7 @@ impl RetryBudget {
     /// Whether [`RetryBudget::on_attempt_result`] moves anything: only gRPC's
     /// count and the retry circuit breaker's window read attempts' results,
     /// so a caller may skip classifying an outcome no one reads.
+    #[inline]
     pub fn reads_results(&self) -> bool {
         matches!(
             self.state,
