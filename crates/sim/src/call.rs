@@ -26,7 +26,7 @@ use crate::policy::budget::AttemptOutcome;
 use crate::policy::deadline::{plan_attempt, AttemptPlan};
 use crate::policy::hedge::{after_copy, after_unsent_hedge, AfterCopy};
 use crate::policy::rate_limit::RateDecision;
-use crate::policy::retry::{decide, is_retryable, outcome_of, RetryDecision};
+use crate::policy::retry::{is_retryable, outcome_of, RetryDecision};
 use crate::simulator::{Event, Simulator, NET_DOWN};
 use crate::topology::Topology;
 use crate::world::*;
@@ -1013,7 +1013,7 @@ impl Simulator<'_> {
         let call = &mut self.world.calls[call_id];
         let edge = call.edge as usize;
         let policy = &self.topology.edges[edge];
-        if decide(&policy.retry, call.attempts, reason) == RetryDecision::GiveUp {
+        if self.topology.retry_rules[edge].decide(call.attempts, reason) == RetryDecision::GiveUp {
             self.finish_call(call_id, outcome);
             return;
         }
