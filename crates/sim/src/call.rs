@@ -997,16 +997,31 @@ impl Simulator<'_> {
 
     /// Retry layer: after a failure, give up, or ask the budget and sleep. A
     /// deadline cuts the sleep short; the next attempt then finds no time left.
+    ///
+    /// A success only finishes the call: that check is inlined into each
+    /// caller, the retry layer is [`Self::after_failure`].
+    #[inline(always)]
     fn after_attempt(
         &mut self,
         call_id: CallId,
         outcome: Outcome,
         retry_after: Option<SimDuration>,
     ) {
-        let Outcome::Failed(reason) = outcome else {
-            self.finish_call(call_id, Outcome::Ok);
-            return;
-        };
+        match outcome {
+            Outcome::Ok => self.finish_call(call_id, Outcome::Ok),
+            Outcome::Failed(reason) => self.after_failure(call_id, reason, retry_after),
+        }
+    }
+
+    /// [`Self::after_attempt`] for a failed attempt.
+    #[inline(never)]
+    fn after_failure(
+        &mut self,
+        call_id: CallId,
+        reason: FailReason,
+        retry_after: Option<SimDuration>,
+    ) {
+        let outcome = Outcome::Failed(reason);
         let now = self.now();
         // The call, looked up once: the layers below touch only other parts
         // of the simulator.
@@ -1152,7 +1167,7 @@ impl Simulator<'_> {
     ///
     /// A bucket opens with the zombies alive then, and only settling raises
     /// that count: the peak moves only when this settling made a zombie.
-    #[inline]
+    #[inline(always)]
     fn settle_zombie(&mut self, root: u32) {
         let before = self.measured.zombies.alive;
         self.measured.zombies.settle(root);
