@@ -16,6 +16,10 @@ const QUEUE_PREFETCH_NEAR: usize = 4;
 impl Simulator<'_> {
     /// An attempt reached its callee: admission control, then a worker, the
     /// queue, or a rejection.
+    ///
+    /// In a retry storm most arrivals find the queue full and are refused, so
+    /// the attempt and the instance are each read once, up front, and the
+    /// deadline is only worked out where it is used.
     pub(crate) fn on_attempt_arrives(&mut self, attempt: AttemptId) {
         // Gone: the caller gave up while the request was on the wire.
         let Some(a) = self.world.attempts.get(attempt) else {
@@ -24,7 +28,7 @@ impl Simulator<'_> {
         let now = self.now();
         let (service_id, key, budget, attempt_no) = (a.to as usize, a.key, a.budget, a.attempt_no);
         let (instance, edge, sent_at) = (a.instance as usize, a.edge, a.sent_at);
-        let (orphaned, a_root) = (a.orphaned, a.root);
+        let (orphaned, a_root, class, request) = (a.orphaned, a.root, a.class, a.request);
         let service = self.topology.service_of(service_id);
         if (instance as u32) < service.instances_down {
             // A down instance: nobody counts the call.
@@ -87,8 +91,8 @@ impl Simulator<'_> {
                 return;
             }
         }
-        let in_flight = self.world.instances[service_id][instance].in_flight();
-        let class = self.world.attempts[attempt].class;
+        let state = &self.world.instances[service_id][instance];
+        let (busy, queued, in_flight) = (state.busy, state.queue.len(), state.in_flight());
         let class_limit = class.map_or(u32::MAX, |c| {
             admission
                 .shed_classes
@@ -96,7 +100,7 @@ impl Simulator<'_> {
                 .copied()
                 .unwrap_or(u32::MAX)
         });
-        let over_limit = self.policies.admission[service_id][instance]
+        let over_limit = admission_state
             .concurrency
             .as_ref()
             .is_some_and(|limit| !limit.try_acquire(in_flight));
@@ -107,42 +111,40 @@ impl Simulator<'_> {
         // A relative budget becomes a deadline on arrival (gRPC); an absolute
         // one already is (as this host's clock reads it); a request without
         // one gets the service's default, if it has one.
-        let deadline = match budget {
+        let deadline = || match budget {
             SentDeadline::Relative(b) => Some(now + b),
             SentDeadline::At(t) => Some(t),
             SentDeadline::None => service.default_deadline.map(|b| now + b),
         };
         // Deadline middleware: a request that arrives too late to be answered
         // in time is refused before any work (504).
-        if let (Some(margin), Some(d)) = (admission.drop_expired_margin, deadline) {
-            if now + margin >= d {
+        if let Some(margin) = admission.drop_expired_margin {
+            if deadline().is_some_and(|d| now + margin >= d) {
                 self.measured.services[service_id].expired += 1;
-                self.count_shed(service_id, self.world.attempts[attempt].class);
+                self.count_shed(service_id, class);
                 self.refuse(attempt, key, FailReason::DeadlineExceeded);
                 return;
             }
         }
-        let state = &self.world.instances[service_id][instance];
-        let admitted = state.busy < service.workers;
-        if !admitted && state.queue.len() >= service.queue_capacity {
+        let admitted = busy < service.workers;
+        if !admitted && queued >= service.queue_capacity {
             self.measured.services[service_id].rejected += 1;
             self.measured.series.service_mut(service_id).rejected += 1;
             self.refuse_with_retry_after(service_id, attempt, key, FailReason::Rejected);
             return;
         }
-        let request = self.world.attempts[attempt].request;
         self.measured.zombies.hold(a_root);
         // Work drawn at admission is slowed by the host as it is now.
         let admitted_slowdown = if service.draws_at_admission {
             // As if in service: those in service now, and itself.
-            let in_service = self.world.instances[service_id][instance].busy + 1;
+            let in_service = busy + 1;
             self.world
                 .slowdown(self.topology.model, service_id, instance as u32, now)
                 * service.contention.map_or(1.0, |c| c.factor(in_service))
         } else {
             1.0
         };
-        let work_factor = self.correlated_work_factor(attempt);
+        let work_factor = self.correlated_work_factor(edge, request);
         let task = self.world.tasks.insert(Task {
             work_factor,
             request,
@@ -153,7 +155,7 @@ impl Simulator<'_> {
             state: TaskState::Queued,
             parent: attempt,
             key,
-            deadline_at: deadline.unwrap_or(SimTime::NEVER),
+            deadline_at: deadline().unwrap_or(SimTime::NEVER),
             // An untied loser that was still on the wire runs for nobody.
             caller_gone: false,
             unheard: orphaned,
@@ -174,8 +176,7 @@ impl Simulator<'_> {
             self.arm_timer_unless_answered_by(attempt, SimTime::NEVER);
         }
         if admitted {
-            let busy = self.world.instances[service_id][instance].busy + 1;
-            self.set_busy(service_id, instance, busy);
+            self.set_busy(service_id, instance, busy + 1);
             self.measured.series.service_mut(service_id).started += 1;
             self.run_step(task);
         } else {
@@ -193,16 +194,15 @@ impl Simulator<'_> {
     /// a request its fan-out's `correlated_slowdown` makes slow works
     /// `factor` times longer. Drawn per logical request and edge, so that
     /// every attempt, retry and hedge of that request's children agrees.
-    fn correlated_work_factor(&self, attempt: AttemptId) -> f64 {
-        let a = &self.world.attempts[attempt];
-        let edge = &self.topology.edges[a.edge as usize];
-        let Some(slow) = edge.fan_out.and_then(|f| f.correlated_slowdown) else {
+    fn correlated_work_factor(&self, edge: EdgeId, request: u32) -> f64 {
+        let policy = &self.topology.edges[edge as usize];
+        let Some(slow) = policy.fan_out.and_then(|f| f.correlated_slowdown) else {
             return 1.0;
         };
         let mut rng = StreamKey::root(self.topology.model.seed)
             .label("correlated slowdown")
-            .index(u64::from(a.edge))
-            .index(u64::from(a.request))
+            .index(u64::from(edge))
+            .index(u64::from(request))
             .rng();
         if slow.p > 0.0 && rng.unit() < slow.p {
             slow.factor
@@ -218,6 +218,8 @@ impl Simulator<'_> {
     }
 
     /// A 503 at arrival, with the service's Retry-After if it sends one.
+    /// Inlined: it is the answer to most arrivals in a storm.
+    #[inline]
     fn refuse_with_retry_after(
         &mut self,
         service: usize,
