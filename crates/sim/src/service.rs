@@ -29,11 +29,13 @@ impl Simulator<'_> {
         let (service_id, key, budget, attempt_no) = (a.to as usize, a.key, a.budget, a.attempt_no);
         let (instance, edge, sent_at) = (a.instance as usize, a.edge, a.sent_at);
         let (orphaned, a_root, class, request) = (a.orphaned, a.root, a.class, a.request);
+        // Nothing below changes it before the attempt is answered or kept.
+        let timer = Some(a.timer);
         let service = self.topology.service_of(service_id);
         if (instance as u32) < service.instances_down {
             // A down instance: nobody counts the call.
             match service.down_mode {
-                DownMode::Refuse => self.refuse(attempt, key, FailReason::ConnectionRefused),
+                DownMode::Refuse => self.refuse(attempt, timer, key, FailReason::ConnectionRefused),
                 DownMode::Blackhole if orphaned => {
                     self.world.attempts.remove(attempt);
                     self.measured.zombies.release(a_root);
@@ -69,7 +71,7 @@ impl Simulator<'_> {
         if admission.drop_fraction > 0.0
             && key.label("admission").rng().unit() < admission.drop_fraction
         {
-            self.shed(service_id, attempt, key, FailReason::Rejected);
+            self.shed(service_id, attempt, class, timer, key, FailReason::Rejected);
             return;
         }
         let admission_state = &mut self.policies.admission[service_id][instance];
@@ -87,7 +89,7 @@ impl Simulator<'_> {
                 counters.refused_429 += 1;
                 self.measured.series.service_mut(service_id).rejected += 1;
                 self.world.attempts[attempt].retry_after = after;
-                self.refuse(attempt, key, FailReason::RateLimited);
+                self.refuse(attempt, timer, key, FailReason::RateLimited);
                 return;
             }
         }
@@ -105,7 +107,7 @@ impl Simulator<'_> {
             .as_ref()
             .is_some_and(|limit| !limit.try_acquire(in_flight));
         if in_flight >= class_limit || over_limit {
-            self.shed(service_id, attempt, key, FailReason::Rejected);
+            self.shed(service_id, attempt, class, timer, key, FailReason::Rejected);
             return;
         }
         // A relative budget becomes a deadline on arrival (gRPC); an absolute
@@ -122,7 +124,7 @@ impl Simulator<'_> {
             if deadline().is_some_and(|d| now + margin >= d) {
                 self.measured.services[service_id].expired += 1;
                 self.count_shed(service_id, class);
-                self.refuse(attempt, key, FailReason::DeadlineExceeded);
+                self.refuse(attempt, timer, key, FailReason::DeadlineExceeded);
                 return;
             }
         }
@@ -130,7 +132,7 @@ impl Simulator<'_> {
         if !admitted && queued >= service.queue_capacity {
             self.measured.services[service_id].rejected += 1;
             self.measured.series.service_mut(service_id).rejected += 1;
-            self.refuse_with_retry_after(service_id, attempt, key, FailReason::Rejected);
+            self.refuse_with_retry_after(service_id, attempt, timer, key, FailReason::Rejected);
             return;
         }
         self.measured.zombies.hold(a_root);
@@ -211,10 +213,17 @@ impl Simulator<'_> {
         }
     }
 
-    fn shed(&mut self, service: usize, attempt: AttemptId, key: StreamKey, reason: FailReason) {
-        let class = self.world.attempts[attempt].class;
+    fn shed(
+        &mut self,
+        service: usize,
+        attempt: AttemptId,
+        class: Option<u8>,
+        timer: Option<AttemptTimer>,
+        key: StreamKey,
+        reason: FailReason,
+    ) {
         self.count_shed(service, class);
-        self.refuse_with_retry_after(service, attempt, key, reason);
+        self.refuse_with_retry_after(service, attempt, timer, key, reason);
     }
 
     /// A 503 at arrival, with the service's Retry-After if it sends one.
@@ -225,13 +234,14 @@ impl Simulator<'_> {
         &mut self,
         service: usize,
         attempt: AttemptId,
+        timer: Option<AttemptTimer>,
         key: StreamKey,
         reason: FailReason,
     ) {
         if let Some(after) = self.topology.service_of(service).admission.retry_after {
             self.world.attempts[attempt].retry_after = after;
         }
-        self.refuse(attempt, key, reason);
+        self.refuse(attempt, timer, key, reason);
     }
 
     /// Counts a request refused or dropped by admission control, in the
@@ -245,9 +255,26 @@ impl Simulator<'_> {
     }
 
     /// Answers an attempt at once with an error, before any handler ran.
-    fn refuse(&mut self, attempt: AttemptId, key: StreamKey, reason: FailReason) {
+    /// `timer`: the attempt's timer as read when it arrived, if it is
+    /// answered on arrival. Most refusals answer long before a timeout still
+    /// pending: then there is nothing to arm, and no need to look the attempt
+    /// up again to find that out.
+    fn refuse(
+        &mut self,
+        attempt: AttemptId,
+        timer: Option<AttemptTimer>,
+        key: StreamKey,
+        reason: FailReason,
+    ) {
         let hop = self.topology.network_delay(key, NET_UP);
-        self.arm_timer_unless_answered_by(attempt, self.now() + hop);
+        let answer_at = self.now() + hop;
+        let answered_first = matches!(
+            timer,
+            Some(AttemptTimer::Pending { expires, .. }) if answer_at < expires
+        );
+        if !answered_first {
+            self.arm_timer_unless_answered_by(attempt, answer_at);
+        }
         self.deliver_after(
             hop,
             Event::ResponseArrives(attempt, Outcome::Failed(reason)),
@@ -678,7 +705,7 @@ impl Simulator<'_> {
                 } else {
                     FailReason::Rejected
                 };
-                self.refuse(task.parent, task.key, reason);
+                self.refuse(task.parent, None, task.key, reason);
             }
         }
         let busy = self.world.instances[service_id][instance].busy - 1;
