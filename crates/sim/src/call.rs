@@ -26,11 +26,12 @@ use crate::policy::budget::AttemptOutcome;
 use crate::policy::deadline::{plan_attempt, AttemptPlan};
 use crate::policy::hedge::{after_copy, after_unsent_hedge, AfterCopy};
 use crate::policy::rate_limit::RateDecision;
-use crate::policy::retry::{decide, is_retryable, outcome_of, RetryDecision};
+use crate::policy::retry::{is_retryable, outcome_of, RetryDecision};
 use crate::simulator::{Event, Simulator, NET_DOWN};
+use crate::topology::Topology;
 use crate::world::*;
 use crate::zombie::NO_ROOT;
-use stormsim_engine::{SimDuration, SimTime, StreamKey, TimerHandle};
+use stormsim_engine::{SimDuration, SimTime, Slab, StreamKey, TimerHandle};
 use stormsim_model::{Backoff, CallPolicy, HedgeTarget, Jitter, Model, Service};
 
 /// Retries without backoff sent from inside the handling of the previous
@@ -86,6 +87,25 @@ fn exclude_for_hedge(
     }
 }
 
+/// [`Simulator::deadline_as_seen`], from the parts of the simulator it reads
+/// (so that a handler holding a call may ask it).
+fn stale_deadline(
+    topology: &Topology<'_>,
+    tasks: &Slab<Task>,
+    owner: Owner,
+    edge: EdgeId,
+    now: SimTime,
+) -> Option<SimTime> {
+    match owner {
+        Owner::Task(task) if !topology.edges[edge as usize].deadline.subtract_elapsed => {
+            let task = &tasks[task];
+            task.deadline()
+                .map(|d| now + d.saturating_since(task.arrived))
+        }
+        _ => None,
+    }
+}
+
 impl Simulator<'_> {
     /// Starts a call on `edge` for `owner` and sends its first attempt.
     pub(crate) fn start_call(
@@ -117,7 +137,9 @@ impl Simulator<'_> {
             // A workload's request opens a root per attempt.
             Owner::Root { .. } => (0, NO_ROOT),
         };
-        let hedging = self.topology.edges[edge as usize].hedge.map(|policy| {
+        let policy = &self.topology.edges[edge as usize];
+        let bulkhead = policy.bulkhead.clone();
+        let hedging = policy.hedge.map(|policy| {
             Box::new(Hedging {
                 policy,
                 others: Vec::new(),
@@ -145,7 +167,7 @@ impl Simulator<'_> {
             bulkhead: BulkheadHold::None,
             class,
         });
-        let Some(bulkhead) = self.topology.edges[edge as usize].bulkhead.clone() else {
+        let Some(bulkhead) = bulkhead else {
             self.send_attempt(call);
             return call;
         };
@@ -216,7 +238,10 @@ impl Simulator<'_> {
         }
     }
 
-    /// The call's next try: its first attempt, or a retry.
+    /// The call's next try: its first attempt, or a retry. Its own copy of
+    /// [`Self::launch_attempt`] for hedge 0 (the one every attempt but a
+    /// hedge takes), without the hedges' work and checks.
+    #[inline(never)]
     pub(crate) fn send_attempt(&mut self, call_id: CallId) {
         self.launch_attempt(call_id, 0);
     }
@@ -228,8 +253,24 @@ impl Simulator<'_> {
     /// flight go on, and the retry loop is not involved (the caller, told by
     /// the `false` this returns, fails the try if none is left). Returns
     /// whether the attempt was sent.
+    ///
+    /// Inlined into its two callers, [`Self::send_attempt`] and
+    /// [`Self::send_hedge`], so that a try's copy is compiled with `hedge` 0.
+    #[inline(always)]
     fn launch_attempt(&mut self, call_id: CallId, hedge: u32) -> bool {
         let now = self.now();
+        // The replicas this try has sent a copy to: a hedge goes elsewhere.
+        let tried: Vec<u32> = if hedge == 0 {
+            Vec::new()
+        } else if let Some(h) = self.world.calls[call_id].hedging.as_ref() {
+            h.used.clone()
+        } else {
+            self.attempts_in_flight(call_id)
+                .filter_map(|a| self.world.attempts.get(a).map(|a| a.instance))
+                .collect()
+        };
+        // The call, looked up once and held to the end: the layers below
+        // touch only other parts of the simulator.
         let call = &mut self.world.calls[call_id];
         if hedge == 0 {
             call.attempts += 1;
@@ -244,17 +285,7 @@ impl Simulator<'_> {
         // A granted retry gives its budget slot back if it is not sent after
         // all; a hedge is charged further down, once nothing local refuses it.
         let mut holds_budget_slot = is_retry;
-        // Everything needed from the call, read in one lookup.
-        let (attempt_no, deadline, key, edge, caller, shard, request) = (
-            call.attempts,
-            (call.deadline != SimTime::NEVER).then_some(call.deadline),
-            call.key,
-            call.edge,
-            call.caller,
-            (call.shard != NO_SHARD).then_some(call.shard),
-            call.request,
-        );
-        let (owner, class, call_root) = (call.owner, call.class, call.root);
+        let (attempt_no, key, edge, caller) = (call.attempts, call.key, call.edge, call.caller);
         let attempt_key = if hedge == 0 {
             key.index(u64::from(attempt_no))
         } else {
@@ -263,16 +294,8 @@ impl Simulator<'_> {
                 .index(HEDGE)
                 .index(u64::from(hedge))
         };
-        // The replicas this try has sent a copy to: a hedge goes elsewhere.
-        let tried: Vec<u32> = match (hedge, call.hedging.as_ref()) {
-            (0, _) => Vec::new(),
-            (_, Some(h)) => h.used.clone(),
-            (_, None) => self
-                .attempts_in_flight(call_id)
-                .filter_map(|a| self.world.attempts.get(a).map(|a| a.instance))
-                .collect(),
-        };
-        let deadline = self.deadline_as_seen(owner, edge, now).or(deadline);
+        let deadline = stale_deadline(&self.topology, &self.world.tasks, call.owner, edge, now)
+            .or((call.deadline != SimTime::NEVER).then_some(call.deadline));
         let policy = &self.topology.edges[edge as usize];
         let to = policy.to;
         let plan = plan_attempt(
@@ -333,8 +356,8 @@ impl Simulator<'_> {
         if (instances > 1 || hedge > 0) && local_refusal.is_none() {
             // A fan-out's child goes to a replica of its shard, through that
             // shard's balancer.
-            let (range, balancer) = match (shard, callee.shards > 1) {
-                (Some(shard), true) => {
+            let (range, balancer) = match (call.shard, callee.shards > 1) {
+                (shard, true) if shard != NO_SHARD => {
                     let replicas = callee.replicas() as usize;
                     let kind = state.balancer.kind();
                     if state.shard_balancers.len() < callee.shards as usize {
@@ -434,13 +457,13 @@ impl Simulator<'_> {
         state.outstanding[instance] += 1;
         self.measured.edges[edge as usize].attempts += 1;
         let key = attempt_key;
-        let root = match owner {
+        let root = match call.owner {
             Owner::Root { workload, user, .. } => {
                 self.measured.zombies.open(u32::from(workload), user)
             }
             _ => {
-                self.measured.zombies.hold(call_root);
-                call_root
+                self.measured.zombies.hold(call.root);
+                call.root
             }
         };
         let budget = match budget {
@@ -485,16 +508,15 @@ impl Simulator<'_> {
             child: None,
             retry_after: SimDuration::INFINITE,
             instance: instance as u32,
-            class,
+            class: call.class,
             // The model allows at most 255 hedges per try.
             hedge: u8::try_from(hedge).unwrap_or(u8::MAX),
-            request,
+            request: call.request,
             root,
             orphaned: false,
         });
         // The new attempt is the call's current one; a hedged one stays in
         // flight beside it.
-        let call = &mut self.world.calls[call_id];
         if let Some(h) = call.hedging.as_mut() {
             if let (Some(previous), true) = (call.current, hedge > 0) {
                 h.others.push(previous);
@@ -593,6 +615,7 @@ impl Simulator<'_> {
     /// refuses it: whether it went. One that does not go still counts
     /// against `max_hedges`, once the brake let it (no hedge is asked for
     /// again in its place).
+    #[inline(never)]
     fn send_hedge(&mut self, call_id: CallId) -> bool {
         let now = self.now();
         let call = &mut self.world.calls[call_id];
@@ -655,26 +678,52 @@ impl Simulator<'_> {
     /// An attempt ended: settle its breaker permit, its budget accounting and
     /// the edge's in-flight count. `None`: abandoned by its caller, which tells
     /// the breaker nothing (resilience4j's ignored call) and the budget no result.
+    ///
+    /// Inlined into each caller: the counts are a few writes, and the
+    /// policies that learn from outcomes, which most edges have none of, are
+    /// told out of line ([`Self::report_outcome`]).
+    #[inline(always)]
     fn end_attempt(&mut self, a: &Attempt, outcome: Option<Outcome>) {
+        let state = &mut self.policies.edges[a.edge as usize][a.caller as usize];
+        state.in_flight -= 1;
+        state.outstanding[a.instance as usize] -= 1;
+        // Each granted retry and each hedge (both charged to the budget)
+        // gives its slot back once, when its attempt ends (no policy told
+        // below reads the budget's slots).
+        if a.attempt_no > 1 || a.hedge > 0 {
+            state.budget.on_retry_finished();
+        }
+        if state.learns_from_outcomes() {
+            self.report_outcome(a, outcome);
+        }
+    }
+
+    /// [`Self::end_attempt`]'s news for the caller's outlier detection,
+    /// breaker, budget and throttle, those it has.
+    #[inline(never)]
+    fn report_outcome(&mut self, a: &Attempt, outcome: Option<Outcome>) {
         let now = self.now();
         let policy = &self.topology.edges[a.edge as usize];
+        let state = &mut self.policies.edges[a.edge as usize][a.caller as usize];
         // A6: the failures a budget counts are the retryable and the
-        // non-fatal ones.
+        // non-fatal ones (classified only for a budget that reads them: the
+        // whitelist's scan is costly).
         let non_fatal = |reason| {
             policy
                 .hedge
                 .is_some_and(|h| outcome_of(reason).is_some_and(|o| h.non_fatal.contains(o)))
         };
-        let budget_outcome = outcome.map(|o| match o {
-            Outcome::Ok => AttemptOutcome::Success,
-            Outcome::Failed(reason) if is_retryable(&policy.retry, reason) || non_fatal(reason) => {
-                AttemptOutcome::RetryableFailure
-            }
-            Outcome::Failed(_) => AttemptOutcome::NonRetryableFailure,
-        });
-        let state = &mut self.policies.edges[a.edge as usize][a.caller as usize];
-        state.in_flight -= 1;
-        state.outstanding[a.instance as usize] -= 1;
+        let budget_outcome = outcome
+            .filter(|_| state.budget.reads_results())
+            .map(|o| match o {
+                Outcome::Ok => AttemptOutcome::Success,
+                Outcome::Failed(reason)
+                    if is_retryable(&policy.retry, reason) || non_fatal(reason) =>
+                {
+                    AttemptOutcome::RetryableFailure
+                }
+                Outcome::Failed(_) => AttemptOutcome::NonRetryableFailure,
+            });
         if let (Some(outlier), Some(o)) = (state.outlier.as_mut(), outcome) {
             outlier.record(now, a.instance as usize, o == Outcome::Ok);
         }
@@ -697,11 +746,6 @@ impl Simulator<'_> {
                 )
             );
             throttle.record(now, !refused, o == Outcome::Ok);
-        }
-        // Each granted retry and each hedge (both charged to the budget)
-        // gives its slot back once, when its attempt ends.
-        if a.attempt_no > 1 || a.hedge > 0 {
-            state.budget.on_retry_finished();
         }
     }
 
@@ -762,6 +806,11 @@ impl Simulator<'_> {
     /// ignored (untied), as after a fatal failure; after a non-fatal one the
     /// next hedge goes at once (or after the Retry-After), and the try goes on
     /// while a copy is in flight or a hedge is due.
+    ///
+    /// A call that does not hedge (most do not) only clears its current
+    /// attempt: that check is inlined into each caller, the hedging rules are
+    /// in [`Self::settle_hedged_copies`].
+    #[inline(always)]
     fn settle_copies(
         &mut self,
         call_id: CallId,
@@ -772,10 +821,24 @@ impl Simulator<'_> {
         let Some(call) = self.world.calls.get_mut(call_id) else {
             return false;
         };
-        let Some(hedging) = call.hedging.as_mut() else {
+        if call.hedging.is_none() {
             call.current = None;
             return true;
-        };
+        }
+        self.settle_hedged_copies(call_id, attempt, outcome, retry_after)
+    }
+
+    /// [`Self::settle_copies`] for a call that hedges (it is alive).
+    #[inline(never)]
+    fn settle_hedged_copies(
+        &mut self,
+        call_id: CallId,
+        attempt: AttemptId,
+        outcome: Outcome,
+        retry_after: Option<SimDuration>,
+    ) -> bool {
+        let call = &mut self.world.calls[call_id];
+        let hedging = call.hedging.as_mut().expect("a hedged call");
         if call.current == Some(attempt) {
             call.current = hedging.others.pop();
         } else {
@@ -902,8 +965,19 @@ impl Simulator<'_> {
         }
     }
 
-    /// Appends the attempt's record, when records are kept.
+    /// Appends the attempt's record, when records are kept. Called for every
+    /// attempt that ends, and most runs keep no records: the check is inlined
+    /// into each caller, the recording is not.
+    #[inline(always)]
     fn log_attempt(&mut self, a: &Attempt, outcome: AttemptOutcomeKind) {
+        if self.measured.attempt_log.is_some() {
+            self.record_attempt(a, outcome);
+        }
+    }
+
+    /// [`Self::log_attempt`]'s recording, for a run that keeps the records.
+    #[inline(never)]
+    fn record_attempt(&mut self, a: &Attempt, outcome: AttemptOutcomeKind) {
         let Some(log) = self.measured.attempt_log.as_mut() else {
             return;
         };
@@ -923,27 +997,43 @@ impl Simulator<'_> {
 
     /// Retry layer: after a failure, give up, or ask the budget and sleep. A
     /// deadline cuts the sleep short; the next attempt then finds no time left.
+    ///
+    /// A success only finishes the call: that check is inlined into each
+    /// caller, the retry layer is [`Self::after_failure`].
+    #[inline(always)]
     fn after_attempt(
         &mut self,
         call_id: CallId,
         outcome: Outcome,
         retry_after: Option<SimDuration>,
     ) {
-        let Outcome::Failed(reason) = outcome else {
-            self.finish_call(call_id, Outcome::Ok);
-            return;
-        };
+        match outcome {
+            Outcome::Ok => self.finish_call(call_id, Outcome::Ok),
+            Outcome::Failed(reason) => self.after_failure(call_id, reason, retry_after),
+        }
+    }
+
+    /// [`Self::after_attempt`] for a failed attempt.
+    #[inline(never)]
+    fn after_failure(
+        &mut self,
+        call_id: CallId,
+        reason: FailReason,
+        retry_after: Option<SimDuration>,
+    ) {
+        let outcome = Outcome::Failed(reason);
         let now = self.now();
-        let call = &self.world.calls[call_id];
+        // The call, looked up once: the layers below touch only other parts
+        // of the simulator.
+        let call = &mut self.world.calls[call_id];
         let edge = call.edge as usize;
         let policy = &self.topology.edges[edge];
-        if decide(&policy.retry, call.attempts, reason) == RetryDecision::GiveUp {
+        if self.topology.retry_rules[edge].decide(call.attempts, reason) == RetryDecision::GiveUp {
             self.finish_call(call_id, outcome);
             return;
         }
         let to = policy.to;
         let state = &mut self.policies.edges[edge][call.caller as usize];
-        let policy = &self.topology.edges[edge];
         if !state.budget.try_retry(now, state.in_flight) {
             self.measured.services[to].budget_denied += 1;
             self.measured.edges[edge].budget_denied += 1;
@@ -966,10 +1056,14 @@ impl Simulator<'_> {
         // A Retry-After (from a 429 or a 503) overrides the client's own backoff
         // (gRPC's pushback does the same).
         let delay = retry_after.unwrap_or(delay);
-        let deadline = self
-            .deadline_as_seen(call.owner, call.edge, now)
-            .unwrap_or(call.deadline);
-        let call = &mut self.world.calls[call_id];
+        let deadline = stale_deadline(
+            &self.topology,
+            &self.world.tasks,
+            call.owner,
+            call.edge,
+            now,
+        )
+        .unwrap_or(call.deadline);
         call.holds_retry = true;
         call.last_delay = delay;
         if delay == SimDuration::ZERO && self.world.retry_depth < MAX_RETRIES_IN_PLACE {
@@ -984,9 +1078,10 @@ impl Simulator<'_> {
             // next one waits for its turn in the queue, as an event of this
             // instant, so the stack stays shallow and `limits.max_events`
             // counts the loop.
+            call.sleeping = true;
             self.queue.schedule_owned(now, Event::BackoffDone(call_id));
-            self.world.calls[call_id].sleeping = true;
         } else {
+            call.sleeping = true;
             let wake = now + delay;
             let fixed = matches!(policy.retry.jitter, Jitter::None)
                 && matches!(policy.retry.backoff, Backoff::Fixed(_))
@@ -1001,7 +1096,6 @@ impl Simulator<'_> {
             } else {
                 self.queue.schedule_owned(wake, event);
             }
-            self.world.calls[call_id].sleeping = true;
         }
     }
 
@@ -1020,7 +1114,10 @@ impl Simulator<'_> {
         let Some(call) = self.world.calls.remove(call_id) else {
             return;
         };
-        self.leave_bulkhead(call.edge, call.caller, call.bulkhead);
+        // (Most calls never meet a bulkhead: no call for them.)
+        if call.bulkhead != BulkheadHold::None {
+            self.leave_bulkhead(call.edge, call.caller, call.bulkhead);
+        }
         if let Some(timer) = call.hedging.as_ref().and_then(|h| h.timer) {
             self.queue.cancel(timer);
         }
@@ -1067,11 +1164,18 @@ impl Simulator<'_> {
     /// A try that is over may leave a zombie: count it, and keep the time
     /// series' per-bucket peak, so that a zombie that lives and dies between
     /// two bucket starts still shows.
+    ///
+    /// A bucket opens with the zombies alive then, and only settling raises
+    /// that count: the peak moves only when this settling made a zombie.
+    #[inline(always)]
     fn settle_zombie(&mut self, root: u32) {
+        let before = self.measured.zombies.alive;
         self.measured.zombies.settle(root);
         let alive = self.measured.zombies.alive;
-        let bucket = self.measured.series.global_mut();
-        bucket.zombies = bucket.zombies.max(alive);
+        if alive > before {
+            let bucket = self.measured.series.global_mut();
+            bucket.zombies = bucket.zombies.max(alive);
+        }
     }
 
     /// The deadline the call's hop believes in at `now`, when it differs from
@@ -1081,14 +1185,7 @@ impl Simulator<'_> {
     /// timed-out attempt and sleeping before a retry all forgotten). `None`: the
     /// real deadline.
     fn deadline_as_seen(&self, owner: Owner, edge: EdgeId, now: SimTime) -> Option<SimTime> {
-        match owner {
-            Owner::Task(task) if !self.topology.edges[edge as usize].deadline.subtract_elapsed => {
-                let task = &self.world.tasks[task];
-                task.deadline()
-                    .map(|d| now + d.saturating_since(task.arrived))
-            }
-            _ => None,
-        }
+        stale_deadline(&self.topology, &self.world.tasks, owner, edge, now)
     }
 
     /// The owner no longer wants the call: abandon its attempt, stop its sleep.

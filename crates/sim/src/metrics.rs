@@ -334,22 +334,49 @@ impl WorkloadCounters {
 }
 
 /// Latency of logical requests, from arrival to the answer (success or error).
+///
+/// Kept as the counts of an HDR histogram of 1 ns to an hour (growing past
+/// it) at 3 significant digits, indexed as `hdrhistogram` indexes them: a
+/// record is an index and an increment, once per answered request, where the
+/// library's own record also checks its range and keeps its total, minimum
+/// and maximum, behind a call. The histogram is built from the counts when
+/// they are read, with the same counts, hence the same quantiles, as one
+/// that recorded each latency itself.
+#[derive(Default)]
 pub struct LatencyRecorder {
-    histogram: Histogram<u64>,
+    /// `counts[i]`: latencies recorded in the histogram's bucket `i`; as
+    /// long as the highest bucket recorded needs.
+    counts: Vec<u64>,
     max: SimDuration,
 }
 
-impl Default for LatencyRecorder {
-    fn default() -> Self {
-        // Sized for an hour up front; auto-resize covers anything longer.
-        let mut histogram = Histogram::new_with_bounds(1, 3_600_000_000_000, 3)
-            .expect("valid bounds and precision");
-        histogram.auto(true);
-        LatencyRecorder {
-            histogram,
-            max: SimDuration::ZERO,
-        }
-    }
+/// An HDR histogram from 1 ns at 3 significant digits: 2·10³ distinct values
+/// need 2¹¹ sub-buckets, of which each bucket past the first uses the upper
+/// half; a value's bucket is its power of two above the first bucket's 2¹¹.
+const HDR_HALF_SUB_BUCKETS_LOG2: u32 = 10;
+const HDR_SUB_BUCKET_MASK: u64 = (1 << (HDR_HALF_SUB_BUCKETS_LOG2 + 1)) - 1;
+const HDR_LEADING_ZEROS_BASE: u32 = 64 - (HDR_HALF_SUB_BUCKETS_LOG2 + 1);
+
+/// The index of `value`'s bucket, as `hdrhistogram::Histogram` computes it
+/// for a histogram of [`LatencyRecorder::empty_histogram`]'s configuration.
+#[inline]
+fn hdr_index(value: u64) -> usize {
+    let bucket = HDR_LEADING_ZEROS_BASE - (value | HDR_SUB_BUCKET_MASK).leading_zeros();
+    let sub_bucket = (value >> bucket) as usize;
+    ((bucket as usize + 1) << HDR_HALF_SUB_BUCKETS_LOG2) + sub_bucket
+        - (1 << HDR_HALF_SUB_BUCKETS_LOG2)
+}
+
+/// The lowest value of the bucket at `index` (the inverse of [`hdr_index`]).
+fn hdr_value(index: usize) -> u64 {
+    let half = 1usize << HDR_HALF_SUB_BUCKETS_LOG2;
+    let bucket = (index >> HDR_HALF_SUB_BUCKETS_LOG2).saturating_sub(1);
+    let sub_bucket = if index < half {
+        index
+    } else {
+        (index & (half - 1)) + half
+    };
+    (sub_bucket as u64) << bucket
 }
 
 /// Quantiles of a latency distribution, in ms.
@@ -371,13 +398,21 @@ pub struct Quantiles {
 
 impl LatencyRecorder {
     /// Records one latency.
+    #[inline]
     pub fn record(&mut self, latency: SimDuration) {
-        // Auto-resizing: only a value past what a usize can index fails, and
-        // clamping it is the best that can be done.
-        if self.histogram.record(latency.as_nanos()).is_err() {
-            self.histogram.saturating_record(latency.as_nanos());
+        let index = hdr_index(latency.as_nanos());
+        if index >= self.counts.len() {
+            self.grow_to(index);
         }
+        self.counts[index] += 1;
         self.max = self.max.max(latency);
+    }
+
+    /// Room for bucket `index`, and the rest of its power of two.
+    #[cold]
+    fn grow_to(&mut self, index: usize) {
+        let half = 1usize << HDR_HALF_SUB_BUCKETS_LOG2;
+        self.counts.resize((index | (half - 1)) + 1, 0);
     }
 
     /// All of `parts` in one: the latency of every request is the union of the
@@ -386,9 +421,12 @@ impl LatencyRecorder {
     pub fn merged<'a>(parts: impl IntoIterator<Item = &'a LatencyRecorder>) -> LatencyRecorder {
         let mut all = LatencyRecorder::default();
         for part in parts {
-            all.histogram
-                .add(&part.histogram)
-                .expect("auto-resizing histograms of the same precision merge");
+            if all.counts.len() < part.counts.len() {
+                all.counts.resize(part.counts.len(), 0);
+            }
+            for (sum, count) in all.counts.iter_mut().zip(&part.counts) {
+                *sum += count;
+            }
             all.max = all.max.max(part.max);
         }
         all
@@ -396,7 +434,29 @@ impl LatencyRecorder {
 
     /// Requests recorded.
     pub fn count(&self) -> u64 {
-        self.histogram.len()
+        self.counts.iter().sum()
+    }
+
+    /// A histogram sized for an hour, resizing itself past it.
+    fn empty_histogram() -> Histogram<u64> {
+        let mut histogram = Histogram::new_with_bounds(1, 3_600_000_000_000, 3)
+            .expect("valid bounds and precision");
+        histogram.auto(true);
+        histogram
+    }
+
+    /// The histogram of the latencies recorded: each bucket's count recorded
+    /// at the bucket's lowest value.
+    fn histogram(&self) -> Histogram<u64> {
+        let mut histogram = Self::empty_histogram();
+        for (index, &count) in self.counts.iter().enumerate() {
+            if count > 0 {
+                histogram
+                    .record_n(hdr_value(index), count)
+                    .expect("an auto-resizing histogram takes any u64");
+            }
+        }
+        histogram
     }
 
     /// Quantiles, each the midpoint of its histogram bucket (within 0.1%), except
@@ -404,12 +464,13 @@ impl LatencyRecorder {
     /// `None` when nothing was recorded: a latency that does not exist is
     /// not zero.
     pub fn quantiles(&self) -> Option<Quantiles> {
-        if self.histogram.is_empty() {
+        let histogram = self.histogram();
+        if histogram.is_empty() {
             return None;
         }
         let q = |p: f64| {
-            let v = self.histogram.value_at_quantile(p);
-            round_ms(self.histogram.median_equivalent(v).min(self.max.as_nanos()) as f64 / 1e6)
+            let v = histogram.value_at_quantile(p);
+            round_ms(histogram.median_equivalent(v).min(self.max.as_nanos()) as f64 / 1e6)
         };
         Some(Quantiles {
             p50: q(0.50),
@@ -417,19 +478,20 @@ impl LatencyRecorder {
             p99: q(0.99),
             p999: q(0.999),
             max: round_ms(self.max.as_ms()),
-            mean: round_ms(self.histogram.mean() / 1e6),
+            mean: round_ms(histogram.mean() / 1e6),
         })
     }
 
     /// The empirical CDF as `(latency ms, fraction ≤ it)` points, one per bucket.
     pub fn cdf(&self) -> Vec<(f64, f64)> {
-        let n = self.histogram.len() as f64;
+        let histogram = self.histogram();
+        let n = histogram.len() as f64;
         let mut seen = 0u64;
-        self.histogram
+        histogram
             .iter_recorded()
             .map(|v| {
                 seen += v.count_at_value();
-                let ms = self.histogram.median_equivalent(v.value_iterated_to()) as f64 / 1e6;
+                let ms = histogram.median_equivalent(v.value_iterated_to()) as f64 / 1e6;
                 (round_ms(ms), seen as f64 / n)
             })
             .collect()
@@ -439,4 +501,66 @@ impl LatencyRecorder {
 /// Reports carry microsecond resolution: finer digits are histogram noise.
 pub fn round_ms(ms: f64) -> f64 {
     (ms * 1000.0).round() / 1000.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Latencies around every power of two, and past the hour the histogram
+    /// is first sized for.
+    fn awkward_latencies() -> Vec<u64> {
+        let mut values = vec![0, 1, 2, 1023, 1024, 2047, 2048, 2049, 3_600_000_000_000];
+        for shift in 0..62 {
+            let p = 1u64 << shift;
+            values.extend([p - 1, p, p + 1, p + p / 3, p + p / 2]);
+        }
+        values.extend((0..10_000u64).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 20));
+        values
+    }
+
+    /// The counts give the very histogram, counts, total, extremes and all,
+    /// that recording each latency in `hdrhistogram` gives.
+    #[test]
+    fn counts_rebuild_the_histogram_that_records_each_latency() {
+        let mut direct = LatencyRecorder::empty_histogram();
+        let mut recorder = LatencyRecorder::default();
+        for ns in awkward_latencies() {
+            direct.record(ns).expect("auto-resizing");
+            recorder.record(SimDuration(ns));
+        }
+        let rebuilt = recorder.histogram();
+        assert!(rebuilt == direct);
+        assert_eq!(rebuilt.len(), direct.len());
+        assert_eq!(recorder.count(), direct.len());
+        for ns in awkward_latencies() {
+            assert_eq!(
+                hdr_value(hdr_index(ns)),
+                direct.lowest_equivalent(ns),
+                "{ns}"
+            );
+        }
+    }
+
+    #[test]
+    fn merging_adds_the_counts() {
+        let (mut a, mut b) = (LatencyRecorder::default(), LatencyRecorder::default());
+        let mut direct = LatencyRecorder::empty_histogram();
+        for (i, ns) in awkward_latencies().into_iter().enumerate() {
+            if i % 3 == 0 {
+                a.record(SimDuration(ns))
+            } else {
+                b.record(SimDuration(ns))
+            }
+            direct.record(ns).expect("auto-resizing");
+        }
+        let merged = LatencyRecorder::merged([&a, &b]);
+        assert!(merged.histogram() == direct);
+        assert_eq!(merged.max, a.max.max(b.max));
+        assert_eq!(merged.quantiles(), {
+            let both = LatencyRecorder::merged([&b, &a]);
+            both.quantiles()
+        });
+        assert!(LatencyRecorder::default().quantiles().is_none());
+    }
 }

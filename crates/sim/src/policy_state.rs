@@ -58,6 +58,17 @@ pub(crate) struct EdgeState {
 }
 
 impl EdgeState {
+    /// Whether an attempt's end has anything to tell beyond the counts: its
+    /// outlier detection, breaker, throttle, or a budget that reads results
+    /// (see `Simulator::end_attempt`).
+    #[inline]
+    pub(crate) fn learns_from_outcomes(&self) -> bool {
+        self.outlier.is_some()
+            || self.breaker.is_some()
+            || self.throttle.is_some()
+            || self.budget.reads_results()
+    }
+
     pub(crate) fn new(policy: &CallPolicy, instances: u32) -> EdgeState {
         EdgeState {
             budget: RetryBudget::new(

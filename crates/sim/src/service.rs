@@ -16,6 +16,10 @@ const QUEUE_PREFETCH_NEAR: usize = 4;
 impl Simulator<'_> {
     /// An attempt reached its callee: admission control, then a worker, the
     /// queue, or a rejection.
+    ///
+    /// In a retry storm most arrivals find the queue full and are refused, so
+    /// the attempt and the instance are each read once, up front, and the
+    /// deadline is only worked out where it is used.
     pub(crate) fn on_attempt_arrives(&mut self, attempt: AttemptId) {
         // Gone: the caller gave up while the request was on the wire.
         let Some(a) = self.world.attempts.get(attempt) else {
@@ -24,12 +28,14 @@ impl Simulator<'_> {
         let now = self.now();
         let (service_id, key, budget, attempt_no) = (a.to as usize, a.key, a.budget, a.attempt_no);
         let (instance, edge, sent_at) = (a.instance as usize, a.edge, a.sent_at);
-        let (orphaned, a_root) = (a.orphaned, a.root);
+        let (orphaned, a_root, class, request) = (a.orphaned, a.root, a.class, a.request);
+        // Nothing below changes it before the attempt is answered or kept.
+        let timer = Some(a.timer);
         let service = self.topology.service_of(service_id);
         if (instance as u32) < service.instances_down {
             // A down instance: nobody counts the call.
             match service.down_mode {
-                DownMode::Refuse => self.refuse(attempt, key, FailReason::ConnectionRefused),
+                DownMode::Refuse => self.refuse(attempt, timer, key, FailReason::ConnectionRefused),
                 DownMode::Blackhole if orphaned => {
                     self.world.attempts.remove(attempt);
                     self.measured.zombies.release(a_root);
@@ -65,7 +71,7 @@ impl Simulator<'_> {
         if admission.drop_fraction > 0.0
             && key.label("admission").rng().unit() < admission.drop_fraction
         {
-            self.shed(service_id, attempt, key, FailReason::Rejected);
+            self.shed(service_id, attempt, class, timer, key, FailReason::Rejected);
             return;
         }
         let admission_state = &mut self.policies.admission[service_id][instance];
@@ -83,12 +89,12 @@ impl Simulator<'_> {
                 counters.refused_429 += 1;
                 self.measured.series.service_mut(service_id).rejected += 1;
                 self.world.attempts[attempt].retry_after = after;
-                self.refuse(attempt, key, FailReason::RateLimited);
+                self.refuse(attempt, timer, key, FailReason::RateLimited);
                 return;
             }
         }
-        let in_flight = self.world.instances[service_id][instance].in_flight();
-        let class = self.world.attempts[attempt].class;
+        let state = &self.world.instances[service_id][instance];
+        let (busy, queued, in_flight) = (state.busy, state.queue.len(), state.in_flight());
         let class_limit = class.map_or(u32::MAX, |c| {
             admission
                 .shed_classes
@@ -96,53 +102,51 @@ impl Simulator<'_> {
                 .copied()
                 .unwrap_or(u32::MAX)
         });
-        let over_limit = self.policies.admission[service_id][instance]
+        let over_limit = admission_state
             .concurrency
             .as_ref()
             .is_some_and(|limit| !limit.try_acquire(in_flight));
         if in_flight >= class_limit || over_limit {
-            self.shed(service_id, attempt, key, FailReason::Rejected);
+            self.shed(service_id, attempt, class, timer, key, FailReason::Rejected);
             return;
         }
         // A relative budget becomes a deadline on arrival (gRPC); an absolute
         // one already is (as this host's clock reads it); a request without
         // one gets the service's default, if it has one.
-        let deadline = match budget {
+        let deadline = || match budget {
             SentDeadline::Relative(b) => Some(now + b),
             SentDeadline::At(t) => Some(t),
             SentDeadline::None => service.default_deadline.map(|b| now + b),
         };
         // Deadline middleware: a request that arrives too late to be answered
         // in time is refused before any work (504).
-        if let (Some(margin), Some(d)) = (admission.drop_expired_margin, deadline) {
-            if now + margin >= d {
+        if let Some(margin) = admission.drop_expired_margin {
+            if deadline().is_some_and(|d| now + margin >= d) {
                 self.measured.services[service_id].expired += 1;
-                self.count_shed(service_id, self.world.attempts[attempt].class);
-                self.refuse(attempt, key, FailReason::DeadlineExceeded);
+                self.count_shed(service_id, class);
+                self.refuse(attempt, timer, key, FailReason::DeadlineExceeded);
                 return;
             }
         }
-        let state = &self.world.instances[service_id][instance];
-        let admitted = state.busy < service.workers;
-        if !admitted && state.queue.len() >= service.queue_capacity {
+        let admitted = busy < service.workers;
+        if !admitted && queued >= service.queue_capacity {
             self.measured.services[service_id].rejected += 1;
             self.measured.series.service_mut(service_id).rejected += 1;
-            self.refuse_with_retry_after(service_id, attempt, key, FailReason::Rejected);
+            self.refuse_with_retry_after(service_id, attempt, timer, key, FailReason::Rejected);
             return;
         }
-        let request = self.world.attempts[attempt].request;
         self.measured.zombies.hold(a_root);
         // Work drawn at admission is slowed by the host as it is now.
         let admitted_slowdown = if service.draws_at_admission {
             // As if in service: those in service now, and itself.
-            let in_service = self.world.instances[service_id][instance].busy + 1;
+            let in_service = busy + 1;
             self.world
                 .slowdown(self.topology.model, service_id, instance as u32, now)
                 * service.contention.map_or(1.0, |c| c.factor(in_service))
         } else {
             1.0
         };
-        let work_factor = self.correlated_work_factor(attempt);
+        let work_factor = self.correlated_work_factor(edge, request);
         let task = self.world.tasks.insert(Task {
             work_factor,
             request,
@@ -153,7 +157,7 @@ impl Simulator<'_> {
             state: TaskState::Queued,
             parent: attempt,
             key,
-            deadline_at: deadline.unwrap_or(SimTime::NEVER),
+            deadline_at: deadline().unwrap_or(SimTime::NEVER),
             // An untied loser that was still on the wire runs for nobody.
             caller_gone: false,
             unheard: orphaned,
@@ -174,8 +178,7 @@ impl Simulator<'_> {
             self.arm_timer_unless_answered_by(attempt, SimTime::NEVER);
         }
         if admitted {
-            let busy = self.world.instances[service_id][instance].busy + 1;
-            self.set_busy(service_id, instance, busy);
+            self.set_busy(service_id, instance, busy + 1);
             self.measured.series.service_mut(service_id).started += 1;
             self.run_step(task);
         } else {
@@ -193,16 +196,15 @@ impl Simulator<'_> {
     /// a request its fan-out's `correlated_slowdown` makes slow works
     /// `factor` times longer. Drawn per logical request and edge, so that
     /// every attempt, retry and hedge of that request's children agrees.
-    fn correlated_work_factor(&self, attempt: AttemptId) -> f64 {
-        let a = &self.world.attempts[attempt];
-        let edge = &self.topology.edges[a.edge as usize];
-        let Some(slow) = edge.fan_out.and_then(|f| f.correlated_slowdown) else {
+    fn correlated_work_factor(&self, edge: EdgeId, request: u32) -> f64 {
+        let policy = &self.topology.edges[edge as usize];
+        let Some(slow) = policy.fan_out.and_then(|f| f.correlated_slowdown) else {
             return 1.0;
         };
         let mut rng = StreamKey::root(self.topology.model.seed)
             .label("correlated slowdown")
-            .index(u64::from(a.edge))
-            .index(u64::from(a.request))
+            .index(u64::from(edge))
+            .index(u64::from(request))
             .rng();
         if slow.p > 0.0 && rng.unit() < slow.p {
             slow.factor
@@ -211,24 +213,35 @@ impl Simulator<'_> {
         }
     }
 
-    fn shed(&mut self, service: usize, attempt: AttemptId, key: StreamKey, reason: FailReason) {
-        let class = self.world.attempts[attempt].class;
+    fn shed(
+        &mut self,
+        service: usize,
+        attempt: AttemptId,
+        class: Option<u8>,
+        timer: Option<AttemptTimer>,
+        key: StreamKey,
+        reason: FailReason,
+    ) {
         self.count_shed(service, class);
-        self.refuse_with_retry_after(service, attempt, key, reason);
+        self.refuse_with_retry_after(service, attempt, timer, key, reason);
     }
 
     /// A 503 at arrival, with the service's Retry-After if it sends one.
+    /// Inlined: it is the answer to most arrivals in a storm, and a call of
+    /// its own only to make another.
+    #[inline(always)]
     fn refuse_with_retry_after(
         &mut self,
         service: usize,
         attempt: AttemptId,
+        timer: Option<AttemptTimer>,
         key: StreamKey,
         reason: FailReason,
     ) {
         if let Some(after) = self.topology.service_of(service).admission.retry_after {
             self.world.attempts[attempt].retry_after = after;
         }
-        self.refuse(attempt, key, reason);
+        self.refuse(attempt, timer, key, reason);
     }
 
     /// Counts a request refused or dropped by admission control, in the
@@ -242,9 +255,26 @@ impl Simulator<'_> {
     }
 
     /// Answers an attempt at once with an error, before any handler ran.
-    fn refuse(&mut self, attempt: AttemptId, key: StreamKey, reason: FailReason) {
+    /// `timer`: the attempt's timer as read when it arrived, if it is
+    /// answered on arrival. Most refusals answer long before a timeout still
+    /// pending: then there is nothing to arm, and no need to look the attempt
+    /// up again to find that out.
+    fn refuse(
+        &mut self,
+        attempt: AttemptId,
+        timer: Option<AttemptTimer>,
+        key: StreamKey,
+        reason: FailReason,
+    ) {
         let hop = self.topology.network_delay(key, NET_UP);
-        self.arm_timer_unless_answered_by(attempt, self.now() + hop);
+        let answer_at = self.now() + hop;
+        let answered_first = matches!(
+            timer,
+            Some(AttemptTimer::Pending { expires, .. }) if answer_at < expires
+        );
+        if !answered_first {
+            self.arm_timer_unless_answered_by(attempt, answer_at);
+        }
         self.deliver_after(
             hop,
             Event::ResponseArrives(attempt, Outcome::Failed(reason)),
@@ -472,7 +502,13 @@ impl Simulator<'_> {
             return;
         };
         task.step += 1;
-        self.run_step(task_id);
+        // Its last step done, the handler is: most handlers are one work
+        // step, and this answers them without going through `run_step`.
+        if task.step >= self.topology.service_of(task.service).steps.len() {
+            self.complete_task(task_id, Outcome::Ok);
+        } else {
+            self.run_step(task_id);
+        }
     }
 
     /// A call step ended.
@@ -669,7 +705,7 @@ impl Simulator<'_> {
                 } else {
                     FailReason::Rejected
                 };
-                self.refuse(task.parent, task.key, reason);
+                self.refuse(task.parent, None, task.key, reason);
             }
         }
         let busy = self.world.instances[service_id][instance].busy - 1;

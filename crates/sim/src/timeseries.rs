@@ -135,6 +135,10 @@ pub struct TimeSeries {
     pub global: Vec<GlobalBucket>,
     /// Per-service rows: `per_service[b * services + s]`.
     pub per_service: Vec<ServiceBucket>,
+    /// Where the open bucket's rows start in `per_service`: the handlers
+    /// count into them once or twice per attempt, and this spares each a
+    /// multiplication.
+    open_row: usize,
     /// Workloads per bucket.
     pub workloads: usize,
     /// Per-workload rows of the closed buckets: `per_workload[b * workloads
@@ -152,6 +156,7 @@ impl TimeSeries {
             services,
             global: Vec::new(),
             per_service: Vec::new(),
+            open_row: 0,
             workloads,
             per_workload: Vec::new(),
             open_latencies: vec![Vec::new(); workloads],
@@ -239,6 +244,7 @@ impl TimeSeries {
             zombies,
             ..GlobalBucket::default()
         });
+        self.open_row = self.per_service.len();
         for g in gauges {
             self.per_service.push(ServiceBucket {
                 queue: g.queue,
@@ -255,9 +261,10 @@ impl TimeSeries {
         self.global.last_mut().expect("a bucket is open")
     }
 
+    /// Service `s` in the open bucket.
+    #[inline]
     pub(crate) fn service_mut(&mut self, s: usize) -> &mut ServiceBucket {
-        let b = self.global.len() - 1;
-        &mut self.per_service[b * self.services + s]
+        &mut self.per_service[self.open_row + s]
     }
 
     /// Closes the open bucket's busy time for service `s`.

@@ -3,6 +3,7 @@
 //! network latencies). Read by every handler, replaced only by a timeline
 //! change ([`Topology::apply`]), never changed by traffic.
 
+use crate::policy::retry::RetryRule;
 use crate::world::EdgeId;
 use stormsim_engine::{SimDuration, StreamKey};
 use stormsim_model::{CallPolicy, Change, Model, Service, ServiceId, Step};
@@ -20,6 +21,8 @@ pub(crate) struct Topology<'m> {
     /// Every call edge: one per workload (the caller's own policy), then one
     /// per call step.
     pub edges: Vec<CallPolicy>,
+    /// Each edge's retry decision, made ready from its policy.
+    pub retry_rules: Vec<RetryRule>,
     /// `step_edge[service][step]`: the edge of a call step
     /// ([`EdgeId::MAX`] for a work step).
     pub step_edge: Vec<Vec<EdgeId>>,
@@ -38,6 +41,7 @@ impl<'m> Topology<'m> {
             changes,
             base: model,
             epoch: 0,
+            retry_rules: retry_rules_of(&edges),
             edges,
             step_edge,
             edge_caller: callers_of(model),
@@ -54,6 +58,7 @@ impl<'m> Topology<'m> {
         self.epoch = index as u32 + 1;
         let (edges, step_edge) = edges_of(self.model);
         self.step_edge = step_edge;
+        self.retry_rules = retry_rules_of(&edges);
         (before, std::mem::replace(&mut self.edges, edges))
     }
 
@@ -123,6 +128,11 @@ impl<'m> Topology<'m> {
             net.sample(&mut key.index(direction).rng())
         }
     }
+}
+
+/// Each edge's retry rule.
+fn retry_rules_of(edges: &[CallPolicy]) -> Vec<RetryRule> {
+    edges.iter().map(|e| RetryRule::of(&e.retry)).collect()
 }
 
 /// The calling service of each edge, in the order of [`edges_of`].

@@ -297,6 +297,7 @@ impl RetryBudget {
 
     /// The first attempt of a call is sent: the token bucket earns `ratio`,
     /// Finagle deposits.
+    #[inline]
     pub fn on_request(&mut self, now: SimTime) {
         match &mut self.state {
             BudgetState::TokenBucket(b) => b.deposit(),
@@ -306,6 +307,17 @@ impl RetryBudget {
             | BudgetState::Envoy(_)
             | BudgetState::RetryBreaker(_) => {}
         }
+    }
+
+    /// Whether [`RetryBudget::on_attempt_result`] moves anything: only gRPC's
+    /// count and the retry circuit breaker's window read attempts' results,
+    /// so a caller may skip classifying an outcome no one reads.
+    #[inline]
+    pub fn reads_results(&self) -> bool {
+        matches!(
+            self.state,
+            BudgetState::Grpc(_) | BudgetState::RetryBreaker(_)
+        )
     }
 
     /// An attempt (first, retry or hedge) ended with `outcome`: gRPC's count
@@ -324,6 +336,7 @@ impl RetryBudget {
 
     /// Whether a retry would be allowed now, without charging it: for charts
     /// and for deciding whether to arm a hedge timer at all.
+    #[inline]
     pub fn can_retry(&self, now: SimTime, active_requests: u64) -> bool {
         match &self.state {
             BudgetState::Unlimited => true,
@@ -340,6 +353,7 @@ impl RetryBudget {
     /// retry in flight until [`RetryBudget::on_retry_finished`]. gRPC and the
     /// retry circuit breaker charge nothing here: they already counted the
     /// failure.
+    #[inline]
     pub fn try_retry(&mut self, now: SimTime, active_requests: u64) -> bool {
         let allowed = self.can_retry(now, active_requests);
         if allowed {

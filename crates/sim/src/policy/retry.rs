@@ -5,7 +5,7 @@
 //! outcomes on the policy's explicit whitelist are retried (S5: timeouts, 503,
 //! never other 4xx); an open breaker's fast failure never is, so the loop exits
 //! at once. The budget (collective) and the deadline (also while sleeping) are
-//! asked by the caller of [`decide`], which owns their state.
+//! asked by the caller of [`RetryRule::decide`], which owns their state.
 
 use crate::metrics::FailReason;
 use stormsim_model::{RetryPolicy, RetryableOutcome};
@@ -39,13 +39,40 @@ pub fn is_retryable(policy: &RetryPolicy, reason: FailReason) -> bool {
     outcome_of(reason).is_some_and(|outcome| policy.retry_on.contains(&outcome))
 }
 
-/// Decides after attempt number `attempts_made` (1-based) failed with `reason`.
-pub fn decide(policy: &RetryPolicy, attempts_made: u32, reason: FailReason) -> RetryDecision {
-    if attempts_made < policy.max_attempts && is_retryable(policy, reason) {
-        RetryDecision::Retry
-    } else {
-        RetryDecision::GiveUp
+/// A retry policy's decision, made ready when the model loads: its attempts,
+/// and its whitelist as one bit per outcome, so that judging a failed attempt
+/// scans no list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RetryRule {
+    max_attempts: u32,
+    /// Bit `o as u8`: outcome `o` is retried.
+    retried: u8,
+}
+
+impl RetryRule {
+    /// The rule of `policy`.
+    pub fn of(policy: &RetryPolicy) -> RetryRule {
+        RetryRule {
+            max_attempts: policy.max_attempts,
+            retried: policy.retry_on.iter().fold(0, |bits, &o| bits | bit(o)),
+        }
     }
+
+    /// Decides after attempt number `attempts_made` (1-based) failed with
+    /// `reason`: as [`is_retryable`] and `max_attempts` say.
+    pub fn decide(self, attempts_made: u32, reason: FailReason) -> RetryDecision {
+        let retried = outcome_of(reason).is_some_and(|o| self.retried & bit(o) != 0);
+        if attempts_made < self.max_attempts && retried {
+            RetryDecision::Retry
+        } else {
+            RetryDecision::GiveUp
+        }
+    }
+}
+
+/// An outcome's bit in [`RetryRule::retried`].
+fn bit(outcome: RetryableOutcome) -> u8 {
+    1 << outcome as u8
 }
 
 #[cfg(test)]
@@ -53,6 +80,15 @@ mod tests {
     use super::*;
     use stormsim_engine::SimDuration;
     use stormsim_model::Backoff;
+
+    fn decide(policy: &RetryPolicy, attempts_made: u32, reason: FailReason) -> RetryDecision {
+        let rule = RetryRule::of(policy);
+        let decision = rule.decide(attempts_made, reason);
+        // The rule says what the policy's list says.
+        let listed = attempts_made < policy.max_attempts && is_retryable(policy, reason);
+        assert_eq!(decision == RetryDecision::Retry, listed);
+        decision
+    }
 
     fn policy(max_attempts: u32, retry_on: Vec<RetryableOutcome>) -> RetryPolicy {
         RetryPolicy {
