@@ -70,9 +70,18 @@ impl RetryRule {
     }
 }
 
-/// An outcome's bit in [`RetryRule::retried`].
+/// An outcome's bit in [`RetryRule::retried`]. Spelled out per outcome, so
+/// that an outcome added to the model fails to compile here instead of
+/// shifting past the `u8`.
 fn bit(outcome: RetryableOutcome) -> u8 {
-    1 << outcome as u8
+    match outcome {
+        RetryableOutcome::Timeout => 1,
+        RetryableOutcome::DeadlineExceeded => 1 << 1,
+        RetryableOutcome::Rejected => 1 << 2,
+        RetryableOutcome::Error => 1 << 3,
+        RetryableOutcome::ConnectionRefused => 1 << 4,
+        RetryableOutcome::RateLimited => 1 << 5,
+    }
 }
 
 #[cfg(test)]
