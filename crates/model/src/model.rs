@@ -621,4 +621,6 @@ pub struct Limits {
     pub max_events: u64,
     /// Most live requests at once.
     pub max_in_flight: u64,
+    /// Most time-series rows per variant, at most [`crate::MAX_SERIES_ROWS`].
+    pub max_series_rows: u64,
 }

@@ -1936,6 +1936,13 @@ pub struct LimitsSpec {
     /// Most requests (handler executions) alive at once, in all services.
     #[serde(default = "default_max_in_flight")]
     pub max_in_flight: u64,
+    /// Most time-series rows one variant may keep (one per bucket, and one
+    /// per service instance and per workload and bucket), at most the default.
+    /// A run with no horizon whose events reach far (a backoff that grows
+    /// without a cap) stops there instead of filling memory and disk; a
+    /// horizon whose buckets would need more is refused when the model loads.
+    #[serde(default = "default_max_series_rows")]
+    pub max_series_rows: u64,
 }
 
 fn default_max_events() -> u64 {
@@ -1946,11 +1953,16 @@ fn default_max_in_flight() -> u64 {
     5_000_000
 }
 
+fn default_max_series_rows() -> u64 {
+    crate::validate::MAX_SERIES_ROWS
+}
+
 impl Default for LimitsSpec {
     fn default() -> Self {
         LimitsSpec {
             max_events: default_max_events(),
             max_in_flight: default_max_in_flight(),
+            max_series_rows: default_max_series_rows(),
         }
     }
 }

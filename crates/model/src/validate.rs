@@ -26,7 +26,8 @@ const MAX_USERS: u32 = 10_000_000;
 /// sensible model nears (the 46-minute Catalog incident, one service and 20
 /// workloads, holds 60,720); the
 /// simulator stops a run that reaches it (a run with no horizon cannot be
-/// bounded here), and validation refuses a horizon that would.
+/// bounded here), and validation refuses a horizon that would. A model may
+/// lower it (`limits.max_series_rows`), never raise it.
 pub const MAX_SERIES_ROWS: u64 = 10_000_000;
 
 /// Probabilities of a mixture must sum to 1 within this.
@@ -950,14 +951,27 @@ fn validate_model(spec: &ModelSpec, with_timeline: bool) -> Result<Model, Vec<Pr
         .map(|h| SimDuration::from_ms(ck.positive("horizon_s", h) * 1000.0));
     let bucket =
         SimDuration::from_ms(ck.positive("timeseries.bucket_s", spec.timeseries.bucket_s) * 1000.0);
+    let max_series_rows = spec.limits.max_series_rows;
+    if !(1..=MAX_SERIES_ROWS).contains(&max_series_rows) {
+        ck.fail(
+            "limits.max_series_rows",
+            format!("must be from 1 to {MAX_SERIES_ROWS} (the most any run may keep), not {max_series_rows}"),
+        );
+    }
     if let Some(h) = spec.horizon_s {
         let buckets = (h / spec.timeseries.bucket_s).ceil();
         let rows = buckets * (1 + spec.services.len() + workloads.len()) as f64;
-        if rows > MAX_SERIES_ROWS as f64 {
+        let limit = max_series_rows.min(MAX_SERIES_ROWS);
+        if rows > limit as f64 {
+            let most = if limit < MAX_SERIES_ROWS {
+                format!("{limit} (limits.max_series_rows)")
+            } else {
+                format!("{MAX_SERIES_ROWS:.0e}")
+            };
             ck.fail(
                 "timeseries.bucket_s",
                 format!(
-                    "the horizon holds {buckets:.3e} buckets of {} s, {rows:.3e} time-series rows with {} services and {} workloads (one per bucket, and one per service and per workload and bucket): at most {MAX_SERIES_ROWS:.0e}; widen the buckets or shorten the horizon",
+                    "the horizon holds {buckets:.3e} buckets of {} s, {rows:.3e} time-series rows with {} services and {} workloads (one per bucket, and one per service and per workload and bucket): at most {most}; widen the buckets or shorten the horizon",
                     spec.timeseries.bucket_s,
                     spec.services.len(),
                     workloads.len()
@@ -1026,6 +1040,7 @@ fn validate_model(spec: &ModelSpec, with_timeline: bool) -> Result<Model, Vec<Pr
             limits: Limits {
                 max_events: spec.limits.max_events,
                 max_in_flight: spec.limits.max_in_flight,
+                max_series_rows,
             },
             horizon,
             bucket,

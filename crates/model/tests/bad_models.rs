@@ -1153,3 +1153,34 @@ fn selecting_variants_keeps_the_models_order_or_names_the_unknown_ones() {
     );
     assert_eq!(names(&refused), ["a", "b", "c"]);
 }
+
+#[test]
+fn a_series_row_limit_outside_its_range_is_refused_at_its_path() {
+    for rows in [0u64, 10_000_001] {
+        let doc = with(base(), "limits", json!({"max_series_rows": rows}));
+        let p = problems(&doc);
+        assert_eq!(p.len(), 1, "{p:?}");
+        assert!(
+            p[0].starts_with("limits.max_series_rows: must be from 1 to 10000000"),
+            "{p:?}"
+        );
+    }
+    let doc = with(base(), "limits", json!({"max_series_rows": 10_000_000}));
+    assert_eq!(problems(&doc), Vec::<String>::new());
+}
+
+#[test]
+fn a_horizon_over_a_lowered_series_limit_is_refused_naming_the_limit() {
+    // The base has 2 services and 1 workload: 4 rows a bucket, 100 buckets.
+    let doc = with(base(), "horizon_s", json!(100));
+    let doc = with(doc, "limits", json!({"max_series_rows": 399}));
+    let p = problems(&doc);
+    assert_eq!(p.len(), 1, "{p:?}");
+    assert!(
+        p[0].starts_with("timeseries.bucket_s:")
+            && p[0].contains("at most 399 (limits.max_series_rows)"),
+        "{p:?}"
+    );
+    let doc = with(doc, "limits", json!({"max_series_rows": 400}));
+    assert_eq!(problems(&doc), Vec::<String>::new());
+}

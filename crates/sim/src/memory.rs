@@ -219,7 +219,8 @@ fn series(model: &Model) -> Contributor {
     };
     let per_bucket = 1 + model.services.len() as u64 + model.reported_workloads.len() as u64;
     let buckets = (span_ns / bucket_ns).ceil().min(u64::MAX as f64) as u64;
-    let rows = mul(buckets.max(1), per_bucket).min(MAX_SERIES_ROWS);
+    let rows =
+        mul(buckets.max(1), per_bucket).min(model.limits.max_series_rows.min(MAX_SERIES_ROWS));
     Contributor {
         path: if model.horizon.is_some() {
             path

@@ -18,7 +18,7 @@ use crate::topology::Topology;
 use serde::Serialize;
 use std::io::Write;
 use stormsim_engine::SimTime;
-use stormsim_model::{Step, TimelineRole, MAX_SERIES_ROWS};
+use stormsim_model::{Step, TimelineRole};
 
 pub use crate::attempts::{AttemptOutcomeKind, AttemptRecord, AttemptSink};
 
@@ -31,15 +31,18 @@ pub enum LimitHit {
     /// Too many requests alive at once.
     #[error("stopped with {0} requests in flight (limits.max_in_flight): the model may be unstable; the report is partial")]
     InFlight(u64),
-    /// The time series would outgrow [`MAX_SERIES_ROWS`]: a run with no
-    /// horizon whose events reach far (a work of 10^12 s), or buckets far
-    /// narrower than the run (validation bounds them only against a horizon).
-    #[error("stopped at {buckets} time-series buckets of {bucket_s} s ({} s simulated): the series may hold at most {MAX_SERIES_ROWS} rows, one per bucket and one per service and per workload and bucket; widen timeseries.bucket_s or set horizon_s; the report is partial", *buckets as f64 * bucket_s)]
+    /// The time series would outgrow `limits.max_series_rows` (at most
+    /// [`stormsim_model::MAX_SERIES_ROWS`]): a run with no horizon whose events reach far (a
+    /// work of 10^12 s, a backoff without a cap), or buckets far narrower
+    /// than the run (validation bounds them only against a horizon).
+    #[error("stopped at {buckets} time-series buckets of {bucket_s} s ({} s simulated): the series may hold at most {max_rows} rows (limits.max_series_rows), one per bucket and one per service and per workload and bucket; widen timeseries.bucket_s or set horizon_s; the report is partial", *buckets as f64 * bucket_s)]
     Buckets {
         /// Buckets recorded.
         buckets: u64,
         /// Their width, seconds.
         bucket_s: f64,
+        /// The limit it reached.
+        max_rows: u64,
     },
 }
 

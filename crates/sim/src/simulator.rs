@@ -242,11 +242,12 @@ impl<'m> Simulator<'m> {
                     let buckets = self.measured.series.index(t) as u64 + 1;
                     if buckets.saturating_mul(
                         1 + (self.world.instances.len() + self.measured.per_workload.len()) as u64,
-                    ) > MAX_SERIES_ROWS
+                    ) > limits.max_series_rows
                     {
                         stopped = Some(LimitHit::Buckets {
                             buckets: self.measured.series.len() as u64,
                             bucket_s: self.measured.series.bucket_s(),
+                            max_rows: limits.max_series_rows,
                         });
                         break;
                     }

@@ -30,3 +30,35 @@ fn an_event_a_billion_seconds_away_stops_the_run_at_the_series_limit() {
     assert_eq!(v.workloads[0].requests, 1);
     assert_eq!(v.workloads[0].succeeded, 0);
 }
+
+/// Found by the fuzzer of valid models: retries whose exponential backoff
+/// has no cap reach 10^9 s by their fiftieth attempt, and the run, with no
+/// horizon, filled ten million rows of time series (2.3 GB, 70 s) before the
+/// built-in limit stopped it. A model may lower that limit.
+#[test]
+fn regression_an_uncapped_backoff_stops_at_a_lowered_series_row_limit() {
+    let doc = json!({
+        "name": "uncapped-backoff",
+        "workloads": [{"name": "u", "target": "s", "requests": 5,
+                       "arrival": {"kind": "poisson", "rate_per_s": 100},
+                       "timeout_ms": 10,
+                       "retry": {"max_attempts": 50,
+                                 "backoff": {"kind": "exponential", "base_ms": 8, "multiplier": 1.8}}}],
+        "services": [{"name": "s", "steps": [{"work": {"kind": "constant", "ms": 50}}]}],
+        "limits": {"max_series_rows": 1000}
+    });
+    let model = load_model(&doc.to_string(), &[], Some(1)).expect("a valid model");
+    let v = run_variant(&model.variants[0]);
+    let why = v.stopped_by_limit.as_deref().expect("stopped by a limit");
+    assert!(
+        why.contains("at most 1000 rows (limits.max_series_rows)"),
+        "{why}"
+    );
+    // A row a bucket, and one for the service's instance and the workload:
+    // the run stops before the event that would need more than 1000 rows,
+    // with the buckets opened until then.
+    assert!(v.series.len() * 3 <= 1000, "{} buckets", v.series.len());
+    assert_eq!(v.requests, 5);
+    assert_eq!(v.succeeded + v.failed + v.unanswered, v.requests);
+    assert!(v.unanswered > 0, "the run stopped before every retry ended");
+}
