@@ -13,6 +13,7 @@
 
 use anyhow::{bail, Result};
 use serde_json::{Map, Number, Value};
+use std::collections::BTreeSet;
 use stormsim_model::LoadedModel;
 use stormsim_sim::report::{FAILURE_COLUMNS, SERVICE_COLUMNS, SUMMARY_COLUMNS, WORKLOAD_COLUMNS};
 use stormsim_sim::RunReport;
@@ -91,14 +92,15 @@ impl Available {
     pub fn of_model(model: &LoadedModel) -> Available {
         let mut services: Vec<String> = Vec::new();
         let mut workloads: Vec<String> = Vec::new();
+        let (mut seen_services, mut seen_workloads) = (BTreeSet::new(), BTreeSet::new());
         for v in &model.variants {
             for s in &v.model.services {
-                if !services.contains(&s.name) {
+                if seen_services.insert(s.name.as_str()) {
                     services.push(s.name.clone());
                 }
             }
             for w in &v.model.workloads {
-                if !workloads.contains(&w.name) {
+                if seen_workloads.insert(w.name.as_str()) {
                     workloads.push(w.name.clone());
                 }
             }

@@ -46,6 +46,7 @@ use crate::style::{
     MAX_VARIANTS, MUTED_INK,
 };
 use crate::PlotError;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// One variant of a model, as the comparison chart needs it.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -680,6 +681,7 @@ struct ServiceTable {
 impl ServiceTable {
     fn new(chart: &ComparisonChart) -> ServiceTable {
         let mut services: Vec<String> = Vec::new();
+        let mut seen = BTreeSet::new();
         for v in &chart.variants {
             let names = v
                 .calls_per_request
@@ -688,35 +690,48 @@ impl ServiceTable {
                 .chain(v.wasted.iter().map(|(s, _)| s))
                 .chain(v.cancelled.iter().map(|(s, _)| s));
             for s in names {
-                if !services.contains(s) {
+                if seen.insert(s.as_str()) {
                     services.push(s.clone());
                 }
             }
         }
-        let find_f =
-            |list: &[(String, f64)], s: &str| list.iter().find(|(n, _)| n == s).map(|(_, x)| *x);
-        let find_u = |list: &[(String, u64)], s: &str| {
-            list.iter().find(|(n, _)| n == s).map_or(0, |(_, x)| *x)
-        };
+        // Each variant's lists indexed once (the first entry of a name, as a
+        // search would find), not searched once per service: quadratic in a
+        // chain of 10^4 services.
+        fn by_service<T: Copy>(services: &[String], list: &[(String, T)]) -> Vec<Option<T>> {
+            let mut index = BTreeMap::new();
+            for (name, x) in list {
+                index.entry(name.as_str()).or_insert(*x);
+            }
+            services
+                .iter()
+                .map(|s| index.get(s.as_str()).copied())
+                .collect()
+        }
         let calls = chart
             .variants
             .iter()
-            .map(|v| {
-                services
-                    .iter()
-                    .map(|s| find_f(&v.calls_per_request, s))
-                    .collect()
-            })
+            .map(|v| by_service(&services, &v.calls_per_request))
             .collect();
         let wasted = chart
             .variants
             .iter()
-            .map(|v| services.iter().map(|s| find_u(&v.wasted, s)).collect())
+            .map(|v| {
+                by_service(&services, &v.wasted)
+                    .into_iter()
+                    .map(|x| x.unwrap_or(0))
+                    .collect()
+            })
             .collect();
         let cancelled = chart
             .variants
             .iter()
-            .map(|v| services.iter().map(|s| find_u(&v.cancelled, s)).collect())
+            .map(|v| {
+                by_service(&services, &v.cancelled)
+                    .into_iter()
+                    .map(|x| x.unwrap_or(0))
+                    .collect()
+            })
             .collect();
         ServiceTable {
             services,

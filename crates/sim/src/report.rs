@@ -16,6 +16,7 @@ use crate::policy_state::PolicyState;
 use crate::timeseries::TimeSeries;
 use crate::topology::Topology;
 use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 use stormsim_engine::SimTime;
 use stormsim_model::{Step, TimelineRole};
@@ -348,6 +349,12 @@ pub(crate) fn variant_report(
     let mut closed = measured.series.clone();
     closed.close();
     let series = &closed;
+    // The edges into each service, in edge order: grouped once, not
+    // searched for each service (quadratic in a chain of 10^4 services).
+    let mut edges_into: Vec<Vec<usize>> = vec![Vec::new(); topology.model.services.len()];
+    for (i, edge) in topology.edges.iter().enumerate() {
+        edges_into[edge.to].push(i);
+    }
     let services = topology
         .model
         .services
@@ -389,12 +396,9 @@ pub(crate) fn variant_report(
                 .collect();
             // The edges into this service: their callers' state, and counters.
             let into_s = || {
-                topology
-                    .edges
+                edges_into[s]
                     .iter()
-                    .zip(policies.edges.iter().zip(&measured.edges))
-                    .filter(move |(edge, _)| edge.to == s)
-                    .map(|(_, state_and_counters)| state_and_counters)
+                    .map(|&i| (&policies.edges[i], &measured.edges[i]))
             };
             let breakers = || {
                 into_s()
@@ -759,9 +763,10 @@ impl RunReport {
         name: impl Fn(&'a T) -> &'a str,
     ) -> Vec<&'a str> {
         let mut names: Vec<&str> = Vec::new();
+        let mut seen = BTreeSet::new();
         for v in &self.variants {
             for item in items(v) {
-                if !names.contains(&name(item)) {
+                if seen.insert(name(item)) {
                     names.push(name(item));
                 }
             }
@@ -867,8 +872,8 @@ impl RunReport {
                 opt(&v.zombies.user_peak_mean),
                 v.zombies.user_peak_max.to_string(),
             ]);
-            for name in &service_names {
-                match v.services.iter().find(|s| s.name == *name) {
+            for at in places(&service_names, &v.services, |s| &s.name) {
+                match at.map(|i| &v.services[i]) {
                     Some(s) => row.extend([
                         s.calls.to_string(),
                         opt(&s.calls_per_request),
@@ -897,8 +902,8 @@ impl RunReport {
                     None => row.extend(SERVICE_COLUMNS.iter().map(|_| String::new())),
                 }
             }
-            for name in &workload_names {
-                match v.workloads.iter().find(|w| w.name == *name) {
+            for at in places(&workload_names, &v.workloads, |w| &w.name) {
+                match at.map(|i| &v.workloads[i]) {
                     Some(w) => row.extend([
                         w.requests.to_string(),
                         w.succeeded.to_string(),
@@ -988,6 +993,8 @@ impl RunReport {
         for v in &self.variants {
             let ts = &v.series;
             let width_ns = ts.bucket.as_nanos() as f64;
+            let service_at = places(&service_names, &v.services, |s| &s.name);
+            let workload_at = places(&workload_names, &v.workloads, |w| &w.name);
             for b in 0..ts.len() {
                 let g = &ts.global[b];
                 let mut row = vec![
@@ -999,8 +1006,8 @@ impl RunReport {
                 row.extend(failure_cells(&g.failures));
                 row.push(opt(&g.mean_latency_ms().map(round_ms)));
                 row.push(g.zombies.to_string());
-                for name in &service_names {
-                    match v.services.iter().position(|s| s.name == *name) {
+                for &at in &service_at {
+                    match at {
                         Some(s) => {
                             let x = ts.service(b, s);
                             let busy = x.busy_ns as f64 / width_ns;
@@ -1030,8 +1037,8 @@ impl RunReport {
                         }
                     }
                 }
-                for name in &workload_names {
-                    match v.workloads.iter().position(|w| w.name == *name) {
+                for &at in &workload_at {
+                    match at {
                         Some(w) => {
                             let x = ts.workload(b, w);
                             row.push(opt(&x.p50_ms.map(round_ms)));
@@ -1053,6 +1060,22 @@ impl RunReport {
     pub fn timeseries_csv(&self) -> Result<String, csv::Error> {
         utf8(self.write_timeseries(Layout::Wide, Vec::new())?)
     }
+}
+
+/// Where each of `names` sits among `items` (the first item so named), by
+/// one sorted index of `items`: the tables look up every service of every
+/// variant, and a search per name made a model of 16,000 services spend
+/// seconds writing them.
+fn places<'a, T>(
+    names: &[&str],
+    items: &'a [T],
+    name: impl Fn(&'a T) -> &'a str,
+) -> Vec<Option<usize>> {
+    let mut index = BTreeMap::new();
+    for (i, item) in items.iter().enumerate() {
+        index.entry(name(item)).or_insert(i);
+    }
+    names.iter().map(|n| index.get(n).copied()).collect()
 }
 
 /// The run-wide columns of `timeseries.csv`; [`FAILURE_COLUMNS`] come after the

@@ -323,11 +323,15 @@ impl<'m> Simulator<'m> {
                 self.measured.requests, self.world.roots_in_flight
             ));
         }
+        // One pass over the live handlers, not one per service.
+        let mut alive = vec![0u64; self.topology.model.services.len()];
+        for t in self.world.tasks.values() {
+            alive[t.service] += 1;
+        }
         let services = self.topology.model.services.iter();
-        for (index, (spec, c)) in services.zip(&self.measured.services).enumerate() {
-            let alive = self.world.tasks.values().filter(|t| t.service == index);
+        for ((spec, c), alive) in services.zip(&self.measured.services).zip(alive) {
             let ended = c.rejected + c.shed + c.refused_429 + c.completed + c.cancelled;
-            if ended + alive.count() as u64 != c.calls {
+            if ended + alive != c.calls {
                 return Err(format!(
                     "service {:?}: {} calls but {ended} ended and the rest are not alive",
                     spec.name, c.calls
