@@ -13,8 +13,8 @@
 //! a hedge needs, slow the network, raise the traffic), the rule says how.
 
 use crate::{
-    BudgetSpec, CallPolicy, Change, Dist, LoadedModel, Model, RateLimitSpec, Step, TimelineRole,
-    Variant,
+    Backoff, BudgetSpec, CallPolicy, Change, Dist, LoadedModel, Model, RateLimitSpec, Step,
+    TimelineRole, Variant,
 };
 use std::fmt;
 
@@ -44,6 +44,10 @@ pub const WARNINGS: &[(&str, &str)] = &[
     (
         "horizon-before-timeline",
         "a timeline change at or after horizon_s (the run stops first)",
+    ),
+    (
+        "uncapped-backoff-without-horizon",
+        "an exponential backoff without cap_ms whose last retry waits over a day, in a model without horizon_s (the run lasts as long)",
     ),
 ];
 
@@ -83,13 +87,14 @@ impl fmt::Display for Warning {
 /// of them). Library API: what `stormsim check` and `run` print, and the
 /// Python package returns.
 pub fn warnings(loaded: &LoadedModel) -> Vec<Warning> {
-    let rules: [fn(&Variant) -> Vec<Warning>; 6] = [
+    let rules: [fn(&Variant) -> Vec<Warning>; 7] = [
         hedges_that_never_fire,
         envoy_budget_percent,
         timeouts_below_round_trip,
         trigger_without_metastability,
         rate_limits_that_never_bind,
         horizon_before_timeline,
+        uncapped_backoff_without_horizon,
     ];
     let mut found: Vec<(Warning, Vec<&str>)> = Vec::new();
     for rule in rules {
@@ -541,6 +546,62 @@ fn horizon_before_timeline(variant: &Variant) -> Vec<Warning> {
                     "this ramp's last step comes at {} s, at or after horizon_s {}: the run stops before it reaches its target",
                     number(last.as_secs()),
                     number(horizon_s)
+                ),
+            ));
+        }
+    }
+    out
+}
+
+/// The longest wait [`uncapped_backoff_without_horizon`] lets pass: a day.
+const LONGEST_SENSIBLE_WAIT_S: f64 = 86_400.0;
+
+/// Without `horizon_s` a run lasts until its last event. A retry whose
+/// exponential backoff has no cap can wait, before its last attempt, longer
+/// than anything in the model means (50 attempts from 8 ms doubling wait
+/// 10^12 s): one request that keeps failing then holds the run open that
+/// long, opening a bucket of time series a second until
+/// `limits.max_series_rows` stops it (ten million rows by default: minutes
+/// and gigabytes, and a partial report). Jitter aside: the wait before it is
+/// what the model asks for.
+fn uncapped_backoff_without_horizon(variant: &Variant) -> Vec<Warning> {
+    if variant.model.horizon.is_some() {
+        return Vec::new();
+    }
+    let mut out: Vec<Warning> = Vec::new();
+    let mut seen: Vec<String> = Vec::new();
+    for (model, from) in start_and_entry_ends(variant) {
+        for (at, edge) in edges(model) {
+            let retry = &edge.policy(model).retry;
+            let Backoff::Exponential {
+                base,
+                multiplier,
+                cap,
+            } = retry.backoff
+            else {
+                continue;
+            };
+            if !cap.is_infinite() || retry.max_attempts < 2 || retry.retry_on.is_empty() {
+                continue;
+            }
+            // Before retry n the wait is base · multiplier^(n-1); the last
+            // retry is attempt max_attempts.
+            let last_retry = retry.max_attempts - 1;
+            let wait_s = base.as_ms() / 1000.0 * multiplier.powi(last_retry as i32 - 1);
+            let path = format!("{at}.retry.backoff");
+            if wait_s <= LONGEST_SENSIBLE_WAIT_S || seen.contains(&path) {
+                continue;
+            }
+            seen.push(path.clone());
+            let from = from.map_or(String::new(), |name| {
+                format!(" (from timeline entry {name:?} on)")
+            });
+            out.push(Warning::new(
+                "uncapped-backoff-without-horizon",
+                path,
+                format!(
+                    "with no cap_ms, the wait before retry {last_retry} is {wait} s, and with no horizon_s one request that keeps failing holds the run open that long, its time series growing until limits.max_series_rows stops it; set cap_ms or horizon_s{from}",
+                    wait = if wait_s < 1e9 { number(wait_s) } else { format!("{wait_s:.3e}") },
                 ),
             ));
         }

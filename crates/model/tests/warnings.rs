@@ -410,3 +410,36 @@ fn warning_names_are_kebab_case_and_unique() {
         assert!(WARNINGS[..i].iter().all(|(n, _)| n != name), "{name}");
     }
 }
+
+/// Found by the fuzzer of valid models: 50 attempts from 8 ms growing by
+/// 1.758 wait 4.7 * 10^9 s before the last, and the run, with no horizon,
+/// filled ten million rows of time series before it stopped.
+#[test]
+fn an_uncapped_backoff_waiting_over_a_day_without_a_horizon_warns() {
+    let retry = |max_attempts: u32, cap_ms: Option<f64>| {
+        let mut backoff = json!({"kind": "exponential", "base_ms": 1000, "multiplier": 2});
+        if let Some(cap) = cap_ms {
+            backoff["cap_ms"] = json!(cap);
+        }
+        json!({"max_attempts": max_attempts, "backoff": backoff})
+    };
+    // 1 s doubling: before retry 17 (attempt 18) the wait is 2^16 s =
+    // 65,536 s (quiet), before retry 18, 2^17 s = 131,072 s, over a day.
+    let path = "services[gateway].steps[0].retry";
+    warns(
+        &with(base(), path, retry(19, None)),
+        "uncapped-backoff-without-horizon",
+        "services[gateway].steps[0].retry.backoff",
+        "with no cap_ms, the wait before retry 18 is 131072 s, and with no horizon_s one request that keeps failing holds the run open that long, its time series growing until limits.max_series_rows stops it; set cap_ms or horizon_s",
+    );
+    quiet(&with(base(), path, retry(18, None)));
+    // A cap, or a horizon: quiet.
+    quiet(&with(base(), path, retry(40, Some(30_000.0))));
+    let mut bounded = with(base(), path, retry(40, None));
+    bounded["horizon_s"] = json!(60);
+    quiet(&bounded);
+    // Nothing retried: quiet.
+    let mut never = retry(40, None);
+    never["retry_on"] = json!([]);
+    quiet(&with(base(), path, never));
+}
