@@ -232,9 +232,7 @@ fn envoy_budget_percent(variant: &Variant) -> Vec<Warning> {
                 continue;
             }
             seen.push(path.clone());
-            let from = from.map_or(String::new(), |name| {
-                format!(" (from timeline entry {name:?} on)")
-            });
+            let from = since_entry(from);
             out.push(Warning::new(
                 "envoy-budget-percent",
                 path,
@@ -247,6 +245,13 @@ fn envoy_budget_percent(variant: &Variant) -> Vec<Warning> {
         }
     }
     out
+}
+
+/// Where a warning found in a model a timeline entry leaves says so.
+fn since_entry(entry: Option<&str>) -> String {
+    entry.map_or(String::new(), |name| {
+        format!(" (from timeline entry {name:?} on)")
+    })
 }
 
 /// The model as the variant starts, then the model each timeline entry
@@ -593,9 +598,7 @@ fn uncapped_backoff_without_horizon(variant: &Variant) -> Vec<Warning> {
                 continue;
             }
             seen.push(path.clone());
-            let from = from.map_or(String::new(), |name| {
-                format!(" (from timeline entry {name:?} on)")
-            });
+            let from = since_entry(from);
             out.push(Warning::new(
                 "uncapped-backoff-without-horizon",
                 path,
