@@ -219,39 +219,47 @@ fn hedges_that_never_fire(variant: &Variant) -> Vec<Warning> {
 /// as each timeline entry leaves it (a ramp's last step: its steps on the
 /// way pass through small values by design).
 fn envoy_budget_percent(variant: &Variant) -> Vec<Warning> {
-    let mut out: Vec<Warning> = Vec::new();
-    let mut seen: Vec<String> = Vec::new();
-    for (model, from) in start_and_entry_ends(variant) {
-        for (at, edge) in edges(model) {
-            let Some(BudgetSpec::Envoy { budget_percent, .. }) = &edge.policy(model).retry.budget
-            else {
-                continue;
-            };
-            let path = format!("{at}.retry.budget.budget_percent");
-            if !(*budget_percent > 0.0 && *budget_percent < 1.0) || seen.contains(&path) {
-                continue;
-            }
-            seen.push(path.clone());
-            let from = since_entry(from);
-            out.push(Warning::new(
-                "envoy-budget-percent",
-                path,
+    edge_warnings(variant, "envoy-budget-percent", |at, policy| {
+        let Some(BudgetSpec::Envoy { budget_percent, .. }) = &policy.retry.budget else {
+            return None;
+        };
+        (*budget_percent > 0.0 && *budget_percent < 1.0).then(|| {
+            (
+                format!("{at}.retry.budget.budget_percent"),
                 format!(
-                    "{p} is {p}% of active requests: Envoy's budget_percent is a percent, not a fraction (for {pct}%, write {pct}){from}",
+                    "{p} is {p}% of active requests: Envoy's budget_percent is a percent, not a fraction (for {pct}%, write {pct})",
                     p = number(*budget_percent),
                     pct = number(budget_percent * 100.0),
                 ),
-            ));
+            )
+        })
+    })
+}
+
+/// A rule about call edges, looked for in the model as the variant starts
+/// and as each timeline entry leaves it: `fires` gives the path and message
+/// of an edge it fires on, said once per path, where it first fires.
+fn edge_warnings(
+    variant: &Variant,
+    name: &'static str,
+    fires: impl Fn(&str, &CallPolicy) -> Option<(String, String)>,
+) -> Vec<Warning> {
+    let mut out: Vec<Warning> = Vec::new();
+    for (model, entry) in start_and_entry_ends(variant) {
+        for (at, edge) in edges(model) {
+            let Some((path, message)) = fires(&at, edge.policy(model)) else {
+                continue;
+            };
+            if out.iter().any(|w| w.path == path) {
+                continue;
+            }
+            let since = entry.map_or(String::new(), |entry| {
+                format!(" (from timeline entry {entry:?} on)")
+            });
+            out.push(Warning::new(name, path, format!("{message}{since}")));
         }
     }
     out
-}
-
-/// Where a warning found in a model a timeline entry leaves says so.
-fn since_entry(entry: Option<&str>) -> String {
-    entry.map_or(String::new(), |name| {
-        format!(" (from timeline entry {name:?} on)")
-    })
 }
 
 /// The model as the variant starts, then the model each timeline entry
@@ -573,43 +581,33 @@ fn uncapped_backoff_without_horizon(variant: &Variant) -> Vec<Warning> {
     if variant.model.horizon.is_some() {
         return Vec::new();
     }
-    let mut out: Vec<Warning> = Vec::new();
-    let mut seen: Vec<String> = Vec::new();
-    for (model, from) in start_and_entry_ends(variant) {
-        for (at, edge) in edges(model) {
-            let retry = &edge.policy(model).retry;
-            let Backoff::Exponential {
-                base,
-                multiplier,
-                cap,
-            } = retry.backoff
-            else {
-                continue;
-            };
-            if !cap.is_infinite() || retry.max_attempts < 2 || retry.retry_on.is_empty() {
-                continue;
-            }
-            // Before retry n the wait is base · multiplier^(n-1); the last
-            // retry is attempt max_attempts.
-            let last_retry = retry.max_attempts - 1;
-            let wait_s = base.as_ms() / 1000.0 * multiplier.powi(last_retry as i32 - 1);
-            let path = format!("{at}.retry.backoff");
-            if wait_s <= LONGEST_SENSIBLE_WAIT_S || seen.contains(&path) {
-                continue;
-            }
-            seen.push(path.clone());
-            let from = since_entry(from);
-            out.push(Warning::new(
-                "uncapped-backoff-without-horizon",
-                path,
+    edge_warnings(variant, "uncapped-backoff-without-horizon", |at, policy| {
+        let retry = &policy.retry;
+        let Backoff::Exponential {
+            base,
+            multiplier,
+            cap,
+        } = retry.backoff
+        else {
+            return None;
+        };
+        if !cap.is_infinite() || retry.max_attempts < 2 || retry.retry_on.is_empty() {
+            return None;
+        }
+        // Before retry n (attempt n + 1) the wait is base · multiplier^(n-1);
+        // the last retry is the last attempt.
+        let last_retry = retry.max_attempts - 1;
+        let wait_s = base.as_ms() / 1000.0 * multiplier.powi(last_retry as i32 - 1);
+        (wait_s > LONGEST_SENSIBLE_WAIT_S).then(|| {
+            (
+                format!("{at}.retry.backoff"),
                 format!(
-                    "with no cap_ms, the wait before retry {last_retry} is {wait} s, and with no horizon_s one request that keeps failing holds the run open that long, its time series growing until limits.max_series_rows stops it; set cap_ms or horizon_s{from}",
+                    "with no cap_ms, the wait before retry {last_retry} is {wait} s, and with no horizon_s one request that keeps failing holds the run open that long, its time series growing until limits.max_series_rows stops it; set cap_ms or horizon_s",
                     wait = if wait_s < 1e9 { number(wait_s) } else { format!("{wait_s:.3e}") },
                 ),
-            ));
-        }
-    }
-    out
+            )
+        })
+    })
 }
 
 /// A number for a message: whole numbers without a fraction, others to at

@@ -24,7 +24,7 @@ use crate::zombie::UserZombies;
 use std::mem::size_of;
 use stormsim_model::{
     Arrival, BreakerSpec, BudgetSpec, CallPolicy, LoadedModel, Model, SlidingWindowType, Step,
-    ThrottleSpec, Variant, MAX_SERIES_ROWS,
+    ThrottleSpec, Variant,
 };
 
 /// The default ceiling on [`estimate`]: 4 GiB. A model over it is refused by
@@ -200,7 +200,7 @@ fn size<T>() -> u64 {
 
 /// The time series the run keeps: a row a bucket, and one per service and
 /// bucket, until the horizon or, without one, the last arrival (the run's
-/// own limit stops it at [`MAX_SERIES_ROWS`]).
+/// own limit stops it at `limits.max_series_rows`).
 fn series(model: &Model) -> Contributor {
     let bucket_ns = model.bucket.as_nanos().max(1) as f64;
     let (span_ns, path) = match model.horizon {
@@ -219,8 +219,7 @@ fn series(model: &Model) -> Contributor {
     };
     let per_bucket = 1 + model.services.len() as u64 + model.reported_workloads.len() as u64;
     let buckets = (span_ns / bucket_ns).ceil().min(u64::MAX as f64) as u64;
-    let rows =
-        mul(buckets.max(1), per_bucket).min(model.limits.max_series_rows.min(MAX_SERIES_ROWS));
+    let rows = mul(buckets.max(1), per_bucket).min(model.limits.max_series_rows);
     Contributor {
         path: if model.horizon.is_some() {
             path
