@@ -598,9 +598,12 @@ pub fn classify(
     );
     for (i, c) in interventions.iter().enumerate() {
         let from = first_bucket_from(c.at);
+        // Up to the next intervention, or the end of what was observed (a
+        // run may end before the next intervention).
         let until = interventions
             .get(i + 1)
-            .map_or(samples.len(), |n| last_bucket_before(n.at));
+            .map_or(samples.len(), |n| last_bucket_before(n.at))
+            .min(samples.len());
         if let Some(b) = judge.first_good(from, until, until, true) {
             v.recovered_by = Some(c.name.clone());
             v.recovered_after_s = Some(seconds(b - from));

@@ -421,3 +421,22 @@ fn a_draining_backlog_is_recovered_and_back_when_its_latency_is() {
     assert!(d.from_s > 150.0 && d.retry_share.unwrap() < 0.3, "{d:?}");
     assert!(d.from_s <= 120.0 + v.recovery_s.unwrap());
 }
+
+#[test]
+fn regression_a_run_ending_between_two_interventions_is_judged_to_its_end() {
+    // The storm outlives the recovery window; the first intervention (at
+    // 300 s) brings it back at 320 s, and the run ends at 400 s, before the
+    // second one (at 500 s). The search for a recovery after the first
+    // looked up to the second, past the samples, and panicked.
+    let m = model();
+    let mut t = timeline(true);
+    t.push(change(500, "more workers", TimelineRole::Intervention, &m));
+    let v = judge(&series(400, |b| (60..320).contains(&b)), &t);
+    assert_eq!(v.outcome, Outcome::Metastable, "{}", v.reason);
+    assert_eq!(v.recovered_by.as_deref(), Some("retries off"));
+    assert_eq!(v.recovered_after_s, Some(20.0));
+    // Never back within what was observed: no recovery named, no panic.
+    let v = judge(&series(400, |b| b >= 60), &t);
+    assert_eq!(v.outcome, Outcome::Metastable, "{}", v.reason);
+    assert_eq!(v.recovered_by, None);
+}
