@@ -15,14 +15,16 @@ use std::io::Write;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Instant;
+use stormsim_engine::SimTime;
 use stormsim_model::LoadedModel;
 use stormsim_plot::{
     render_branches_svg, render_comparison_svg, render_lines_svg, render_load_lines_svg,
     render_timeline_svg, render_wasted_svg, LineUnit,
 };
 use stormsim_sim::analysis::Outcome;
+use stormsim_sim::fork::{run_variants, Progress};
 use stormsim_sim::layout::Layout;
-use stormsim_sim::{run_variant, RunReport, Simulator, VariantReport};
+use stormsim_sim::{RunReport, Simulator, VariantReport};
 
 /// The charts a run may have, in no particular order.
 pub const CHARTS: [&str; 6] = [
@@ -112,35 +114,61 @@ pub fn run_and_write(
         // variant (a simulator bug) must reach the user, not leave the scope
         // waiting for a thread that waits for a flag nobody sets.
         let _stop_progress = SetOnDrop(&finished);
-        let results = model
-            .variants
-            .par_iter()
-            .map(|v| {
-                let t0 = Instant::now();
-                let (report, rows) = if record_attempts {
+        let results = if record_attempts {
+            // Each run streams its attempts to a file of its own: from time
+            // zero, each on its own.
+            model
+                .variants
+                .par_iter()
+                .map(|v| {
+                    let t0 = Instant::now();
                     let services = v.model.services.iter().map(|s| s.name.as_str());
                     let mut rows = AttemptRows::new(out, &v.name, services.collect())?;
                     let report = Simulator::new(&v.model, &v.changes)
                         .stream_attempts(&mut rows)
                         .run(&v.name);
-                    (report, Some(rows))
-                } else {
-                    (run_variant(v), None)
-                };
-                let wall = t0.elapsed().as_secs_f64();
-                done.fetch_add(1, Ordering::Relaxed);
-                if !quiet {
-                    eprintln!(
-                        "  {:<24} {:>11} events in {:>7.3} s ({:.1} M events/s)",
-                        v.name,
-                        report.events,
-                        wall,
-                        report.events as f64 / wall.max(1e-9) / 1e6
-                    );
+                    done.fetch_add(1, Ordering::Relaxed);
+                    if !quiet {
+                        eprintln!(
+                            "{}",
+                            variant_line(&v.name, &report, report.events, t0, None)
+                        );
+                    }
+                    Ok((report, Some(rows)))
+                })
+                .collect::<Result<_>>()
+        } else {
+            // Variants that share their past with an earlier one continue its
+            // run from where they differ (the same results, less work).
+            let starts: Vec<std::sync::Mutex<Option<Instant>>> =
+                model.variants.iter().map(|_| Default::default()).collect();
+            let on_progress = |p: Progress<'_>| match p {
+                Progress::Started(v) => {
+                    *starts[v].lock().expect("no lock is poisoned") = Some(Instant::now());
                 }
-                Ok((report, rows))
-            })
-            .collect::<Result<_>>();
+                Progress::Done {
+                    variant,
+                    report,
+                    branch,
+                    events_here,
+                } => {
+                    done.fetch_add(1, Ordering::Relaxed);
+                    if !quiet {
+                        let t0 = starts[variant]
+                            .lock()
+                            .expect("no lock is poisoned")
+                            .unwrap_or(started);
+                        let from = branch.map(|b| (model.variants[b.trunk].name.as_str(), b.at));
+                        let name = &model.variants[variant].name;
+                        eprintln!("{}", variant_line(name, report, events_here, t0, from));
+                    }
+                }
+            };
+            Ok(run_variants(&model.variants, &on_progress)
+                .into_iter()
+                .map(|r| (r, None))
+                .collect())
+        };
         results
     })?;
     let mut stopped = 0;
@@ -409,6 +437,33 @@ impl Drop for SetOnDrop<'_> {
 
 /// While variants run, says how far along the run is: a line every 10 s (the
 /// per-variant lines say the rest). Sleeps in short steps so it ends promptly.
+/// A variant's line as its run ends: the events it delivered itself, in
+/// how long, and, for one that continued another's run, from where.
+fn variant_line(
+    name: &str,
+    report: &VariantReport,
+    events_here: u64,
+    t0: Instant,
+    from: Option<(&str, SimTime)>,
+) -> String {
+    let wall = t0.elapsed().as_secs_f64();
+    let line = format!(
+        "  {:<24} {:>11} events in {:>7.3} s ({:.1} M events/s)",
+        name,
+        events_here,
+        wall,
+        events_here as f64 / wall.max(1e-9) / 1e6
+    );
+    match from {
+        Some((trunk, at)) => format!(
+            "{line}, continuing {trunk:?} from {} s ({} events in all)",
+            at.as_secs(),
+            report.events
+        ),
+        None => line,
+    }
+}
+
 fn progress(total: usize, done: &AtomicUsize, finished: &AtomicBool, started: Instant) {
     let mut next_report = 10.0;
     while !finished.load(Ordering::Relaxed) {

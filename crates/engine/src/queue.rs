@@ -139,6 +139,7 @@ impl<E> Ord for Entry<E> {
 /// A FIFO of `Copy` values in a ring whose size is a power of two: a push or
 /// a pop wraps with a mask, where `VecDeque` compares and subtracts. Every
 /// slot holds a value (the free ones a stale copy), so it needs no `unsafe`.
+#[derive(Clone)]
 struct Ring<T> {
     slots: Vec<T>,
     head: usize,
@@ -231,6 +232,10 @@ const FROM_HEAP: usize = usize::MAX;
 ///
 /// Events are `Copy` (the simulator's are 12 bytes): the queue keeps them in
 /// rings and hands out copies.
+///
+/// A clone is the same queue at the same instant: both deliver the same
+/// events in the same order (a run forks from another's state this way).
+#[derive(Clone)]
 pub struct EventQueue<E> {
     heap: BinaryHeap<Entry<E>>,
     /// The heap's top was delivered but is still in the heap: the next push
@@ -313,6 +318,88 @@ impl<E: Copy> EventQueue<E> {
         self.push(at, NOT_CANCELLABLE, 0, event);
     }
 
+    /// Sets `count` sequence numbers aside and returns the first: entries
+    /// scheduled with them ([`EventQueue::schedule_reserved`]) order among
+    /// ties as if scheduled now, whenever they are scheduled. A run
+    /// reserves its timeline's places this way, so that a run forked from
+    /// another's state can put its own timeline where a run of its own
+    /// would have it.
+    pub fn reserve_seqs(&mut self, count: u64) -> u64 {
+        let first = self.next_seq;
+        self.next_seq += count;
+        first
+    }
+
+    /// Schedules `event` at `at` with a sequence number set aside by
+    /// [`EventQueue::reserve_seqs`] (one not used yet), on the heap, not
+    /// cancellable.
+    pub fn schedule_reserved(&mut self, at: SimTime, seq: u64, event: E) {
+        assert!(
+            seq < self.next_seq,
+            "sequence number {seq} was not reserved"
+        );
+        assert!(
+            at >= self.now,
+            "event scheduled in the past: {at} < now {}",
+            self.now
+        );
+        self.settle_heap_top();
+        self.heap.push(Entry {
+            time: at,
+            seq,
+            slot: NOT_CANCELLABLE,
+            generation: 0,
+            event,
+        });
+    }
+
+    /// Removes every entry of the heap that `drop` picks (lanes and the
+    /// current instant are not searched: for entries scheduled with
+    /// [`EventQueue::schedule`] or [`EventQueue::schedule_reserved`]).
+    pub fn remove_from_heap(&mut self, mut drop: impl FnMut(&E) -> bool) {
+        self.settle_heap_top();
+        self.heap.retain(|entry| !drop(&entry.event));
+    }
+
+    /// Removes the delivered top the heap still holds (see `heap_top_taken`).
+    fn settle_heap_top(&mut self) {
+        if self.heap_top_taken {
+            self.heap_top_taken = false;
+            self.heap.pop();
+        }
+    }
+
+    /// The time of the next event [`EventQueue::pop_with`] would deliver,
+    /// without delivering it: entries at the front that do not stand are
+    /// skipped and counted as [`EventQueue::pop_with`] would (so a caller
+    /// that peeks, then pops, sees the same run as one that only pops).
+    pub fn next_standing_time(&mut self, mut stands: impl FnMut(&E) -> bool) -> Option<SimTime> {
+        if !self.at_now.is_empty() {
+            return Some(self.now);
+        }
+        loop {
+            self.settle_heap_top();
+            let from = self.earliest_source();
+            let entry = if from == FROM_HEAP {
+                *self.heap.peek()?
+            } else {
+                *self.lanes[from].front()?
+            };
+            let live = match entry.slot {
+                OWNED => stands(&entry.event),
+                NOT_CANCELLABLE => true,
+                slot => self.generations[slot as usize] == entry.generation,
+            };
+            if live {
+                return Some(entry.time);
+            }
+            // Stale: what `pop_with` would skip.
+            let skipped = self.pop_any();
+            debug_assert!(skipped.is_some_and(|e| e.key() == entry.key()));
+            self.stale += 1;
+        }
+    }
+
     /// Schedules `event` after `delay` from now.
     pub fn schedule_in(&mut self, delay: SimDuration, event: E) {
         self.schedule(self.now + delay, event);
@@ -385,13 +472,11 @@ impl<E: Copy> EventQueue<E> {
         self.generations[handle.slot() as usize] == handle.generation
     }
 
-    /// Removes the next entry, live or stale, in `(time, seq)` order.
+    /// Where the earliest entry is: the lane whose front it is, or
+    /// [`FROM_HEAP`] (the heap's top, or nothing anywhere). The heap's top
+    /// must not be a delivered one (see `heap_top_taken`).
     #[inline(always)]
-    fn pop_any(&mut self) -> Option<Entry<E>> {
-        if self.heap_top_taken {
-            self.heap_top_taken = false;
-            self.heap.pop();
-        }
+    fn earliest_source(&self) -> usize {
         let mut best = self.heap.peek().map_or(EMPTY_FRONT, Entry::key);
         let mut from = FROM_HEAP;
         for (i, &front) in self.lane_fronts.iter().enumerate() {
@@ -400,6 +485,17 @@ impl<E: Copy> EventQueue<E> {
                 from = i;
             }
         }
+        from
+    }
+
+    /// Removes the next entry, live or stale, in `(time, seq)` order.
+    #[inline(always)]
+    fn pop_any(&mut self) -> Option<Entry<E>> {
+        if self.heap_top_taken {
+            self.heap_top_taken = false;
+            self.heap.pop();
+        }
+        let from = self.earliest_source();
         self.popped_lane = from;
         if from == FROM_HEAP {
             // Left in place until the next push or pop (see `heap_top_taken`).
@@ -795,6 +891,85 @@ mod tests {
         assert_eq!(a.len(), b.len());
         assert_eq!(a, b);
         assert!(with_lanes.lanes.len() >= 4);
+    }
+
+    /// A random mix of every kind of entry, some cancelled, some owned and
+    /// void (odd ids), for the tests of peeking and cloning.
+    fn busy_queue(seed: u64) -> EventQueue<u32> {
+        let mut rng = crate::StreamKey::root(seed).rng();
+        let mut q = EventQueue::new();
+        let mut handles = Vec::new();
+        for id in 0..5_000u32 {
+            if rng.unit() < 0.4 {
+                q.pop_with(|e| e % 2 == 0);
+            }
+            let d = SimDuration([0u64, 5, 7, 100][(rng.next_u64() % 4) as usize]);
+            match rng.next_u64() % 4 {
+                0 => q.schedule_constant(d, id),
+                1 => handles.push(q.schedule_constant_timer(d, id)),
+                2 => q.schedule_constant_owned(d, id),
+                _ => q.schedule(q.now() + SimDuration(rng.next_u64() % 50), id),
+            }
+            if rng.unit() < 0.1 && !handles.is_empty() {
+                let h = handles.swap_remove((rng.next_u64() % handles.len() as u64) as usize);
+                q.cancel(h);
+            }
+        }
+        q
+    }
+
+    fn drain_with(q: &mut EventQueue<u32>) -> Vec<(u64, u32)> {
+        std::iter::from_fn(|| q.pop_with(|e| e % 2 == 0).map(|(t, e)| (t.0, e))).collect()
+    }
+
+    #[test]
+    fn peeking_at_the_next_standing_time_changes_nothing_a_pop_sees() {
+        let mut popped_only = busy_queue(3);
+        let mut peeked = busy_queue(3);
+        let expected = drain_with(&mut popped_only);
+        let mut got = Vec::new();
+        while let Some(t) = peeked.next_standing_time(|e| e % 2 == 0) {
+            // Twice: a peek is idempotent.
+            assert_eq!(peeked.next_standing_time(|e| e % 2 == 0), Some(t));
+            let (at, e) = peeked.pop_with(|e| e % 2 == 0).expect("a standing entry");
+            assert_eq!(at, t);
+            got.push((at.0, e));
+        }
+        assert_eq!(got, expected);
+        assert_eq!(peeked.pop_with(|e| e % 2 == 0), None);
+        assert_eq!(
+            (peeked.delivered(), peeked.stale_popped()),
+            (popped_only.delivered(), popped_only.stale_popped())
+        );
+    }
+
+    #[test]
+    fn a_clone_delivers_what_the_original_does() {
+        let mut original = busy_queue(4);
+        let mut copy = original.clone();
+        assert_eq!(drain_with(&mut copy), drain_with(&mut original));
+        assert_eq!(copy.stale_popped(), original.stale_popped());
+    }
+
+    #[test]
+    fn reserved_places_order_ties_as_if_scheduled_when_reserved() {
+        let mut q = EventQueue::new();
+        q.schedule(SimTime(5), "scheduled before the reservation");
+        let first = q.reserve_seqs(2);
+        q.schedule(SimTime(5), "scheduled after it");
+        q.schedule_reserved(SimTime(5), first + 1, "second reserved place");
+        q.schedule_reserved(SimTime(5), first, "first reserved place");
+        q.schedule(SimTime(6), "later");
+        q.remove_from_heap(|e| *e == "later");
+        assert_eq!(
+            drain(&mut q),
+            vec![
+                (5, "scheduled before the reservation"),
+                (5, "first reserved place"),
+                (5, "second reserved place"),
+                (5, "scheduled after it"),
+            ]
+        );
     }
 
     #[test]

@@ -49,6 +49,7 @@ impl<T> fmt::Debug for Key<T> {
 /// checked on every lookup shares the first line with the entity's first
 /// fields. Small entities pay padding for it (a handler of 88 bytes takes
 /// 128), which the run's few megabytes of slabs afford.
+#[derive(Clone)]
 #[repr(C, align(64))]
 struct Slot<T> {
     generation: NonZeroU32,
@@ -57,6 +58,7 @@ struct Slot<T> {
 }
 
 /// Entities of type `T` in a vector of slots, addressed by [`Key`].
+#[derive(Clone)]
 pub struct Slab<T> {
     slots: Vec<Slot<T>>,
     free: Vec<u32>,

@@ -10,6 +10,7 @@ mod attempts;
 mod cache;
 mod call;
 mod cpu;
+pub mod fork;
 pub mod hosts;
 mod join;
 pub mod layout;
@@ -43,13 +44,14 @@ pub fn run_model(model: &LoadedModel) -> RunReport {
     report_of(model, model.variants.iter().map(run_variant).collect())
 }
 
-/// [`run_model`], the variants in parallel on the current rayon pool: the same
-/// report, whatever the thread count (each run is a function of its variant
-/// and the seed alone, and the reports are collected in file order). Library
-/// API: the Python package runs a model through here.
+/// [`run_model`], the variants in parallel on the current rayon pool, each
+/// variant that shares its past with an earlier one continuing that run
+/// ([`fork`]): the same report, whatever the thread count (each run is a
+/// function of its variant and the seed alone, and the reports are
+/// collected in file order). Library API: the Python package runs a model
+/// through here.
 pub fn run_model_parallel(model: &LoadedModel) -> RunReport {
-    use rayon::prelude::*;
-    report_of(model, model.variants.par_iter().map(run_variant).collect())
+    report_of(model, fork::run_variants(&model.variants, &|_| {}))
 }
 
 fn report_of(model: &LoadedModel, variants: Vec<VariantReport>) -> RunReport {

@@ -96,6 +96,34 @@ impl Measurements<'_> {
         }
     }
 
+    /// The same measurements, for a run forked from this one
+    /// ([`crate::Simulator`]'s `fork`): a run that logs its attempts does
+    /// not fork.
+    pub fn fork<'v>(&self) -> Measurements<'v> {
+        debug_assert!(
+            self.attempt_log.is_none(),
+            "a run that logs attempts forked"
+        );
+        Measurements {
+            requests: self.requests,
+            succeeded: self.succeeded,
+            failures: self.failures,
+            per_workload: self.per_workload.clone(),
+            reported_as: self.reported_as.clone(),
+            services: self.services.clone(),
+            edges: self.edges.clone(),
+            branch_latency: self.branch_latency.clone(),
+            series: self.series.clone(),
+            next_bucket_at: self.next_bucket_at,
+            last_answer: self.last_answer,
+            peak_in_flight: self.peak_in_flight,
+            ended: self.ended,
+            zombies: self.zombies.clone(),
+            events_by_kind: self.events_by_kind,
+            attempt_log: None,
+        }
+    }
+
     /// A logical request of `workload` starts, with `in_flight` unanswered
     /// (itself included).
     pub fn request_started(&mut self, workload: usize, in_flight: u64) {

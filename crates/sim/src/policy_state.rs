@@ -18,6 +18,7 @@ use std::collections::VecDeque;
 use stormsim_model::{CallPolicy, Model, Service};
 
 /// The state of every stateful policy of a run.
+#[derive(Clone)]
 pub(crate) struct PolicyState {
     /// `edges[edge][caller instance]`: each caller service instance, or
     /// workload, has its own, as each instance of a client library does.
@@ -32,6 +33,7 @@ pub(crate) struct PolicyState {
 }
 
 /// The live state of a call edge's stateful policies for one caller.
+#[derive(Clone)]
 pub(crate) struct EdgeState {
     pub budget: RetryBudget,
     pub breaker: Option<CircuitBreaker>,
@@ -102,6 +104,7 @@ impl EdgeState {
 }
 
 /// One service instance's admission control.
+#[derive(Clone)]
 pub(crate) struct AdmissionState {
     pub limiter: Option<RateLimiter>,
     pub concurrency: Option<ConcurrencyLimit>,

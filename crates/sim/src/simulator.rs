@@ -145,7 +145,21 @@ pub struct Simulator<'m> {
     pub(crate) world: World,
     pub(crate) policies: PolicyState,
     pub(crate) measured: Measurements<'m>,
+    /// The first of the queue's places set aside for the timeline's changes.
+    change_seqs: u64,
 }
+
+/// Where [`Simulator::advance`] left a run.
+pub(crate) enum Advanced {
+    /// Every event before the pause was handled, none after.
+    Paused,
+    /// The run is over, at the limit it stopped at if any.
+    Ended(Option<LimitHit>),
+}
+
+/// Places among ties set aside for a run's timeline: more than any
+/// timeline has changes.
+const TIMELINE_PLACES: u64 = 1 << 32;
 
 /// How many places down a lane [`Simulator::warm_up_upcoming`] looks for the
 /// entities of events, and for the entities those point to.
@@ -166,6 +180,7 @@ impl<'m> Simulator<'m> {
             policies: PolicyState::new(&topology),
             measured: Measurements::new(model, topology.edges.len(), &topology.branch_edges()),
             topology,
+            change_seqs: 0,
         }
     }
 }
@@ -188,6 +203,16 @@ impl<'m> Simulator<'m> {
 
     /// Runs to the end (no event left, or the horizon) or to a limit, and reports.
     pub fn run(mut self, variant: &str) -> VariantReport {
+        self.start();
+        match self.advance(None) {
+            Advanced::Ended(stopped) => self.finish(variant, stopped),
+            Advanced::Paused => unreachable!("a run with no pause ran to its end"),
+        }
+    }
+
+    /// Schedules the workloads' first arrivals and the timeline's changes,
+    /// and opens the first bucket: the run at time zero.
+    pub(crate) fn start(&mut self) {
         for (i, w) in self.topology.model.workloads.iter().enumerate() {
             let first = match w.arrival {
                 Arrival::Poisson { mean_gap_ns } => {
@@ -217,26 +242,76 @@ impl<'m> Simulator<'m> {
             };
             self.schedule_arrival(i, first);
         }
+        // The timeline's places among ties are set aside now, whatever its
+        // length: a run forked from this one's state puts its own timeline
+        // where a run of its own would (see `Simulator::fork`).
+        self.change_seqs = self.queue.reserve_seqs(TIMELINE_PLACES);
         for (i, c) in self.topology.changes.iter().enumerate() {
-            self.queue.schedule(c.at, Event::Change(i as u32));
+            let seq = self.change_seqs + i as u64;
+            self.queue
+                .schedule_reserved(c.at, seq, Event::Change(i as u32));
         }
+        self.open_buckets_until(SimTime::ZERO);
+    }
+
+    /// Delivers events until the run ends (no event left, the horizon, or
+    /// a limit: `Ended` with the limit), or, with `pause`, until every event
+    /// before `pause` was handled and the next is due at or after it
+    /// (`Paused`: the state a run that differs from `pause` on can fork
+    /// from). From one bucket before `pause`, each event's time is looked at
+    /// before it is taken; an event that leaps past the whole bucket is taken
+    /// and the run goes on to its end without pausing.
+    pub(crate) fn advance(&mut self, pause: Option<SimTime>) -> Advanced {
         let horizon = self.topology.model.horizon.map(|h| SimTime::ZERO + h);
         let limits = self.topology.model.limits;
         let mut stopped = None;
-        self.open_buckets_until(SimTime::ZERO);
+        let mut watch_from = pause.map_or(SimTime::NEVER, |p| {
+            SimTime(
+                p.as_nanos()
+                    .saturating_sub(self.measured.series.bucket.as_nanos()),
+            )
+        });
+        // Paused here before (another fork at the same instant), or near.
+        let mut watching = pause.is_some() && self.now() >= watch_from;
+        if watching {
+            watch_from = SimTime::NEVER;
+        }
         // The first instant at which the loop has more to do than deliver:
-        // the horizon, or the start of a bucket not open yet. One comparison
-        // per event instead of one for each.
-        let look_at = |measured: &Measurements| {
+        // the horizon, the start of a bucket not open yet, or the watch
+        // before a pause. One comparison per event instead of one for each.
+        let look_at = |measured: &Measurements, watch_from: SimTime| {
             horizon
                 .unwrap_or(SimTime::NEVER)
                 .min(measured.next_bucket_at)
+                .min(watch_from)
         };
-        let mut next_look_at = look_at(&self.measured);
-        while let Some((t, event)) = self.next_event() {
+        let mut next_look_at = look_at(&self.measured, watch_from);
+        loop {
+            if watching {
+                let pause = pause.expect("watching for a pause");
+                let (attempts, calls, workloads) = (
+                    &self.world.attempts,
+                    &self.world.calls,
+                    &self.world.workloads,
+                );
+                let next = self
+                    .queue
+                    .next_standing_time(|e| stands(e, attempts, calls, workloads));
+                if next.is_none_or(|t| t >= pause) {
+                    return Advanced::Paused;
+                }
+            }
+            let Some((t, event)) = self.next_event() else {
+                break;
+            };
             if t >= next_look_at {
                 if horizon.is_some_and(|h| t >= h) {
                     break;
+                }
+                if t >= watch_from {
+                    // Past the pause already, or close enough to look.
+                    watching = pause.is_some_and(|p| t < p);
+                    watch_from = SimTime::NEVER;
                 }
                 if t >= self.measured.next_bucket_at {
                     let buckets = self.measured.series.index(t) as u64 + 1;
@@ -253,7 +328,7 @@ impl<'m> Simulator<'m> {
                     }
                     self.open_buckets_until(t);
                 }
-                next_look_at = look_at(&self.measured);
+                next_look_at = look_at(&self.measured, watch_from);
             }
             self.warm_up_upcoming();
             if self.dispatch(event, limits.max_events) {
@@ -265,6 +340,12 @@ impl<'m> Simulator<'m> {
                 break;
             }
         }
+        Advanced::Ended(stopped)
+    }
+
+    /// Ends the run (`stopped`: the limit it stopped at, if any) and reports.
+    pub(crate) fn finish(mut self, variant: &str, stopped: Option<LimitHit>) -> VariantReport {
+        let horizon = self.topology.model.horizon.map(|h| SimTime::ZERO + h);
         self.measured.ended = match (horizon, &stopped) {
             (Some(h), None) => h,
             // The event that would have opened too many buckets was not
@@ -300,6 +381,35 @@ impl<'m> Simulator<'m> {
             report.attempts = records;
         }
         report
+    }
+
+    /// A run of `model` with `changes`, from this run's state as it is now:
+    /// paused ([`Simulator::advance`]) before `model` and `changes` differ
+    /// from this run's own (the same model at time zero, the same timeline
+    /// up to the pause). It goes on exactly as a run of its own from time
+    /// zero would: the same state, and its own timeline in the queue where
+    /// that run would have it. Events already delivered count as its own.
+    /// Not for a run that streams its attempts.
+    pub(crate) fn fork<'v>(&self, model: &'v Model, changes: &'v [Change]) -> Simulator<'v> {
+        let applied = self.topology.epoch as usize;
+        let mut topology = Topology::new(model, changes);
+        if let Some(last) = applied.checked_sub(1) {
+            topology.apply(last);
+        }
+        let mut queue = self.queue.clone();
+        queue.remove_from_heap(|e| matches!(e, Event::Change(_)));
+        for (i, c) in changes.iter().enumerate().skip(applied) {
+            let seq = self.change_seqs + i as u64;
+            queue.schedule_reserved(c.at, seq, Event::Change(i as u32));
+        }
+        Simulator {
+            topology,
+            queue,
+            world: self.world.clone(),
+            policies: self.policies.clone(),
+            measured: self.measured.fork(),
+            change_seqs: self.change_seqs,
+        }
     }
 
     /// What must hold at the end of every run; a failure is a simulator bug,
@@ -522,16 +632,8 @@ impl<'m> Simulator<'m> {
             &self.world.calls,
             &self.world.workloads,
         );
-        self.queue.pop_with(|event| match *event {
-            Event::Arrival { workload, epoch } => {
-                workloads[workload as usize].arrival_epoch == epoch
-            }
-            Event::AttemptTimeout(a) => attempts
-                .get(a)
-                .is_some_and(|a| a.timer == AttemptTimer::Armed),
-            Event::BackoffDone(c) => calls.get(c).is_some_and(|c| c.sleeping),
-            _ => true,
-        })
+        self.queue
+            .pop_with(|event| stands(event, attempts, calls, workloads))
     }
 
     fn handle(&mut self, event: Event) {
@@ -797,6 +899,24 @@ fn gauges(
         }
     }
     gauges
+}
+
+/// Whether an owned timer still stands (see [`Simulator::next_event`]).
+#[inline(always)]
+fn stands(
+    event: &Event,
+    attempts: &stormsim_engine::Slab<Attempt>,
+    calls: &stormsim_engine::Slab<Call>,
+    workloads: &[WorkloadState],
+) -> bool {
+    match *event {
+        Event::Arrival { workload, epoch } => workloads[workload as usize].arrival_epoch == epoch,
+        Event::AttemptTimeout(a) => attempts
+            .get(a)
+            .is_some_and(|a| a.timer == AttemptTimer::Armed),
+        Event::BackoffDone(c) => calls.get(c).is_some_and(|c| c.sleeping),
+        _ => true,
+    }
 }
 
 fn gap(ns: f64) -> SimDuration {

@@ -15,6 +15,7 @@ use stormsim_engine::{Key, SimTime, Slab, StreamKey, StreamRng, TimerHandle};
 use stormsim_model::{Model, ServiceId};
 
 /// Everything alive in a run.
+#[derive(Clone)]
 pub(crate) struct World {
     pub tasks: Slab<Task>,
     pub calls: Slab<Call>,
@@ -143,6 +144,7 @@ impl World {
 }
 
 /// A workload's arrival process.
+#[derive(Clone)]
 pub(crate) struct WorkloadState {
     pub rng: StreamRng,
     pub key: StreamKey,
@@ -154,6 +156,7 @@ pub(crate) struct WorkloadState {
 
 /// One instance of a service: its workers and queue (its admission control
 /// is policy state, [`crate::policy_state::AdmissionState`]).
+#[derive(Clone)]
 pub(crate) struct InstanceState {
     pub busy: u32,
     /// Requests waiting for a worker, in the service's discipline.
@@ -198,6 +201,7 @@ impl InstanceState {
 
 /// One instance's cores under processor sharing: the work in progress, and
 /// the one timer pending for it, at the next finish.
+#[derive(Clone)]
 pub(crate) struct CpuState {
     pub sharing: ProcessorSharing<SharedWork>,
     pub timer: Option<TimerHandle>,
@@ -267,6 +271,7 @@ pub enum Owner {
 }
 
 /// A call in progress.
+#[derive(Clone)]
 pub struct Call {
     /// Who waits for it.
     pub owner: Owner,
@@ -310,6 +315,7 @@ pub struct Call {
 
 /// The hedging state of a call: its attempts in flight besides `current`, and
 /// the timer of the next hedge.
+#[derive(Clone)]
 pub struct Hedging {
     /// The policy the call started with: it settles its copies by it (tied
     /// or not) even if a timeline change turns hedging off or changes it
@@ -333,6 +339,7 @@ pub struct Hedging {
 
 /// A handler's fan-out, or parallel step, in progress: its child calls and
 /// how many ended and succeeded.
+#[derive(Clone)]
 pub struct FanOutState {
     /// The handler that waits.
     pub task: TaskId,
@@ -359,6 +366,7 @@ pub struct FanOutState {
 
 /// The branches of a parallel step in progress. Branch `b` calls on edge
 /// `first_edge + b`.
+#[derive(Clone)]
 pub struct Branches {
     /// The edge of branch 0.
     pub first_edge: EdgeId,
@@ -375,6 +383,7 @@ pub struct Branches {
 }
 
 /// A load that fills one key of one instance's cache.
+#[derive(Clone)]
 pub struct CacheLoad {
     /// The cached call step's edge.
     pub edge: EdgeId,
@@ -522,6 +531,7 @@ pub enum TaskState {
 }
 
 /// A handler execution at a service.
+#[derive(Clone)]
 pub struct Task {
     /// The service.
     pub service: ServiceId,

@@ -50,7 +50,7 @@ pub struct UserZombies {
 /// The run's root attempts and zombie counts. Memory grows with the root
 /// attempts alive at once (records are reused), plus one entry per
 /// closed-loop user.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct Zombies {
     records: Vec<RootRecord>,
     free: Vec<u32>,

@@ -140,6 +140,7 @@ pub fn rate_limiter(spec: &stormsim_model::RateLimitSpec) -> rate_limit::RateLim
 }
 
 /// A client-side adaptive throttle: Google SRE's or Envoy's admission control.
+#[derive(Clone)]
 pub enum Throttle {
     /// SRE client-side throttling.
     Sre(rate_limit::AdaptiveThrottle),

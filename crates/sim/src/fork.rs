@@ -1,0 +1,283 @@
+//! Counterfactuals that share their past: a variant that differs from an
+//! earlier one only from some instant on (an intervention added at T+16 min,
+//! a timeline entry changed late in the run) does not simulate the same
+//! first minutes again. The earlier variant's run pauses at that instant, a
+//! copy of its whole state goes on as the later variant, and the earlier run
+//! resumes.
+//!
+//! The copy goes on exactly as a run of its own from time zero would
+//! (`Simulator::fork`): a run is a pure function of its model, timeline and
+//! seed, and up to the pause the two runs had the same ones. Its report is
+//! the same, byte for byte, whether it forked or not, on any number of
+//! threads; only the time it takes differs. The tests hold every bundled
+//! model's forked runs to their own runs.
+
+use crate::simulator::{Advanced, Simulator};
+use crate::VariantReport;
+use std::fmt::Write as _;
+use std::hash::{Hash, Hasher};
+use std::sync::Mutex;
+use stormsim_engine::SimTime;
+use stormsim_model::{Change, Model, Variant};
+
+/// Where a variant's run starts: from another's state, at an instant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Branch {
+    /// The variant whose run it continues (an earlier one, run from zero).
+    pub trunk: usize,
+    /// The first instant at which the two differ: the run is shared before it.
+    pub at: SimTime,
+}
+
+/// For each variant, the earlier variant it shares the longest past with,
+/// and until when; `None` for a variant run from time zero (every variant
+/// that shares no past, and every trunk). Two variants share their past
+/// until the first timeline change that is not the same in both (same
+/// instant, same model from then on), when the model they start with is
+/// the same.
+pub fn plan(variants: &[Variant]) -> Vec<Option<Branch>> {
+    let prints: Vec<Fingerprints> = variants.iter().map(Fingerprints::of).collect();
+    let mut plan: Vec<Option<Branch>> = Vec::with_capacity(variants.len());
+    for (j, later) in variants.iter().enumerate() {
+        let horizon = later.model.horizon.map(|h| SimTime::ZERO + h);
+        let best = (0..j)
+            .filter(|&i| plan[i].is_none())
+            .filter_map(|i| {
+                let at = shared_until(&prints[i], &prints[j])?;
+                Some(Branch { trunk: i, at })
+            })
+            // Worth a copy: some of the run is shared, and not all of it
+            // (two variants that never differ run on their own).
+            .filter(|b| b.at > SimTime::ZERO && horizon.is_none_or(|h| b.at < h))
+            // The longest past; the earliest trunk among equals.
+            .max_by_key(|b| (b.at, std::cmp::Reverse(b.trunk)));
+        plan.push(best);
+    }
+    plan
+}
+
+/// What a variant's run is doing, for a progress display.
+#[derive(Debug)]
+pub enum Progress<'r> {
+    /// It started (from time zero, or as a copy of its trunk).
+    Started(usize),
+    /// It ended.
+    Done {
+        /// Which variant.
+        variant: usize,
+        /// Its report.
+        report: &'r VariantReport,
+        /// The run it continued, if it forked from one.
+        branch: Option<Branch>,
+        /// Events it delivered itself (its trunk delivered the rest).
+        events_here: u64,
+    },
+}
+
+/// Runs every variant of `variants`, in parallel on the current rayon pool,
+/// each forked from the run it shares its past with ([`plan`]); reports in
+/// the variants' order, the same as [`crate::run_variant`]'s for each.
+/// `progress` hears of each run as it starts and ends, from whichever
+/// thread runs it.
+pub fn run_variants(
+    variants: &[Variant],
+    progress: &(dyn Fn(Progress<'_>) + Sync),
+) -> Vec<VariantReport> {
+    let plan = plan(variants);
+    let results: Vec<Mutex<Option<VariantReport>>> =
+        variants.iter().map(|_| Mutex::new(None)).collect();
+    let finished = |variant: usize, report: VariantReport, branch, events_here| {
+        progress(Progress::Done {
+            variant,
+            report: &report,
+            branch,
+            events_here,
+        });
+        *results[variant].lock().expect("no run panicked") = Some(report);
+    };
+    rayon::scope(|scope| {
+        for (trunk, _) in plan.iter().enumerate().filter(|(_, b)| b.is_none()) {
+            let mut forks: Vec<(usize, Branch)> = plan
+                .iter()
+                .enumerate()
+                .filter_map(|(j, b)| b.filter(|b| b.trunk == trunk).map(|b| (j, b)))
+                .collect();
+            forks.sort_by_key(|(j, b)| (b.at, *j));
+            let finished = &finished;
+            scope.spawn(move |scope| {
+                progress(Progress::Started(trunk));
+                let v = &variants[trunk];
+                let mut run = Simulator::new(&v.model, &v.changes);
+                run.start();
+                let mut ended = None;
+                let mut forks = forks.into_iter();
+                for (j, branch) in forks.by_ref() {
+                    let w = &variants[j];
+                    match run.advance(Some(branch.at)) {
+                        Advanced::Paused => {
+                            let copy = run.fork(&w.model, &w.changes);
+                            let shared = copy.queue.delivered();
+                            scope.spawn(move |_| {
+                                progress(Progress::Started(j));
+                                let report = run_to_end(copy, &w.name);
+                                let here = report.events - shared;
+                                finished(j, report, Some(branch), here);
+                            });
+                        }
+                        Advanced::Ended(stopped) => {
+                            // Over (a limit, or nothing left) before the
+                            // pause: this one and the rest run on their own.
+                            ended = Some(stopped);
+                            spawn_alone(scope, w, j, progress, finished);
+                            break;
+                        }
+                    }
+                }
+                for (j, _) in forks {
+                    spawn_alone(scope, &variants[j], j, progress, finished);
+                }
+                let stopped = match ended {
+                    Some(stopped) => stopped,
+                    None => match run.advance(None) {
+                        Advanced::Ended(stopped) => stopped,
+                        Advanced::Paused => unreachable!("a run with no pause ran to its end"),
+                    },
+                };
+                let report = run.finish(&v.name, stopped);
+                let events = report.events;
+                finished(trunk, report, None, events);
+            });
+        }
+    });
+    results
+        .into_iter()
+        .map(|r| {
+            r.into_inner()
+                .expect("no run panicked")
+                .expect("every variant ran")
+        })
+        .collect()
+}
+
+/// A forked run from where it is to its end.
+fn run_to_end(mut run: Simulator<'_>, variant: &str) -> VariantReport {
+    match run.advance(None) {
+        Advanced::Ended(stopped) => run.finish(variant, stopped),
+        Advanced::Paused => unreachable!("a run with no pause ran to its end"),
+    }
+}
+
+/// Runs `variant` (the `index`th) from time zero, in a task of its own.
+fn spawn_alone<'s, F>(
+    scope: &rayon::Scope<'s>,
+    variant: &'s Variant,
+    index: usize,
+    progress: &'s (dyn Fn(Progress<'_>) + Sync),
+    finished: &'s F,
+) where
+    F: Fn(usize, VariantReport, Option<Branch>, u64) + Sync,
+{
+    scope.spawn(move |_| {
+        progress(Progress::Started(index));
+        let report = crate::run_variant(variant);
+        let events = report.events;
+        finished(index, report, None, events);
+    });
+}
+
+/// Two fingerprints of everything a run reads from a variant: its model at
+/// time zero, and each timeline change's instant and model. Two 64-bit
+/// hashes of the `Debug` text (which spells every number exactly), so
+/// that two variants that differ are never taken as the same.
+struct Fingerprints {
+    start: [u64; 2],
+    changes: Vec<(SimTime, [u64; 2])>,
+}
+
+impl Fingerprints {
+    fn of(variant: &Variant) -> Fingerprints {
+        Fingerprints {
+            start: fingerprint(&variant.model),
+            changes: variant
+                .changes
+                .iter()
+                .map(|c: &Change| (c.at, fingerprint(&c.model)))
+                .collect(),
+        }
+    }
+}
+
+fn fingerprint(model: &Model) -> [u64; 2] {
+    [0u8, 1].map(|salt| {
+        let mut hasher = HashWriter(std::hash::DefaultHasher::new());
+        salt.hash(&mut hasher.0);
+        write!(hasher, "{model:?}").expect("hashing does not fail");
+        hasher.0.finish()
+    })
+}
+
+/// Feeds formatted text to a hasher, without building the text.
+struct HashWriter(std::hash::DefaultHasher);
+
+impl std::fmt::Write for HashWriter {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        self.0.write(s.as_bytes());
+        Ok(())
+    }
+}
+
+/// Until when runs of `a` and `b` are the same: the instant of the first
+/// timeline change not in both (`None`: they differ from time zero, or
+/// never).
+fn shared_until(pa: &Fingerprints, pb: &Fingerprints) -> Option<SimTime> {
+    if pa.start != pb.start {
+        return None;
+    }
+    let same = pa
+        .changes
+        .iter()
+        .zip(&pb.changes)
+        .take_while(|(x, y)| x == y)
+        .count();
+    let next_a = pa.changes.get(same).map(|c| c.0);
+    let next_b = pb.changes.get(same).map(|c| c.0);
+    match (next_a, next_b) {
+        (None, None) => None,
+        (x, y) => x.into_iter().chain(y).min(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn catalog_incident() -> Vec<Variant> {
+        let text = include_str!("../../../models/catalog-incident.json");
+        stormsim_model::load_model(text, &[], None)
+            .expect("a valid model")
+            .variants
+    }
+
+    #[test]
+    fn the_incident_scale_outs_continue_the_baseline_from_their_intervention() {
+        let variants = catalog_incident();
+        let plan = plan(&variants);
+        let named: Vec<(&str, Option<Branch>)> = variants
+            .iter()
+            .map(|v| v.name.as_str())
+            .zip(plan.iter().copied())
+            .collect();
+        let at_1020 = Some(Branch {
+            trunk: 0,
+            at: SimTime::ZERO + stormsim_engine::SimDuration::from_ms(1_020_000.0),
+        });
+        for (name, branch) in named {
+            let expected = if name.starts_with("scale-out") {
+                at_1020
+            } else {
+                None
+            };
+            assert_eq!(branch, expected, "variant {name}");
+        }
+    }
+}
