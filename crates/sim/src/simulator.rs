@@ -157,6 +157,14 @@ pub(crate) enum Advanced {
     Ended(Option<LimitHit>),
 }
 
+/// Where [`Simulator::deliver`] stopped.
+enum Delivered {
+    /// The run is over, at the limit it stopped at if any.
+    Ended(Option<LimitHit>),
+    /// It handled an event it was asked to watch for.
+    Watched,
+}
+
 /// Places among ties set aside for a run's timeline: more than any
 /// timeline has changes.
 const TIMELINE_PLACES: u64 = 1 << 32;
@@ -262,33 +270,17 @@ impl<'m> Simulator<'m> {
     /// before it is taken; an event that leaps past the whole bucket is taken
     /// and the run goes on to its end without pausing.
     pub(crate) fn advance(&mut self, pause: Option<SimTime>) -> Advanced {
-        let horizon = self.topology.model.horizon.map(|h| SimTime::ZERO + h);
-        let limits = self.topology.model.limits;
-        let mut stopped = None;
-        let mut watch_from = pause.map_or(SimTime::NEVER, |p| {
-            SimTime(
-                p.as_nanos()
-                    .saturating_sub(self.measured.series.bucket.as_nanos()),
-            )
-        });
-        // Paused here before (another fork at the same instant), or near.
-        let mut watching = pause.is_some() && self.now() >= watch_from;
-        if watching {
-            watch_from = SimTime::NEVER;
-        }
-        // The first instant at which the loop has more to do than deliver:
-        // the horizon, the start of a bucket not open yet, or the watch
-        // before a pause. One comparison per event instead of one for each.
-        let look_at = |measured: &Measurements, watch_from: SimTime| {
-            horizon
-                .unwrap_or(SimTime::NEVER)
-                .min(measured.next_bucket_at)
-                .min(watch_from)
+        let Some(pause) = pause else {
+            return match self.deliver(SimTime::NEVER, SimTime::NEVER) {
+                Delivered::Ended(stopped) => Advanced::Ended(stopped),
+                Delivered::Watched => unreachable!("nothing is watched without a pause"),
+            };
         };
-        let mut next_look_at = look_at(&self.measured, watch_from);
+        let bucket = self.measured.series.bucket.as_nanos();
+        let mut watch_from = SimTime(pause.as_nanos().saturating_sub(bucket));
         loop {
-            if watching {
-                let pause = pause.expect("watching for a pause");
+            // Paused here before (another fork at the same instant), or near.
+            if self.now() >= watch_from {
                 let (attempts, calls, workloads) = (
                     &self.world.attempts,
                     &self.world.calls,
@@ -300,17 +292,43 @@ impl<'m> Simulator<'m> {
                 if next.is_none_or(|t| t >= pause) {
                     return Advanced::Paused;
                 }
+                // One event at a time from here.
+                watch_from = SimTime::ZERO;
             }
-            let Some((t, event)) = self.next_event() else {
-                break;
-            };
+            match self.deliver(watch_from, pause) {
+                Delivered::Ended(stopped) => return Advanced::Ended(stopped),
+                Delivered::Watched => {}
+            }
+        }
+    }
+
+    /// The run loop: delivers events until the run ends (`Ended`), or until
+    /// it has handled one due at or after `watch_from` and before `pause`
+    /// (`Watched`). One due at or after `pause` is past the pause: the
+    /// watch is over and the loop goes on. The watch costs nothing per event:
+    /// it is one more instant the loop looks at ([`Simulator::advance`]).
+    fn deliver(&mut self, mut watch_from: SimTime, pause: SimTime) -> Delivered {
+        let horizon = self.topology.model.horizon.map(|h| SimTime::ZERO + h);
+        let limits = self.topology.model.limits;
+        let mut stopped = None;
+        // The first instant at which the loop has more to do than deliver:
+        // the horizon, the start of a bucket not open yet, or a watch before
+        // a pause. One comparison per event instead of one for each.
+        let look_at = |measured: &Measurements, watch_from: SimTime| {
+            horizon
+                .unwrap_or(SimTime::NEVER)
+                .min(measured.next_bucket_at)
+                .min(watch_from)
+        };
+        let mut next_look_at = look_at(&self.measured, watch_from);
+        let mut watched = false;
+        while let Some((t, event)) = self.next_event() {
             if t >= next_look_at {
                 if horizon.is_some_and(|h| t >= h) {
                     break;
                 }
                 if t >= watch_from {
-                    // Past the pause already, or close enough to look.
-                    watching = pause.is_some_and(|p| t < p);
+                    watched = t < pause;
                     watch_from = SimTime::NEVER;
                 }
                 if t >= self.measured.next_bucket_at {
@@ -329,6 +347,9 @@ impl<'m> Simulator<'m> {
                     self.open_buckets_until(t);
                 }
                 next_look_at = look_at(&self.measured, watch_from);
+                if watched {
+                    return self.deliver_watched(event, limits);
+                }
             }
             self.warm_up_upcoming();
             if self.dispatch(event, limits.max_events) {
@@ -340,7 +361,20 @@ impl<'m> Simulator<'m> {
                 break;
             }
         }
-        Advanced::Ended(stopped)
+        Delivered::Ended(stopped)
+    }
+
+    /// Handles a watched event (see [`Simulator::deliver`]), out of the run
+    /// loop's way.
+    #[inline(never)]
+    fn deliver_watched(&mut self, event: Event, limits: stormsim_model::Limits) -> Delivered {
+        if self.dispatch(event, limits.max_events) {
+            return Delivered::Ended(Some(LimitHit::Events(self.queue.delivered())));
+        }
+        if self.world.tasks.len() as u64 > limits.max_in_flight {
+            return Delivered::Ended(Some(LimitHit::InFlight(self.world.tasks.len() as u64)));
+        }
+        Delivered::Watched
     }
 
     /// Ends the run (`stopped`: the limit it stopped at, if any) and reports.
@@ -597,6 +631,7 @@ impl<'m> Simulator<'m> {
     /// backoff against a refusing instance) never leaves this instant, so the
     /// run loop's own check would come only after it ends, if ever. Whether
     /// it stopped at `max_events`.
+    #[inline(always)]
     fn dispatch(&mut self, event: Event, max_events: u64) -> bool {
         self.handle(event);
         loop {
