@@ -13,12 +13,19 @@
 Each comparison has a tolerance derived from the run's own samples (see
 docs/real-chain.md): prints a table of real against simulated figures, writes
 it with every measurement to WORK/figures.json, and exits 1 on a miss.
+
+It exits 1 too, saying why, when a real run is no reference (the chain did
+not keep up with its load: its driver's requests timed out or found no
+connection) or the imported model lacks the calls the chain makes. On any
+failure the work folder is kept, and its path printed.
 """
 
 import argparse
 import csv
 import json
 import math
+import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -33,6 +40,15 @@ Z = 3.2905
 SERVER, CLIENT = 2, 3
 STATUS_ERROR = 2
 COMMAND_TIMEOUT_S = 300
+# The share of a run's requests (after the warm-up) that may end with no
+# answer at the driver (its timeout, no connection) for the run to count as
+# the chain's: an undisturbed run has none (its slowest requests take under
+# 0.5 s of the driver's 2 s).
+MOST_UNANSWERED = 0.01
+
+
+class CheckFailed(Exception):
+    """The check cannot compare: the message says why."""
 
 
 # ---------------------------------------------------------------- traces
@@ -59,6 +75,7 @@ def load_spans(path):
                                 "start_ns": start,
                                 "ms": (end - start) / 1e6,
                                 "error": s.get("status", {}).get("code") == STATUS_ERROR,
+                                "status": s.get("status", {}).get("message") or "",
                                 "attrs": attributes(s.get("attributes", [])),
                             }
                         )
@@ -128,11 +145,19 @@ def real_figures(out, config):
         own = s["ms"] - waits - retries * backoff[s["service"]]
         overhead.setdefault(s["service"], []).append(own - s["attrs"]["chain.work_ms"])
     gaps = []
+    # Attempts no server span answers: the request never reached a handler
+    # (a timeout or a refused connection before it was read), by caller and
+    # error.
+    unreached = {}
     for s in spans:
         if s["kind"] == CLIENT:
             served = [c for c in children.get(s["id"], []) if c["kind"] == SERVER]
             if served:
                 gaps.append(s["ms"] - served[0]["ms"])
+            else:
+                why = unreached.setdefault(s["service"], {})
+                why[s["status"] or "no error"] = why.get(s["status"] or "no error", 0) + 1
+    attempts_by = count(s["service"] for s in spans if s["kind"] == CLIENT)
     root_ms = sorted(s["ms"] for s in steady_roots)
     lags = {c["name"]: sorted(json.loads((out / f"{c['name']}.lag.json").read_text(encoding="utf-8"))) for c in config["services"]}
     return {
@@ -142,6 +167,7 @@ def real_figures(out, config):
         "latencies": latencies,
         "success_rate": ok / len(steady),
         "outcomes": count(r["outcome"] for r in steady),
+        "all_outcomes": count(r["outcome"] for r in rows),
         "roots": len(roots),
         "steady_roots": len(steady_roots),
         "root_ms": root_ms,
@@ -149,6 +175,8 @@ def real_figures(out, config):
         "spans": len(spans),
         "overhead": {k: sorted(v) for k, v in overhead.items()},
         "gaps": sorted(gaps),
+        "unreached": unreached,
+        "client_attempts": attempts_by,
     }
 
 
@@ -204,6 +232,73 @@ def work_step(model, service):
     return works[0]
 
 
+def unanswered(real):
+    """How many of the requests after the warm-up got no answer at the
+    driver (a timeout, no connection): not a 200, nor an error a service
+    answered with."""
+    return sum(n for outcome, n in real["outcomes"].items() if outcome != "ok" and not outcome.startswith("http_"))
+
+
+def health(phase, real):
+    """Why the real run is no reference for the simulation (its requests
+    went unanswered: the chain did not keep up with its load), or None."""
+    lost = unanswered(real)
+    if lost <= MOST_UNANSWERED * real["steady_requests"]:
+        return None
+    lines = [
+        f"{phase}: the real chain did not keep up with its load: {lost} of its {real['steady_requests']} requests after the warm-up"
+        f" got no answer at the driver (outcomes: {describe(real['outcomes'])}; an undisturbed run has none, at most"
+        f" {MOST_UNANSWERED:.0%} are allowed), so it is no reference for the simulation."
+    ]
+    lines.append("  its event loops' lateness (a 10 ms sleep's delay, every 10 ms): " + "; ".join(
+        f"{name} mean {sum(l) / len(l):.1f} ms, p99 {quantile(l, 0.99):.1f} ms, max {l[-1]:.0f} ms ({len(l)} samples)"
+        for name, l in real["lags"].items() if l
+    ))
+    for caller, why in real["unreached"].items():
+        lines.append(
+            f"  {caller}: {sum(why.values())} of its {real['client_attempts'].get(caller, 0)} call attempts reached no server (no SERVER span under the CLIENT span): {describe(why)}"
+        )
+    lines.append(
+        "  A starved or stalled chain times out before its calls are even sent, and each timeout costs it more work"
+        " (docs/real-chain.md, the machine's scheduler): was the machine busy beside it, without the priority it asks for?"
+    )
+    return "\n".join(lines)
+
+
+def describe(counts):
+    return ", ".join(f"{k} {v}" for k, v in sorted(counts.items(), key=lambda kv: -kv[1]))
+
+
+def missing_calls(model, config):
+    """The chain's calls (config.json) that the imported model's handlers do
+    not make: (caller, callee) pairs."""
+    steps = {s["name"]: s.get("steps", []) for s in model["services"]}
+    missing = []
+    for spec in config["services"]:
+        call = spec.get("call")
+        if call and not any(step.get("call") == call["to"] for step in steps.get(spec["name"], [])):
+            missing.append((spec["name"], call["to"]))
+    return missing
+
+
+def outline(model):
+    """Each service of a model and its steps, one line each."""
+    lines = []
+    for s in model["services"]:
+        steps = []
+        for step in s.get("steps", []):
+            if "work" in step:
+                steps.append("work")
+            elif "call" in step:
+                steps.append(f"call {step['call']}" + (f" (retry {json.dumps(step['retry'])})" if "retry" in step else ""))
+            elif "parallel" in step:
+                steps.append("parallel(" + ", ".join(b.get("call", "?") for b in step["parallel"]["branches"]) + ")")
+            else:
+                steps.append(json.dumps(step))
+        lines.append(f"  {s['name']}: " + (", then ".join(steps) or "no steps"))
+    return lines
+
+
 class Simulator:
     def __init__(self, stormsim, config, requests):
         self.stormsim = stormsim
@@ -211,8 +306,13 @@ class Simulator:
         self.requests = requests
 
     def import_traces(self, traces, model_path):
-        run([self.stormsim, "import", "otlp", str(traces), "--out", str(model_path)])
-        return json.loads(model_path.read_text(encoding="utf-8"))
+        """Imports `traces` into `model_path`; the model, and the importer's
+        notes on each service's handler. What it printed is kept beside the
+        model (import.log)."""
+        done = run([self.stormsim, "import", "otlp", str(traces), "--out", str(model_path)], both=True)
+        (model_path.parent / "import.log").write_text(done, encoding="utf-8")
+        handlers = [line for line in done.splitlines() if "handler:" in line]
+        return json.loads(model_path.read_text(encoding="utf-8")), handlers
 
     def client_settings(self, model):
         """What the traces cannot show: each service's pool (none: an asyncio
@@ -256,11 +356,12 @@ class Simulator:
         }
 
 
-def run(cmd):
+def run(cmd, both=False):
+    """The command's output (`both`: its standard error after it); raises if it fails."""
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=COMMAND_TIMEOUT_S, stdin=subprocess.DEVNULL)
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd[:3])} ... exited {done.returncode}:\n{done.stderr.strip()}")
-    return done.stdout
+    return done.stdout + done.stderr if both else done.stdout
 
 
 # ---------------------------------------------------------------- comparison
@@ -363,10 +464,39 @@ def main():
     args = parser.parse_args()
     config = json.loads(Path(args.config).read_text(encoding="utf-8"))
     if args.work:
-        Path(args.work).mkdir(parents=True, exist_ok=True)
-        return check(args, config, Path(args.work))
-    with tempfile.TemporaryDirectory(prefix="chain-check-") as work:
-        return check(args, config, Path(work))
+        work = Path(args.work)
+        work.mkdir(parents=True, exist_ok=True)
+    else:
+        work = Path(tempfile.mkdtemp(prefix="chain-check-"))
+        say(f"work folder {work} (removed if the check passes)")
+    say(f"priority: {priority()}")
+    status = 1
+    try:
+        status = check(args, config, work)
+    except CheckFailed as failure:
+        print(f"\nchain-check: FAILED: {failure}", flush=True)
+    finally:
+        if status == 0 and not args.work:
+            shutil.rmtree(work, ignore_errors=True)
+        elif status != 0:
+            say(f"failed: traces, models and outputs kept in {work}")
+    return status
+
+
+def priority():
+    """This process's nice value and, where the kernel groups each session's
+    processes for the scheduler, its group's (scripts/chain-check sets both)."""
+    text = f"nice {os.nice(0)}"
+    try:
+        with open("/proc/sys/kernel/sched_autogroup_enabled", encoding="utf-8") as f:
+            enabled = f.read().strip() == "1"
+        with open("/proc/self/autogroup", encoding="utf-8") as f:
+            group = f.read().strip()
+    except OSError:
+        return text
+    if not enabled:
+        return text + " (no scheduling groups per session)"
+    return text + f", its session's scheduling group {group}"
 
 
 def check(args, config, work):
@@ -394,7 +524,23 @@ def check(args, config, work):
     real = real_figures(steady, config)
     model_path = steady / "model.json"
     say("steady: stormsim import otlp, then stormsim run on the imported model")
-    model = sim.import_traces(steady / "traces.jsonl", model_path)
+    model, handlers = sim.import_traces(steady / "traces.jsonl", model_path)
+    unhealthy = health("steady", real)
+    missing = missing_calls(model, config)
+    if missing:
+        lines = [
+            "the imported model lacks the calls the chain makes: "
+            + ", ".join(f"{a} → {b}" for a, b in missing)
+            + f" ({model_path}, imported from {steady / 'traces.jsonl'}). Its services and steps:",
+            *outline(model),
+            "The importer's handlers (each service's outline most of its executions had):",
+            *(f"  {h}" for h in handlers),
+        ]
+        if unhealthy:
+            lines.append("Why, most likely: " + unhealthy)
+        raise CheckFailed("\n".join(lines))
+    if unhealthy:
+        raise CheckFailed(unhealthy)
     base_sets = sim.client_settings(model)
     if wrong:
         path, dist = model_work(wrong[0])
@@ -414,6 +560,9 @@ def check(args, config, work):
     say(f"slow: the real chain with {slow['service']}'s sleeps x{slow['factor']}")
     slowed = Chain(args.config, work / "slow", slow["factor"]).run()
     real = real_figures(slowed, config)
+    unhealthy = health("slow", real)
+    if unhealthy:
+        raise CheckFailed(unhealthy)
     say("slow: stormsim run on the imported model with the same change")
     offset = quantile(steady_real["overhead"][slow["service"]], 0.5)
     path, dist = model_work(slow["service"])
