@@ -960,7 +960,8 @@ fn validate_model(spec: &ModelSpec, with_timeline: bool) -> Result<Model, Vec<Pr
     }
     if let Some(h) = spec.horizon_s {
         let buckets = (h / spec.timeseries.bucket_s).ceil();
-        let rows = buckets * (1 + spec.services.len() + workloads.len()) as f64;
+        // As the series keeps them: copies summed into one report are one.
+        let rows = buckets * (1 + spec.services.len() + reported_workloads.len()) as f64;
         let limit = max_series_rows.min(MAX_SERIES_ROWS);
         if rows > limit as f64 {
             let most = if limit < MAX_SERIES_ROWS {
@@ -974,7 +975,7 @@ fn validate_model(spec: &ModelSpec, with_timeline: bool) -> Result<Model, Vec<Pr
                     "the horizon holds {buckets:.3e} buckets of {} s, {rows:.3e} time-series rows with {} services and {} workloads (one per bucket, and one per service and per workload and bucket): at most {most}; widen the buckets or shorten the horizon",
                     spec.timeseries.bucket_s,
                     spec.services.len(),
-                    workloads.len()
+                    reported_workloads.len()
                 ),
             );
         }

@@ -1184,3 +1184,21 @@ fn a_horizon_over_a_lowered_series_limit_is_refused_naming_the_limit() {
     let doc = with(doc, "limits", json!({"max_series_rows": 400}));
     assert_eq!(problems(&doc), Vec::<String>::new());
 }
+
+/// Validation counted a series row per workload copy where the series keeps
+/// one for copies summed into one report: twenty summed clients made a
+/// horizon that fits look twenty times too long.
+#[test]
+fn regression_copies_summed_into_one_report_are_one_series_row_a_bucket() {
+    // 2 services and 1 reported workload (20 copies summed): 4 rows a
+    // bucket, 100 buckets.
+    let doc = with(base(), "horizon_s", json!(100));
+    let doc = with(doc, "workloads[users].count", json!(20));
+    let doc = with(doc, "workloads[users].report_copies", json!("summed"));
+    let doc = with(doc, "limits", json!({"max_series_rows": 400}));
+    assert_eq!(problems(&doc), Vec::<String>::new());
+    let doc = with(doc, "limits", json!({"max_series_rows": 399}));
+    let p = problems(&doc);
+    assert_eq!(p.len(), 1, "{p:?}");
+    assert!(p[0].contains("with 2 services and 1 workloads"), "{p:?}");
+}

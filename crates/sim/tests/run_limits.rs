@@ -54,11 +54,45 @@ fn regression_an_uncapped_backoff_stops_at_a_lowered_series_row_limit() {
         why.contains("at most 1000 rows (limits.max_series_rows)"),
         "{why}"
     );
-    // A row a bucket, and one for the service's instance and the workload:
+    // A row a bucket, and one for the service and one for the workload:
     // the run stops before the event that would need more than 1000 rows,
     // with the buckets opened until then.
     assert!(v.series.len() * 3 <= 1000, "{} buckets", v.series.len());
     assert_eq!(v.requests, 5);
     assert_eq!(v.succeeded + v.failed + v.unanswered, v.requests);
     assert!(v.unanswered > 0, "the run stopped before every retry ended");
+}
+
+/// The series keeps a row per service, not per replica, and the run stops
+/// at its limit counting them so: with a horizon, a model validation lets
+/// through runs whole.
+#[test]
+fn replicas_add_no_series_rows_of_their_own() {
+    // 100 one-second buckets, each a row of its own, one for the service
+    // and one for the workload: 300 rows.
+    let replicated = |max_series_rows: u64| {
+        json!({
+            "name": "replicas",
+            "horizon_s": 100,
+            "workloads": [{"name": "u", "target": "s", "duration_s": 100,
+                           "arrival": {"kind": "poisson", "rate_per_s": 50}}],
+            "services": [{"name": "s", "instances": 50,
+                          "steps": [{"work": {"kind": "constant", "ms": 1}}]}],
+            "limits": {"max_series_rows": max_series_rows}
+        })
+        .to_string()
+    };
+    let model = load_model(&replicated(300), &[], Some(1)).expect("a valid model");
+    let v = run_variant(&model.variants[0]);
+    assert_eq!(v.stopped_by_limit, None);
+    assert_eq!(v.series.len(), 100);
+    assert!(v.requests > 4000, "{} requests", v.requests);
+    // One row fewer is refused before the run, by validation.
+    let refused = load_model(&replicated(299), &[], Some(1)).expect_err("over the limit");
+    assert!(
+        refused
+            .to_string()
+            .contains("at most 299 (limits.max_series_rows)"),
+        "{refused}"
+    );
 }
