@@ -155,8 +155,7 @@ def real_figures(out, config):
             if served:
                 gaps.append(s["ms"] - served[0]["ms"])
             else:
-                why = unreached.setdefault(s["service"], {})
-                why[s["status"] or "no error"] = why.get(s["status"] or "no error", 0) + 1
+                unreached.setdefault(s["service"], []).append(s["status"] or "no error")
     attempts_by = count(s["service"] for s in spans if s["kind"] == CLIENT)
     root_ms = sorted(s["ms"] for s in steady_roots)
     lags = {c["name"]: sorted(json.loads((out / f"{c['name']}.lag.json").read_text(encoding="utf-8"))) for c in config["services"]}
@@ -167,7 +166,6 @@ def real_figures(out, config):
         "latencies": latencies,
         "success_rate": ok / len(steady),
         "outcomes": count(r["outcome"] for r in steady),
-        "all_outcomes": count(r["outcome"] for r in rows),
         "roots": len(roots),
         "steady_roots": len(steady_roots),
         "root_ms": root_ms,
@@ -175,7 +173,7 @@ def real_figures(out, config):
         "spans": len(spans),
         "overhead": {k: sorted(v) for k, v in overhead.items()},
         "gaps": sorted(gaps),
-        "unreached": unreached,
+        "unreached": {caller: count(why) for caller, why in unreached.items()},
         "client_attempts": attempts_by,
     }
 
