@@ -973,8 +973,13 @@ impl RunReport {
             .chain(&TIMESERIES_COLUMNS[4..])
             .map(|&metric| Column::run(metric))
             .collect();
-        for s in self.service_names() {
+        let services = self.service_names();
+        let has_cpu = self.have_cpu(&services);
+        for (s, has_cpu) in services.into_iter().zip(has_cpu) {
             columns.extend(TIMESERIES_SERVICE_COLUMNS.iter().map(|c| Column::of(s, c)));
+            if has_cpu {
+                columns.extend(TIMESERIES_CPU_COLUMNS.iter().map(|c| Column::of(s, c)));
+            }
         }
         for w in self.workload_names() {
             columns.extend(TIMESERIES_WORKLOAD_COLUMNS.iter().map(|c| Column::of(w, c)));
@@ -982,11 +987,29 @@ impl RunReport {
         columns
     }
 
+    /// For each of `services`, whether it has cores in some variant (a
+    /// `cpu`): only those get [`TIMESERIES_CPU_COLUMNS`], so that a model
+    /// without one has no columns that are always empty.
+    fn have_cpu(&self, services: &[&str]) -> Vec<bool> {
+        let mut has_cpu = vec![false; services.len()];
+        for v in &self.variants {
+            let ts = &v.series;
+            let at = places(services, &v.services, |s| &s.name);
+            for (flag, at) in has_cpu.iter_mut().zip(at) {
+                if let Some(s) = at {
+                    *flag |= (0..ts.len()).any(|b| ts.service(b, s).cores > 0);
+                }
+            }
+        }
+        has_cpu
+    }
+
     /// `timeseries.csv` ([`Layout::Wide`]: one row per variant and bucket)
     /// or `timeseries.tidy.csv.gz` ([`Layout::Tidy`]), into `out`, a row at a
     /// time. Counts are per bucket, not per second.
     pub fn write_timeseries<W: Write>(&self, layout: Layout, out: W) -> Result<W, csv::Error> {
         let service_names = self.service_names();
+        let has_cpu = self.have_cpu(&service_names);
         let workload_names = self.workload_names();
         let columns = self.timeseries_columns();
         let mut table = TableWriter::new(layout, &TIMESERIES_COLUMNS[..2], &columns, out)?;
@@ -1006,7 +1029,7 @@ impl RunReport {
                 row.extend(failure_cells(&g.failures));
                 row.push(opt(&g.mean_latency_ms().map(round_ms)));
                 row.push(g.zombies.to_string());
-                for &at in &service_at {
+                for (&at, &has_cpu) in service_at.iter().zip(&has_cpu) {
                     match at {
                         Some(s) => {
                             let x = ts.service(b, s);
@@ -1031,9 +1054,26 @@ impl RunReport {
                                 opt(&x.mean_wait_ms().map(round_ms)),
                                 opt(&x.mean_service_ms().map(round_ms)),
                             ]);
+                            if has_cpu {
+                                let cores_busy = x.cores_busy_ns as f64 / width_ns;
+                                let utilisation = (x.cores > 0)
+                                    .then(|| round_ratio(cores_busy / f64::from(x.cores)));
+                                row.extend([
+                                    (x.cores > 0)
+                                        .then(|| round_ratio(cores_busy))
+                                        .map_or(String::new(), |c| c.to_string()),
+                                    opt(&utilisation),
+                                ]);
+                            }
                         }
                         None => {
-                            row.extend(TIMESERIES_SERVICE_COLUMNS.iter().map(|_| String::new()))
+                            let cpu_columns = if has_cpu { TIMESERIES_CPU_COLUMNS } else { &[] };
+                            row.extend(
+                                TIMESERIES_SERVICE_COLUMNS
+                                    .iter()
+                                    .chain(cpu_columns)
+                                    .map(|_| String::new()),
+                            )
                         }
                     }
                 }
@@ -1108,6 +1148,13 @@ pub const TIMESERIES_SERVICE_COLUMNS: &[&str] = &[
     "queue_wait_ms",
     "service_ms",
 ];
+
+/// The per-service columns of `timeseries.csv` for a service with a `cpu`
+/// (in some variant), after [`TIMESERIES_SERVICE_COLUMNS`]: its mean busy
+/// cores over the bucket and their share of its cores. A `cpu` service's
+/// `busy` counts the workers (threads) holding a request, which may far
+/// outnumber its cores.
+pub const TIMESERIES_CPU_COLUMNS: &[&str] = &["cores_busy", "cpu_utilisation"];
 
 /// The per-workload columns of `timeseries.csv`, each prefixed by
 /// `<workload>.`: latency quantiles of its requests answered in the bucket.

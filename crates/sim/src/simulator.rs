@@ -550,13 +550,18 @@ impl<'m> Simulator<'m> {
             return;
         };
         for s in 0..self.world.instances.len() {
-            let mut busy = 0;
+            let (mut busy, mut cores_busy) = (0, 0);
             for instance in &mut self.world.instances[s] {
                 let integral = instance.busy_integral_at(at.max(instance.busy_since));
                 busy += integral - instance.busy_at_bucket_start;
                 instance.busy_at_bucket_start = integral;
+                if let Some(cpu) = instance.cpu.as_mut() {
+                    let work_done = cpu.sharing.work_done_ns_at(at);
+                    cores_busy += work_done - cpu.work_done_at_bucket_start;
+                    cpu.work_done_at_bucket_start = work_done;
+                }
             }
-            self.measured.series.set_busy(b, s, busy);
+            self.measured.series.set_busy(b, s, busy, cores_busy);
         }
     }
 
@@ -916,6 +921,7 @@ fn gauges(
                 queue: queued,
                 in_flight: queued + busy,
                 workers: spec.workers.saturating_mul(up),
+                cores: spec.cpu.map_or(0, |cpu| cpu.cores.saturating_mul(up)),
                 ..Gauges::default()
             }
         })

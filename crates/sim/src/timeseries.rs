@@ -75,6 +75,11 @@ pub struct ServiceBucket {
     pub busy_ns: u128,
     /// Workers at the bucket's start (`u32::MAX`: unbounded).
     pub workers: u32,
+    /// Core-nanoseconds of work its `cpu` did during the bucket: the busy
+    /// cores' time, where `busy_ns` is the busy workers' (threads').
+    pub cores_busy_ns: u128,
+    /// Cores at the bucket's start, over its instances up (0: no `cpu`).
+    pub cores: u32,
     /// Breakers guarding calls to this service that are open at the bucket's start.
     pub breakers_open: u32,
     /// Retry-budget tokens on the edges to this service at the bucket's start,
@@ -88,6 +93,7 @@ pub(crate) struct Gauges {
     pub queue: u64,
     pub in_flight: u64,
     pub workers: u32,
+    pub cores: u32,
     pub breakers_open: u32,
     pub budget_tokens: Option<f64>,
 }
@@ -250,6 +256,7 @@ impl TimeSeries {
                 queue: g.queue,
                 in_flight: g.in_flight,
                 workers: g.workers,
+                cores: g.cores,
                 breakers_open: g.breakers_open,
                 budget_tokens: g.budget_tokens,
                 ..ServiceBucket::default()
@@ -267,9 +274,12 @@ impl TimeSeries {
         &mut self.per_service[self.open_row + s]
     }
 
-    /// Closes the open bucket's busy time for service `s`.
-    pub(crate) fn set_busy(&mut self, b: usize, s: usize, busy_ns: u128) {
-        self.per_service[b * self.services + s].busy_ns = busy_ns;
+    /// Closes the open bucket's busy time for service `s`: its workers'
+    /// and its cores'.
+    pub(crate) fn set_busy(&mut self, b: usize, s: usize, busy_ns: u128, cores_busy_ns: u128) {
+        let bucket = &mut self.per_service[b * self.services + s];
+        bucket.busy_ns = busy_ns;
+        bucket.cores_busy_ns = cores_busy_ns;
     }
 
     pub(crate) fn answered(

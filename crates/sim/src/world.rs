@@ -183,6 +183,7 @@ impl InstanceState {
                 Box::new(CpuState {
                     sharing: ProcessorSharing::new(c.cores),
                     timer: None,
+                    work_done_at_bucket_start: 0,
                 })
             }),
         }
@@ -205,6 +206,9 @@ impl InstanceState {
 pub(crate) struct CpuState {
     pub sharing: ProcessorSharing<SharedWork>,
     pub timer: Option<TimerHandle>,
+    /// The cores' work done (`sharing.work_done_ns_at`) at the start of the
+    /// open time-series bucket.
+    pub work_done_at_bucket_start: u128,
 }
 
 /// A handler's work step in an instance's processor-sharing set.

@@ -161,3 +161,46 @@ fn a_failing_step_shares_its_share_of_the_work() {
     );
     assert!(answers(&text).iter().all(|r| r.1 == 10.0 && r.2 == "error"));
 }
+
+/// `timeseries.csv` tells a `cpu` service's busy cores apart from its busy
+/// workers (threads): three requests of 10 ms at once on two cores keep both
+/// busy for 15 ms, 30 ms of the cores' time in the first 1 s bucket (0.03
+/// cores on average, 1.5% of two), while each holds a thread for 15 ms (0.045
+/// threads). A service without a `cpu` in any variant has no such columns;
+/// one with a `cpu` in one variant only has them, empty in the other.
+#[test]
+fn the_time_series_shows_busy_cores_beside_busy_threads() {
+    let text = r#"{"name": "m", "horizon_s": 2,
+        "workloads": [
+            {"name": "w", "target": "s", "arrival": {"kind": "at_once"}, "requests": 3},
+            {"name": "v", "target": "t", "arrival": {"kind": "at_once"}, "requests": 1}],
+        "services": [
+            {"name": "s", "cpu": {"cores": 2}, "steps": [{"work": {"kind": "constant", "ms": 10}}]},
+            {"name": "t", "steps": [{"work": {"kind": "constant", "ms": 10}}]}],
+        "variants": [
+            {"name": "cpu", "set": {}},
+            {"name": "no-cpu", "set": {"services[s].cpu": null}}]}"#;
+    let model = stormsim_model::load_model(text, &[], None).unwrap_or_else(|e| panic!("{e:?}"));
+    let csv = stormsim_sim::run_model(&model).timeseries_csv().unwrap();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let column = |name: &str| header.iter().position(|c| *c == name);
+    assert!(column("s.cores_busy").is_some() && column("s.cpu_utilisation").is_some());
+    assert_eq!(column("t.cores_busy"), None);
+    assert_eq!(column("t.cpu_utilisation"), None);
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    let cell = |row: &[&str], name: &str| row[column(name).unwrap()].to_string();
+    let first = |variant: &str| {
+        rows.iter()
+            .find(|r| r[0] == variant && r[1] == "0")
+            .expect("a first bucket")
+    };
+    let with_cpu = first("cpu");
+    assert_eq!(cell(with_cpu, "s.cores_busy"), "0.03");
+    assert_eq!(cell(with_cpu, "s.cpu_utilisation"), "0.015");
+    assert_eq!(cell(with_cpu, "s.busy"), "0.045");
+    let without = first("no-cpu");
+    assert_eq!(cell(without, "s.cores_busy"), "");
+    assert_eq!(cell(without, "s.cpu_utilisation"), "");
+    assert_eq!(cell(without, "s.busy"), "0.03");
+}

@@ -146,6 +146,45 @@ fn littles_law_holds_on_the_servers() {
     assert_in_ci("M/M/4 mean busy workers", &busy, lambda / mu);
 }
 
+/// The same on a `cpu`, where work shares the cores (processor sharing):
+/// the time-average busy cores equal λ·E[S] whatever the discipline (the
+/// cores do the work that arrives), and the requests in service, each
+/// holding a thread of an unbounded pool, follow M/M/c's birth-death chain
+/// (with n in service the cores finish work at min(n, c)·μ), so their mean
+/// is M/M/c's mean number in system, ρ·c + C(c, a)·ρ/(1 − ρ).
+#[test]
+fn littles_law_holds_on_the_cores() {
+    let (c, mu, rho) = (4u32, 1000.0 / MEAN_SERVICE_MS, 0.7);
+    let lambda = rho * f64::from(c) * mu;
+    let mut doc = model(lambda, c, None, exponential(), 40_000);
+    doc["services"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("workers");
+    doc["services"][0]["cpu"] = json!({"cores": c});
+    let runs = replicate(&doc);
+    let mean_over_whole_buckets = |r: &VariantReport, ns: &dyn Fn(usize) -> u128| {
+        let full = r.series.len() - 1;
+        let total: f64 = (0..full).map(|b| ns(b) as f64).sum();
+        total / (full as f64 * r.series.bucket.as_nanos() as f64)
+    };
+    let cores: Vec<f64> = runs
+        .iter()
+        .map(|r| mean_over_whole_buckets(r, &|b| r.series.service(b, 0).cores_busy_ns))
+        .collect();
+    assert_in_ci("M/M/4-PS mean busy cores", &cores, lambda / mu);
+    let threads: Vec<f64> = runs
+        .iter()
+        .map(|r| mean_over_whole_buckets(r, &|b| r.series.service(b, 0).busy_ns))
+        .collect();
+    let a = lambda / mu;
+    let in_system = a + erlang_c(c, a) * rho / (1.0 - rho);
+    assert_in_ci("M/M/4-PS mean requests in service", &threads, in_system);
+    for r in &runs {
+        assert!((0..r.series.len()).all(|b| r.series.service(b, 0).cores == c));
+    }
+}
+
 #[test]
 fn the_formulas_themselves_are_right() {
     // By hand: B(5, 4) = (4^5/5!) / Σ_{k≤5} 4^k/k! = 8.5333 / 42.8667 = 0.19907.

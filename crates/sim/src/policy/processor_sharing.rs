@@ -64,6 +64,10 @@ pub struct ProcessorSharing<T> {
     /// Each job's finish tag, by insertion sequence (its [`JobId`]).
     tags: BTreeMap<u64, Tag>,
     next_seq: u64,
+    /// Work done by the cores since the set was made, core-ns, as of `at`:
+    /// `min(n, cores)` cores busy for each ns, an exact integer (the busy
+    /// cores' time, where a service's `busy` counts threads).
+    work_done_ns: u128,
 }
 
 impl<T: Copy> ProcessorSharing<T> {
@@ -76,6 +80,7 @@ impl<T: Copy> ProcessorSharing<T> {
             jobs: BTreeMap::new(),
             tags: BTreeMap::new(),
             next_seq: 0,
+            work_done_ns: 0,
         }
     }
 
@@ -104,6 +109,18 @@ impl<T: Copy> ProcessorSharing<T> {
         }
     }
 
+    /// Cores busy now: `min(n, cores)`.
+    fn busy_cores(&self) -> u64 {
+        (self.jobs.len() as u64).min(u64::from(self.cores))
+    }
+
+    /// Work the cores have done from the set's making to `now` (not before
+    /// its last change), core-ns: the integral of the busy cores over time.
+    pub fn work_done_ns_at(&self, now: SimTime) -> u128 {
+        let since = (now.max(self.at) - self.at).as_nanos();
+        self.work_done_ns + u128::from(self.busy_cores()) * u128::from(since)
+    }
+
     /// Brings `V` up to `now` at the rate in force since the last change.
     fn advance(&mut self, now: SimTime) {
         debug_assert!(now >= self.at, "processor sharing moved back in time");
@@ -111,6 +128,7 @@ impl<T: Copy> ProcessorSharing<T> {
             self.virtual_ns = 0.0;
         } else if now > self.at {
             self.virtual_ns += (now - self.at).as_nanos() as f64 * self.rate();
+            self.work_done_ns = self.work_done_ns_at(now);
         }
         self.at = now;
     }
@@ -347,5 +365,45 @@ mod tests {
         // Rounded up once per finish at most.
         let end = end.as_nanos();
         assert!((total..=total + 200).contains(&end), "{end} vs {total}");
+        // The cores' work is the jobs' work (rounded up the same way) and,
+        // on one core never idle, the time it took.
+        assert_eq!(ps.work_done_ns_at(SimTime(end)), u128::from(end));
+    }
+
+    /// The cores' work is the busy cores' time: two 4 ms jobs on one core
+    /// keep it busy 8 ms; on four cores, 2 busy for 4 ms, the other two idle;
+    /// a core added midway (`more_cores_midway`) adds its 3 ms; a job removed
+    /// unfinished counts the work it got; an idle set does no work, and the
+    /// work is read at any instant without moving the set.
+    #[test]
+    fn the_work_done_is_the_busy_cores_time() {
+        let mut ps = ProcessorSharing::new(1);
+        ps.start(SimTime::ZERO, work_ms(4.0), 'a');
+        ps.start(SimTime::ZERO, work_ms(4.0), 'b');
+        assert_eq!(ps.work_done_ns_at(at_ms(1.0)), u128::from(MS));
+        drain(&mut ps);
+        assert_eq!(ps.work_done_ns_at(at_ms(100.0)), u128::from(8 * MS));
+
+        let mut ps = ProcessorSharing::new(4);
+        ps.start(SimTime::ZERO, work_ms(4.0), 'a');
+        ps.start(SimTime::ZERO, work_ms(4.0), 'b');
+        drain(&mut ps);
+        assert_eq!(ps.work_done_ns_at(at_ms(9.0)), u128::from(8 * MS));
+
+        let mut ps = ProcessorSharing::new(1);
+        ps.start(SimTime::ZERO, work_ms(4.0), 'a');
+        ps.start(SimTime::ZERO, work_ms(4.0), 'b');
+        ps.set_cores(at_ms(2.0), 2);
+        assert_eq!(ps.work_done_ns_at(at_ms(3.0)), u128::from(4 * MS));
+        drain(&mut ps);
+        assert_eq!(ps.work_done_ns_at(at_ms(5.0)), u128::from(8 * MS));
+
+        let mut ps = ProcessorSharing::new(1);
+        let a = ps.start(SimTime::ZERO, work_ms(4.0), 'a');
+        ps.start(SimTime::ZERO, work_ms(2.0), 'b');
+        ps.remove(at_ms(1.0), a);
+        drain(&mut ps);
+        // 'a' got 0.5 ms, 'b' its 2 ms: busy from 0 to 2.5 ms.
+        assert_eq!(ps.work_done_ns_at(at_ms(50.0)), 2_500_000);
     }
 }
