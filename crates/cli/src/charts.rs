@@ -13,6 +13,10 @@
 //! variant and service the work done for nobody, cancelled or expired, when
 //! some service wasted or cancelled work.
 //!
+//! A focus service with a `cpu` (processor sharing) also gets `cores.svg`:
+//! its busy cores over time, one line per variant with a cpu, beside which
+//! the timeline's requests in flight (threads held) tell the two apart.
+//!
 //! A model with parallel steps also gets `branches.svg`: per variant, the p50
 //! and p99 of its succeeded requests end to end beside each branch's, the
 //! slowest branch's p99 marked, when some branch measured a latency.
@@ -140,6 +144,18 @@ pub fn zombie_lines(run: &RunView) -> Option<Vec<LineSeries>> {
             })
             .collect()
     })
+}
+
+/// The busy-cores chart's data: one line per variant whose focus service
+/// has a `cpu`, or `None` when none has.
+pub fn cores_lines(run: &RunView) -> Option<Vec<LineSeries>> {
+    let lines: Vec<LineSeries> = run
+        .variants
+        .iter()
+        .filter(|v| !v.series.cores_busy.is_empty())
+        .map(|v| (v.label(), v.series.t_s.clone(), v.series.cores_busy.clone()))
+        .collect();
+    (!lines.is_empty()).then_some(lines)
 }
 
 /// The wasted-work chart's data, or `None` when no service of any variant

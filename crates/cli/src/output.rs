@@ -27,10 +27,11 @@ use stormsim_sim::layout::Layout;
 use stormsim_sim::{RunReport, Simulator, VariantReport};
 
 /// The charts a run may have, in no particular order.
-pub const CHARTS: [&str; 6] = [
+pub const CHARTS: [&str; 7] = [
     "comparison.svg",
     "load.svg",
     "timeline.svg",
+    "cores.svg",
     "zombies.svg",
     "wasted.svg",
     "branches.svg",
@@ -379,6 +380,23 @@ pub fn write_charts(view: &RunView, out: &Path) -> Result<Vec<&'static str>> {
     )?;
     if let Some(timeline) = charts::timeline(view) {
         chart("timeline.svg", render_timeline_svg(&timeline))?;
+    }
+    if let Some(cores) = charts::cores_lines(view) {
+        let focus = view.variants.first().map_or("", |v| v.focus.as_str());
+        chart(
+            "cores.svg",
+            render_lines_svg(
+                &format!("{}: busy cores at {focus} over time", view.model),
+                &format!(
+                    "the work its cores did, mean busy cores in each bucket (its threads holding a request \
+                     are the timeline's in flight); variants whose {focus} has a cpu; seed {}{}",
+                    view.seed,
+                    charts::partial_notes(view)
+                ),
+                &LineUnit::mean("busy cores"),
+                &cores,
+            ),
+        )?;
     }
     if let Some(zombies) = charts::zombie_lines(view) {
         chart(

@@ -269,22 +269,24 @@ fn read_timeseries(path: &Path, variants: &mut [VariantView]) -> Result<()> {
     // Written since S3's zombie accounting: a folder from an earlier run has
     // no zombies to draw.
     let zombies = table.optional_column("zombies");
-    // Every variant reads its own focus service's columns.
+    // Every variant reads its own focus service's columns; its busy cores
+    // only if it has a cpu (the column, and in this variant a value).
     let mut focus_columns = Vec::new();
     for v in variants.iter() {
         let c = |what: &str| table.column(&format!("{}.{what}", v.focus));
         focus_columns.push((
             v.name.clone(),
             [c("offered_first")?, c("offered_retry")?, c("in_flight")?],
+            table.optional_column(&format!("{}.cores_busy", v.focus)),
         ));
     }
     let shown = path.display().to_string();
     table.for_each(|record, number| {
         let v = variant_of(variants, record, &shown)?;
-        let [first, retry, in_flight] = focus_columns
+        let ([first, retry, in_flight], cores_busy) = focus_columns
             .iter()
-            .find(|(name, _)| *name == v.name)
-            .map(|(_, c)| *c)
+            .find(|(name, _, _)| *name == v.name)
+            .map(|(_, c, cores)| (*c, *cores))
             .expect("a column set per variant");
         let s = &mut v.series;
         s.t_s.push(number(t)?);
@@ -295,6 +297,9 @@ fn read_timeseries(path: &Path, variants: &mut [VariantView]) -> Result<()> {
         s.in_flight.push(number(in_flight)? as u64);
         if let Some(zombies) = zombies {
             s.zombies.push(number(zombies)? as u64);
+        }
+        if let Some(cores) = cores_busy.filter(|&c| record.get(c).is_some_and(|x| !x.is_empty())) {
+            s.cores_busy.push(number(cores)?);
         }
         Ok(())
     })

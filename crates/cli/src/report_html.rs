@@ -28,6 +28,10 @@ const CHARTS: &[(&str, &str)] = &[
     ),
     ("load.svg", "Offered load at the focus service over time"),
     (
+        "cores.svg",
+        "Busy cores at the focus service over time: the work its CPU did",
+    ),
+    (
         "zombies.svg",
         "Zombie requests over time: tries over for their sender while work below still runs",
     ),

@@ -138,6 +138,9 @@ pub struct FocusSeries {
     /// The most zombie requests alive at once in the bucket (run-wide): tries
     /// over for their sender while work below them still runs.
     pub zombies: Vec<u64>,
+    /// Mean busy cores over each bucket, as `timeseries.csv` rounds them,
+    /// when the focus service has a `cpu` in this variant (else empty).
+    pub cores_busy: Vec<f64>,
 }
 
 /// What `summary.json` adds to each variant's report so that the folder alone
@@ -275,6 +278,17 @@ impl VariantView {
                 in_flight: at_focus(|x| x.in_flight),
                 succeeded: ts.global.iter().map(|g| g.succeeded).collect(),
                 zombies: ts.global.iter().map(|g| g.zombies).collect(),
+                cores_busy: if (0..ts.len()).any(|b| ts.service(b, s).cores > 0) {
+                    let width_ns = ts.bucket.as_nanos() as f64;
+                    (0..ts.len())
+                        .map(|b| {
+                            let cores = ts.service(b, s).cores_busy_ns as f64 / width_ns;
+                            (cores * 1e6).round() / 1e6
+                        })
+                        .collect()
+                } else {
+                    Vec::new()
+                },
             },
             context: VariantContext {
                 description: variant.description.clone(),

@@ -591,6 +591,7 @@ fn outputs_are_atomic_and_link_safe() {
         "comparison.svg",
         "load.svg",
         "timeline.svg",
+        "cores.svg",
         "zombies.svg",
         "wasted.svg",
         "branches.svg",

@@ -66,7 +66,8 @@ fn plot_redraws_a_runs_charts_byte_identical() {
     // work; retry-budgets: a timeline and wasted work, but no zombie alive at
     // any bucket's start; parallel-page: the branches chart besides (its
     // numbers from summary.json's edges); queue-deadlines: all five, with
-    // expired work in wasted.svg.
+    // expired work in wasted.svg; cpu-saturation: its focus service's busy
+    // cores (its timeseries.csv's `S.cores_busy`).
     for (model, charts) in [
         (
             "deadline-chain",
@@ -104,6 +105,18 @@ fn plot_redraws_a_runs_charts_byte_identical() {
             "queue-deadlines",
             &[
                 "comparison.svg",
+                "index.html",
+                "load.svg",
+                "timeline.svg",
+                "wasted.svg",
+                "zombies.svg",
+            ][..],
+        ),
+        (
+            "cpu-saturation",
+            &[
+                "comparison.svg",
+                "cores.svg",
                 "index.html",
                 "load.svg",
                 "timeline.svg",

@@ -319,6 +319,15 @@ impl LineUnit {
         }
     }
 
+    /// A mean over each bucket of something counted, e.g. `busy cores`:
+    /// fractions are real (a core busy half the bucket is 0.5).
+    pub fn mean(axis_title: impl Into<String>) -> LineUnit {
+        LineUnit {
+            whole: false,
+            ..LineUnit::count(axis_title)
+        }
+    }
+
     /// A series' peak as the legend writes it: `peak 4k/s`, `peak 21.4k`.
     pub(crate) fn peak_label(&self, peak: Option<f64>) -> String {
         peak.map_or("no data".to_string(), |p| {
