@@ -14,8 +14,9 @@
 //! some service wasted or cancelled work.
 //!
 //! A focus service with a `cpu` (processor sharing) also gets `cores.svg`:
-//! its busy cores over time, one line per variant with a cpu, beside which
-//! the timeline's requests in flight (threads held) tell the two apart.
+//! its busy cores over time, one line per variant (none where it has no
+//! cpu), beside which the timeline's requests in flight (threads held) tell
+//! the two apart.
 //!
 //! A model with parallel steps also gets `branches.svg`: per variant, the p50
 //! and p99 of its succeeded requests end to end beside each branch's, the
@@ -146,16 +147,25 @@ pub fn zombie_lines(run: &RunView) -> Option<Vec<LineSeries>> {
     })
 }
 
-/// The busy-cores chart's data: one line per variant whose focus service
-/// has a `cpu`, or `None` when none has.
+/// The busy-cores chart's data when some variant's focus service has a
+/// `cpu`, else `None`: a line per variant, so that each keeps its colour of
+/// the other charts; one without a cpu has none ("no data").
 pub fn cores_lines(run: &RunView) -> Option<Vec<LineSeries>> {
-    let lines: Vec<LineSeries> = run
-        .variants
-        .iter()
-        .filter(|v| !v.series.cores_busy.is_empty())
-        .map(|v| (v.label(), v.series.t_s.clone(), v.series.cores_busy.clone()))
-        .collect();
-    (!lines.is_empty()).then_some(lines)
+    let any = run.variants.iter().any(|v| !v.series.cores_busy.is_empty());
+    any.then(|| {
+        run.variants
+            .iter()
+            .map(|v| {
+                let cores = &v.series.cores_busy;
+                let t = if cores.is_empty() {
+                    Vec::new()
+                } else {
+                    v.series.t_s.clone()
+                };
+                (v.label(), t, cores.clone())
+            })
+            .collect()
+    })
 }
 
 /// The wasted-work chart's data, or `None` when no service of any variant

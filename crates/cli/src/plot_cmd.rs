@@ -298,11 +298,21 @@ fn read_timeseries(path: &Path, variants: &mut [VariantView]) -> Result<()> {
         if let Some(zombies) = zombies {
             s.zombies.push(number(zombies)? as u64);
         }
-        if let Some(cores) = cores_busy.filter(|&c| record.get(c).is_some_and(|x| !x.is_empty())) {
-            s.cores_busy.push(number(cores)?);
+        // Empty in a variant whose focus service has no cpu: a gap, which
+        // the end turns into no line at all if the variant has no value.
+        if let Some(cores) = cores_busy {
+            let empty = record.get(cores).is_none_or(str::is_empty);
+            s.cores_busy
+                .push(if empty { f64::NAN } else { number(cores)? });
         }
         Ok(())
-    })
+    })?;
+    for v in variants {
+        if v.series.cores_busy.iter().all(|c| c.is_nan()) {
+            v.series.cores_busy.clear();
+        }
+    }
+    Ok(())
 }
 
 fn read_latency(path: &Path, variants: &mut [VariantView]) -> Result<()> {

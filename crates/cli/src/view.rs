@@ -139,7 +139,8 @@ pub struct FocusSeries {
     /// over for their sender while work below them still runs.
     pub zombies: Vec<u64>,
     /// Mean busy cores over each bucket, as `timeseries.csv` rounds them,
-    /// when the focus service has a `cpu` in this variant (else empty).
+    /// when the focus service has a `cpu` in this variant (else empty; a
+    /// timeline cannot add or remove one).
     pub cores_busy: Vec<f64>,
 }
 
@@ -278,16 +279,12 @@ impl VariantView {
                 in_flight: at_focus(|x| x.in_flight),
                 succeeded: ts.global.iter().map(|g| g.succeeded).collect(),
                 zombies: ts.global.iter().map(|g| g.zombies).collect(),
-                cores_busy: if (0..ts.len()).any(|b| ts.service(b, s).cores > 0) {
+                cores_busy: {
                     let width_ns = ts.bucket.as_nanos() as f64;
                     (0..ts.len())
-                        .map(|b| {
-                            let cores = ts.service(b, s).cores_busy_ns as f64 / width_ns;
-                            (cores * 1e6).round() / 1e6
-                        })
+                        .filter_map(|b| ts.cpu(b, s))
+                        .map(|c| (c.cores_busy_ns as f64 / width_ns * 1e6).round() / 1e6)
                         .collect()
-                } else {
-                    Vec::new()
                 },
             },
             context: VariantContext {

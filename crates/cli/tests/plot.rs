@@ -23,6 +23,17 @@ fn stormsim(args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// `stormsim run` or `stormsim sweep` of `input` into `out`, quietly.
+fn write_quietly(command: &str, input: &Path, out: &Path) {
+    stormsim(&[
+        command,
+        input.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+    ]);
+}
+
 /// The drawn files of `dir` (charts and index.html) with their bytes, sorted
 /// by name.
 fn drawn(dir: &Path) -> Vec<(String, Vec<u8>)> {
@@ -127,13 +138,7 @@ fn plot_redraws_a_runs_charts_byte_identical() {
     ] {
         let dir = tempfile::tempdir().unwrap();
         let file = root().join("models").join(format!("{model}.json"));
-        stormsim(&[
-            "run",
-            file.to_str().unwrap(),
-            "--out",
-            dir.path().to_str().unwrap(),
-            "--quiet",
-        ]);
+        write_quietly("run", &file, dir.path());
         assert_eq!(assert_redrawn_identically(dir.path()), charts, "{model}");
     }
 }
@@ -205,13 +210,7 @@ fn plot_redraws_a_sweeps_chart_byte_identical() {
     });
     std::fs::write(&sweep, doc.to_string()).unwrap();
     let out = dir.path().join("out");
-    stormsim(&[
-        "sweep",
-        sweep.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--quiet",
-    ]);
+    write_quietly("sweep", &sweep, &out);
     assert_eq!(
         assert_redrawn_identically(&out),
         ["index.html", "sweep.svg"]
@@ -256,4 +255,34 @@ fn plot_on_a_folder_without_tidy_files_links_only_its_tables() {
         "files: <a href=\"summary.csv\">summary.csv</a>, <a href=\"summary.json\">summary.json</a>, \
          <a href=\"timeseries.csv\">timeseries.csv</a>, <a href=\"latency.csv\">latency.csv</a></p>"
     ));
+}
+
+/// A variant whose focus service has no cpu (set to null) keeps its place,
+/// and so its colour, in cores.svg, with no line ("no data"); `plot` reads
+/// its empty cells as such and redraws the same bytes.
+#[test]
+fn cores_svg_keeps_a_variant_without_a_cpu_in_its_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("cpus.json");
+    std::fs::write(
+        &model,
+        r#"{"name": "cpus", "horizon_s": 5,
+            "workloads": [{"name": "w", "target": "s", "duration_s": 5,
+                           "arrival": {"kind": "poisson", "rate_per_s": 50}}],
+            "services": [{"name": "s", "cpu": {"cores": 2},
+                          "steps": [{"work": {"kind": "exponential", "mean_ms": 20}}]}],
+            "variants": [{"name": "no-cpu", "set": {"services[s].cpu": null}},
+                         {"name": "two-cores", "set": {}}]}"#,
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    write_quietly("run", &model, &out);
+    let names = assert_redrawn_identically(&out);
+    assert!(names.iter().any(|n| n == "cores.svg"), "{names:?}");
+    let svg = std::fs::read_to_string(out.join("cores.svg")).unwrap();
+    let (first, second) = (svg.find("no-cpu · no data"), svg.find("two-cores · peak"));
+    assert!(
+        first.is_some() && second.is_some() && first < second,
+        "the legend in variant order, the first without a line"
+    );
 }

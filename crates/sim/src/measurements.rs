@@ -80,7 +80,7 @@ impl Measurements<'_> {
                 .collect(),
             series: TimeSeries::new(
                 model.bucket,
-                model.services.len(),
+                model.services.iter().map(|s| s.cpu.is_some()),
                 model.reported_workloads.len(),
             ),
             next_bucket_at: SimTime::ZERO,

@@ -997,7 +997,7 @@ impl RunReport {
             let at = places(services, &v.services, |s| &s.name);
             for (flag, at) in has_cpu.iter_mut().zip(at) {
                 if let Some(s) = at {
-                    *flag |= (0..ts.len()).any(|b| ts.service(b, s).cores > 0);
+                    *flag |= ts.has_cpu(s);
                 }
             }
         }
@@ -1055,15 +1055,18 @@ impl RunReport {
                                 opt(&x.mean_service_ms().map(round_ms)),
                             ]);
                             if has_cpu {
-                                let cores_busy = x.cores_busy_ns as f64 / width_ns;
-                                let utilisation = (x.cores > 0)
-                                    .then(|| round_ratio(cores_busy / f64::from(x.cores)));
-                                row.extend([
-                                    (x.cores > 0)
-                                        .then(|| round_ratio(cores_busy))
-                                        .map_or(String::new(), |c| c.to_string()),
-                                    opt(&utilisation),
-                                ]);
+                                // Busy cores whenever this variant's service
+                                // has a cpu (down instances finish their
+                                // work too); their share only of cores up.
+                                let cpu = ts.cpu(b, s);
+                                let cores_busy =
+                                    cpu.map(|c| round_ratio(c.cores_busy_ns as f64 / width_ns));
+                                let utilisation = cpu.filter(|c| c.cores > 0).map(|c| {
+                                    round_ratio(
+                                        c.cores_busy_ns as f64 / width_ns / f64::from(c.cores),
+                                    )
+                                });
+                                row.extend([opt(&cores_busy), opt(&utilisation)]);
                             }
                         }
                         None => {

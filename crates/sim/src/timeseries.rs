@@ -75,16 +75,24 @@ pub struct ServiceBucket {
     pub busy_ns: u128,
     /// Workers at the bucket's start (`u32::MAX`: unbounded).
     pub workers: u32,
-    /// Core-nanoseconds of work its `cpu` did during the bucket: the busy
-    /// cores' time, where `busy_ns` is the busy workers' (threads').
-    pub cores_busy_ns: u128,
-    /// Cores at the bucket's start, over its instances up (0: no `cpu`).
-    pub cores: u32,
     /// Breakers guarding calls to this service that are open at the bucket's start.
     pub breakers_open: u32,
     /// Retry-budget tokens on the edges to this service at the bucket's start,
     /// summed (`None` without budgets).
     pub budget_tokens: Option<f64>,
+}
+
+/// A service's `cpu` in one bucket: kept apart from [`ServiceBucket`], for
+/// the services that have one only, so that a model without a cpu keeps
+/// its rows as small as before.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CpuBucket {
+    /// Core-nanoseconds of work its cores did during the bucket: the busy
+    /// cores' time, where [`ServiceBucket::busy_ns`] is the busy workers'
+    /// (threads').
+    pub cores_busy_ns: u128,
+    /// Cores at the bucket's start, over its instances up (0 when none is).
+    pub cores: u32,
 }
 
 /// A service's state at a bucket's start.
@@ -141,6 +149,13 @@ pub struct TimeSeries {
     pub global: Vec<GlobalBucket>,
     /// Per-service rows: `per_service[b * services + s]`.
     pub per_service: Vec<ServiceBucket>,
+    /// Each service's place among those with a `cpu` (a timeline cannot add
+    /// or remove one), `None` without.
+    cpu_place: Vec<Option<usize>>,
+    /// Services with a `cpu`.
+    cpus: usize,
+    /// Per-cpu rows: `per_cpu[b * cpus + place]`.
+    per_cpu: Vec<CpuBucket>,
     /// Where the open bucket's rows start in `per_service`: the handlers
     /// count into them once or twice per attempt, and this spares each a
     /// multiplication.
@@ -156,12 +171,29 @@ pub struct TimeSeries {
 }
 
 impl TimeSeries {
-    pub(crate) fn new(bucket: SimDuration, services: usize, workloads: usize) -> TimeSeries {
+    /// `has_cpu` says, per service, whether it has a `cpu`.
+    pub(crate) fn new(
+        bucket: SimDuration,
+        has_cpu: impl Iterator<Item = bool>,
+        workloads: usize,
+    ) -> TimeSeries {
+        let mut cpus = 0;
+        let cpu_place: Vec<Option<usize>> = has_cpu
+            .map(|has| {
+                has.then(|| {
+                    cpus += 1;
+                    cpus - 1
+                })
+            })
+            .collect();
         TimeSeries {
             bucket,
-            services,
+            services: cpu_place.len(),
             global: Vec::new(),
             per_service: Vec::new(),
+            cpu_place,
+            cpus,
+            per_cpu: Vec::new(),
             open_row: 0,
             workloads,
             per_workload: Vec::new(),
@@ -221,6 +253,16 @@ impl TimeSeries {
         &self.per_service[b * self.services + s]
     }
 
+    /// Whether service `s` has a `cpu`.
+    pub fn has_cpu(&self, s: usize) -> bool {
+        self.cpu_place[s].is_some()
+    }
+
+    /// Service `s`'s cpu in bucket `b`, if it has one.
+    pub fn cpu(&self, b: usize, s: usize) -> Option<&CpuBucket> {
+        self.cpu_place[s].map(|place| &self.per_cpu[b * self.cpus + place])
+    }
+
     /// The bucket index of an instant.
     pub(crate) fn index(&self, t: SimTime) -> usize {
         (t.as_nanos() / self.bucket.as_nanos().max(1)) as usize
@@ -251,12 +293,17 @@ impl TimeSeries {
             ..GlobalBucket::default()
         });
         self.open_row = self.per_service.len();
-        for g in gauges {
+        for (g, place) in gauges.zip(&self.cpu_place) {
+            if place.is_some() {
+                self.per_cpu.push(CpuBucket {
+                    cores: g.cores,
+                    ..CpuBucket::default()
+                });
+            }
             self.per_service.push(ServiceBucket {
                 queue: g.queue,
                 in_flight: g.in_flight,
                 workers: g.workers,
-                cores: g.cores,
                 breakers_open: g.breakers_open,
                 budget_tokens: g.budget_tokens,
                 ..ServiceBucket::default()
@@ -277,9 +324,10 @@ impl TimeSeries {
     /// Closes the open bucket's busy time for service `s`: its workers'
     /// and its cores'.
     pub(crate) fn set_busy(&mut self, b: usize, s: usize, busy_ns: u128, cores_busy_ns: u128) {
-        let bucket = &mut self.per_service[b * self.services + s];
-        bucket.busy_ns = busy_ns;
-        bucket.cores_busy_ns = cores_busy_ns;
+        self.per_service[b * self.services + s].busy_ns = busy_ns;
+        if let Some(place) = self.cpu_place[s] {
+            self.per_cpu[b * self.cpus + place].cores_busy_ns = cores_busy_ns;
+        }
     }
 
     pub(crate) fn answered(
@@ -334,7 +382,7 @@ mod tests {
     /// A bucket's quantiles are of the answers in that bucket only.
     #[test]
     fn each_bucket_has_its_own_quantiles() {
-        let mut ts = TimeSeries::new(SimDuration::from_secs(1), 0, 2);
+        let mut ts = TimeSeries::new(SimDuration::from_secs(1), std::iter::empty(), 2);
         ts.open(0, std::iter::empty());
         for ms in [10.0, 20.0, 30.0] {
             ts.answered(0, SimDuration::from_ms(ms), None);

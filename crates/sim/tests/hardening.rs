@@ -214,6 +214,19 @@ fn series_memory() {
     // With a ceiling raised, it is accepted.
     let model = load_model(&four.to_string(), &[], None).expect("valid");
     check_memory(&model, 16 << 30).expect("under 16 GiB");
+    // A service with a cpu keeps its busy cores a bucket more: 32 bytes
+    // (a u128 and a u32, aligned) for each of the 3.3 × 10⁶ buckets (the
+    // limit of 10⁷ rows over three a bucket: the run's, api's, u's).
+    let mut cpu = one.clone();
+    cpu["services"][0]["cpu"] = json!({"cores": 2});
+    let model = load_model(&cpu.to_string(), &[], None).expect("valid");
+    let with_cpu = check_memory(&model, DEFAULT_MEMORY_LIMIT_BYTES).expect("fits");
+    let series = |e: &stormsim_sim::memory::MemoryEstimate| {
+        let part = e.biggest.as_ref().expect("the series is the biggest part");
+        assert!(part.what.starts_with("the time series"), "{part:?}");
+        part.bytes
+    };
+    assert_eq!(series(&with_cpu) - series(&alone), 32 * (10_000_000 / 3));
 }
 
 /// Found by the fuzzer (`fuzz_models`): a call cancelled while it held (or

@@ -204,3 +204,41 @@ fn the_time_series_shows_busy_cores_beside_busy_threads() {
     assert_eq!(cell(without, "s.cpu_utilisation"), "");
     assert_eq!(cell(without, "s.busy"), "0.03");
 }
+
+/// With every instance down at a bucket's start, the cores still at work
+/// on what the instance held are counted (`cores_busy`), but their share of
+/// the cores up is not a number (`cpu_utilisation` empty): three requests
+/// of 1.5 s on two cores from 0 s end at 2.25 s, the instance down from
+/// 0.5 s on.
+#[test]
+fn busy_cores_are_counted_while_no_instance_is_up() {
+    let text = r#"{"name": "m", "horizon_s": 4,
+        "workloads": [{"name": "w", "target": "s", "arrival": {"kind": "at_once"}, "requests": 3}],
+        "services": [{"name": "s", "cpu": {"cores": 2},
+                      "steps": [{"work": {"kind": "constant", "ms": 1500}}]}],
+        "timeline": [{"name": "down", "at_s": 0.5, "set": {"services[s].instances_down": 1}}]}"#;
+    let model = stormsim_model::load_model(text, &[], None).unwrap_or_else(|e| panic!("{e:?}"));
+    let csv = stormsim_sim::run_model(&model).timeseries_csv().unwrap();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let at = |name: &str| header.iter().position(|c| *c == name).unwrap();
+    let cells: Vec<(String, String)> = lines
+        .map(|l| {
+            let row: Vec<&str> = l.split(',').collect();
+            (
+                row[at("s.cores_busy")].to_string(),
+                row[at("s.cpu_utilisation")].to_string(),
+            )
+        })
+        .collect();
+    let pair = |a: &str, b: &str| (a.to_string(), b.to_string());
+    assert_eq!(
+        cells[..4],
+        [
+            pair("2", "1"),
+            pair("2", ""),
+            pair("0.5", ""),
+            pair("0", "")
+        ]
+    );
+}

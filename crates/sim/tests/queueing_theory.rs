@@ -170,7 +170,7 @@ fn littles_law_holds_on_the_cores() {
     };
     let cores: Vec<f64> = runs
         .iter()
-        .map(|r| mean_over_whole_buckets(r, &|b| r.series.service(b, 0).cores_busy_ns))
+        .map(|r| mean_over_whole_buckets(r, &|b| r.series.cpu(b, 0).unwrap().cores_busy_ns))
         .collect();
     assert_in_ci("M/M/4-PS mean busy cores", &cores, lambda / mu);
     let threads: Vec<f64> = runs
@@ -181,7 +181,7 @@ fn littles_law_holds_on_the_cores() {
     let in_system = a + erlang_c(c, a) * rho / (1.0 - rho);
     assert_in_ci("M/M/4-PS mean requests in service", &threads, in_system);
     for r in &runs {
-        assert!((0..r.series.len()).all(|b| r.series.service(b, 0).cores == c));
+        assert!((0..r.series.len()).all(|b| r.series.cpu(b, 0).unwrap().cores == c));
     }
 }
 
