@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{assert_ok, csv_rows, model, read, root, stormsim, write_json};
+use common::{assert_ok, csv_rows, model, on_each_in_parallel, read, root, stormsim, write_json};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -68,8 +68,7 @@ fn the_default_table_fits_120_columns_on_every_bundled_model() {
     let models = bundled_models();
     assert!(models.len() >= 20, "too few models found: {models:?}");
     let dir = tempfile::tempdir().unwrap();
-    let mut widths = Vec::new();
-    for model in &models {
+    let widths = on_each_in_parallel(&models, |model| {
         let name = model.file_name().unwrap().to_str().unwrap();
         let cut = CUT
             .iter()
@@ -93,7 +92,6 @@ fn the_default_table_fits_120_columns_on_every_bundled_model() {
             table.lines().any(|l| l.starts_with("variant ")),
             "{name}:\n{table}"
         );
-        widths.push((name.to_string(), widest(&table)));
         assert!(
             widest(&table) <= MAX_WIDTH,
             "{name}: {} columns:\n{table}",
@@ -107,7 +105,8 @@ fn the_default_table_fits_120_columns_on_every_bundled_model() {
                 && bytes[i + 1].is_ascii_digit()),
             "{name}:\n{table}"
         );
-    }
+        (name.to_string(), widest(&table))
+    });
     eprintln!("widths: {widths:?}");
 }
 

@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{assert_same_files, files, root};
+use common::{assert_same_files, files, on_each_in_parallel, root};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -86,9 +86,7 @@ fn every_bundled_model_writes_the_same_bytes_on_one_thread_and_on_two() {
         .filter(|m| cut_of(m).is_none())
         .collect();
     assert!(models.len() >= 10, "too few models found: {models:?}");
-    for model in &models {
-        assert_deterministic(model);
-    }
+    on_each_in_parallel(&models, |model| assert_deterministic(model));
 }
 
 /// The cut models, in a test of their own so that the harness runs it beside
