@@ -64,7 +64,8 @@ struct WarningsArgs {
     /// or with =NAME,... only those named (hedge-never-fires,
     /// envoy-budget-percent, timeout-below-round-trip,
     /// trigger-without-metastability, rate-limit-never-binds,
-    /// horizon-before-timeline, uncapped-backoff-without-horizon).
+    /// horizon-before-timeline, uncapped-backoff-without-horizon,
+    /// arrivals-outlast-series-limit).
     /// Repeatable.
     #[arg(
         long = "no-warnings",

@@ -45,6 +45,15 @@ pub struct Model {
     pub reported_workloads: Vec<String>,
 }
 
+impl Model {
+    /// The time series' rows a bucket: one for the whole system, one per
+    /// service and one per reported workload. `limits.max_series_rows`
+    /// counts these.
+    pub fn series_rows_per_bucket(&self) -> u64 {
+        1 + self.services.len() as u64 + self.reported_workloads.len() as u64
+    }
+}
+
 /// Validated hosts: `zones × per_zone` of them, host `h` in zone `h / per_zone`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Hosts {
@@ -143,6 +152,33 @@ pub struct Workload {
     /// and latencies this one's add to in outputs (its own, unless it is a
     /// copy whose copies are summed).
     pub reported_as: u16,
+}
+
+impl Workload {
+    /// How long it keeps arriving, ns, as far as the model says: its
+    /// `duration_s`, or the time its `max_requests` take at its rate (the
+    /// mean for Poisson gaps; for a closed loop, each user asking in turn a
+    /// mean think time apart), whichever is shorter; 0 when neither bounds it.
+    pub fn arrivals_span_ns(&self) -> f64 {
+        let by_count = self.max_requests.map(|n| match self.arrival {
+            Arrival::Poisson { mean_gap_ns } => n as f64 * mean_gap_ns,
+            Arrival::Constant { rate_per_s } => n as f64 * 1e9 / rate_per_s,
+            Arrival::AtOnce => 0.0,
+            // At its highest rate, the soonest the requests can have come.
+            Arrival::Shaped(ref shape) => n as f64 * 1e9 / shape.max_rate(),
+            Arrival::ClosedLoop { users } => {
+                let think_ns = self.think.as_ref().map_or(0.0, |t| t.mean_ms() * 1e6);
+                n as f64 / f64::from(users.max(1)) * think_ns
+            }
+        });
+        let by_time = self.duration.map(|d| d.as_nanos() as f64);
+        match (by_count, by_time) {
+            (Some(a), Some(b)) => a.min(b),
+            (Some(a), None) => a,
+            (None, Some(b)) => b,
+            (None, None) => 0.0,
+        }
+    }
 }
 
 /// An arrival process.

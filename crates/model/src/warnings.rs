@@ -49,6 +49,10 @@ pub const WARNINGS: &[(&str, &str)] = &[
         "uncapped-backoff-without-horizon",
         "an exponential backoff without cap_ms whose last retry waits over a day, in a model without horizon_s (the run lasts as long)",
     ),
+    (
+        "arrivals-outlast-series-limit",
+        "a workload that keeps arriving, in a model without horizon_s, longer than limits.max_series_rows lets the time series grow (the run stops there, partial)",
+    ),
 ];
 
 /// One warning: its name (one of [`WARNINGS`]), the JSON path it is about,
@@ -87,7 +91,7 @@ impl fmt::Display for Warning {
 /// of them). Library API: what `stormsim check` and `run` print, and the
 /// Python package returns.
 pub fn warnings(loaded: &LoadedModel) -> Vec<Warning> {
-    let rules: [fn(&Variant) -> Vec<Warning>; 7] = [
+    let rules: [fn(&Variant) -> Vec<Warning>; 8] = [
         hedges_that_never_fire,
         envoy_budget_percent,
         timeouts_below_round_trip,
@@ -95,6 +99,7 @@ pub fn warnings(loaded: &LoadedModel) -> Vec<Warning> {
         rate_limits_that_never_bind,
         horizon_before_timeline,
         uncapped_backoff_without_horizon,
+        arrivals_outlast_series_limit,
     ];
     let mut found: Vec<(Warning, Vec<&str>)> = Vec::new();
     for rule in rules {
@@ -608,6 +613,77 @@ fn uncapped_backoff_without_horizon(variant: &Variant) -> Vec<Warning> {
             )
         })
     })
+}
+
+/// Without `horizon_s` a run lasts at least as long as its workloads keep
+/// arriving, and opens a bucket of time series per `timeseries.bucket_s`
+/// meanwhile. A workload that arrives for longer than
+/// `limits.max_series_rows` lets the series grow (a `duration_s` of 10^15 s,
+/// meant as "for ever") runs until that limit stops it: ten million rows by
+/// default, minutes and gigabytes for a partial report and exit code 3.
+///
+/// Right when it fires: the time it counts is the least the arrivals surely
+/// last in every model of the run, the workload's `duration_s` (less 20 mean
+/// gaps for Poisson arrivals, whose last one may come early: a chance of
+/// e^-20 that none comes in the last 20) or, for constant arrivals, the time
+/// its `max_requests` take if sooner. Arrivals whose end is random (Poisson
+/// with `max_requests`, a shape, a closed loop) do not warn.
+fn arrivals_outlast_series_limit(variant: &Variant) -> Vec<Warning> {
+    let start = &variant.model;
+    if start.horizon.is_some() {
+        return Vec::new();
+    }
+    let models = models_of(variant);
+    let mut out = Vec::new();
+    for (index, workload) in start.workloads.iter().enumerate() {
+        let surely_ns = models
+            .iter()
+            .map(|m| surely_arriving_ns(&m.workloads[index]))
+            .fold(f64::INFINITY, f64::min);
+        if surely_ns <= 0.0 {
+            continue;
+        }
+        let bucket_s = start.bucket.as_nanos() as f64 / 1e9;
+        let per_bucket = start.series_rows_per_bucket();
+        let buckets_allowed = start.limits.max_series_rows / per_bucket;
+        let stops_at_s = buckets_allowed as f64 * bucket_s;
+        if surely_ns / 1e9 > stops_at_s {
+            out.push(Warning::new(
+                "arrivals-outlast-series-limit",
+                format!("workloads[{}].duration_s", workload.name),
+                format!(
+                    "with no horizon_s the run lasts as long as this workload arrives, longer than its time series may grow: at {per_bucket} rows a bucket of {} s it reaches limits.max_series_rows ({}) at {} s of simulated time, where the run stops, partial; set horizon_s or a shorter duration_s",
+                    number(bucket_s),
+                    start.limits.max_series_rows,
+                    seconds(stops_at_s),
+                ),
+            ));
+        }
+    }
+    out
+}
+
+/// How long `workload`'s arrivals surely last, ns (see
+/// [`arrivals_outlast_series_limit`]); 0 when their end is random.
+fn surely_arriving_ns(workload: &crate::Workload) -> f64 {
+    let duration_ns = workload.duration.map(|d| d.as_nanos() as f64);
+    match (&workload.arrival, workload.max_requests, duration_ns) {
+        (crate::Arrival::Poisson { mean_gap_ns }, None, Some(d)) => d - 20.0 * mean_gap_ns,
+        (crate::Arrival::Constant { rate_per_s }, count, Some(d)) => {
+            count.map_or(d, |n| d.min(n as f64 * 1e9 / rate_per_s))
+        }
+        (crate::Arrival::Constant { rate_per_s }, Some(n), None) => n as f64 * 1e9 / rate_per_s,
+        _ => 0.0,
+    }
+}
+
+/// Seconds for a message: as [`number`], in scientific notation from 10^9.
+fn seconds(s: f64) -> String {
+    if s < 1e9 {
+        number(s)
+    } else {
+        format!("{s:.3e}")
+    }
 }
 
 /// A number for a message: whole numbers without a fraction, others to at

@@ -443,3 +443,77 @@ fn an_uncapped_backoff_waiting_over_a_day_without_a_horizon_warns() {
     never["retry_on"] = json!([]);
     quiet(&with(base(), path, never));
 }
+
+/// A model of 250 bytes (Poisson arrivals at 0.5/s for 10^15 s, no horizon)
+/// passed `check` silently, then ran for two minutes and 2.2 GB until its
+/// ten million rows of time series stopped it, a partial report.
+#[test]
+fn a_workload_meant_to_arrive_for_ever_without_a_horizon_warns() {
+    let doc = json!({"name": "longrun",
+        "workloads": [{"name": "u", "target": "api", "arrival": {"kind": "poisson", "rate_per_s": 0.5},
+                       "duration_s": 1e15}],
+        "services": [{"name": "api", "workers": 1, "steps": [{"work": {"kind": "constant", "ms": 1}}]}]});
+    warns(
+        &doc,
+        "arrivals-outlast-series-limit",
+        "workloads[u].duration_s",
+        "with no horizon_s the run lasts as long as this workload arrives, longer than its time series may grow: at 3 rows a bucket of 1 s it reaches limits.max_series_rows (10000000) at 3333333 s of simulated time, where the run stops, partial; set horizon_s or a shorter duration_s",
+    );
+    let mut bounded = doc.clone();
+    bounded["horizon_s"] = json!(3600);
+    quiet(&bounded);
+}
+
+/// The arrivals' sure length against the limit: `base()` keeps 4 rows a
+/// bucket (the system, two services, one workload), so 400 rows stop a run
+/// at 100 s; Poisson arrivals at 10/s surely last their duration less 20
+/// mean gaps (2 s).
+#[test]
+fn arrivals_outlasting_the_series_limit_warn_only_when_surely() {
+    let open = |arrival: Value, duration_s: Option<f64>, requests: Option<u64>| {
+        let mut doc = base();
+        doc["limits"] = json!({"max_series_rows": 400});
+        let w = &mut doc["workloads"][0];
+        w["arrival"] = arrival;
+        w.as_object_mut().unwrap().remove("requests");
+        if let Some(d) = duration_s {
+            w["duration_s"] = json!(d);
+        }
+        if let Some(n) = requests {
+            w["requests"] = json!(n);
+        }
+        doc
+    };
+    let poisson = json!({"kind": "poisson", "rate_per_s": 10});
+    let constant = json!({"kind": "constant", "rate_per_s": 10});
+    let message = "with no horizon_s the run lasts as long as this workload arrives, longer than its time series may grow: at 4 rows a bucket of 1 s it reaches limits.max_series_rows (400) at 100 s of simulated time, where the run stops, partial; set horizon_s or a shorter duration_s";
+    let fires = |doc: &Value| {
+        warns(
+            doc,
+            "arrivals-outlast-series-limit",
+            "workloads[users].duration_s",
+            message,
+        )
+    };
+    fires(&open(poisson.clone(), Some(102.5), None));
+    quiet(&open(poisson.clone(), Some(101.5), None));
+    // A count ends Poisson arrivals at a random time: quiet.
+    quiet(&open(poisson.clone(), Some(1e6), Some(1_000_000)));
+    // Constant arrivals end exactly: 1,001 at 10/s take 100.1 s.
+    fires(&open(constant.clone(), None, Some(1_001)));
+    quiet(&open(constant.clone(), None, Some(1_000)));
+    quiet(&open(constant.clone(), Some(99.0), Some(1_001)));
+    // Wider buckets, a horizon (which `check` holds to the limit itself):
+    // quiet.
+    let mut wide = open(poisson.clone(), Some(102.5), None);
+    wide["timeseries"] = json!({"bucket_s": 2});
+    quiet(&wide);
+    let mut bounded = open(poisson.clone(), Some(1e6), None);
+    bounded["horizon_s"] = json!(50);
+    quiet(&bounded);
+    // A timeline entry that ends the arrivals sooner: quiet.
+    let mut shortened = open(poisson, Some(1e6), None);
+    shortened["timeline"] =
+        json!([{"name": "stop", "at_s": 10, "set": {"workloads[users].duration_s": 50}}]);
+    quiet(&shortened);
+}

@@ -209,7 +209,7 @@ fn series(model: &Model) -> Contributor {
         None => model
             .workloads
             .iter()
-            .map(|w| (arrivals_span_ns(w), format!("workloads[{}]", w.name)))
+            .map(|w| (w.arrivals_span_ns(), format!("workloads[{}]", w.name)))
             .fold((0.0, "timeseries.bucket_s".to_string()), |best, this| {
                 if this.0 > best.0 {
                     this
@@ -218,7 +218,7 @@ fn series(model: &Model) -> Contributor {
                 }
             }),
     };
-    let per_bucket = 1 + model.services.len() as u64 + model.reported_workloads.len() as u64;
+    let per_bucket = model.series_rows_per_bucket();
     let buckets = (span_ns / bucket_ns).ceil().min(u64::MAX as f64) as u64;
     let rows = mul(buckets.max(1), per_bucket).min(model.limits.max_series_rows);
     // The services with a cpu keep a row of their own beside their service
@@ -233,29 +233,6 @@ fn series(model: &Model) -> Contributor {
         },
         what: format!("the time series, {rows} rows"),
         bytes: mul(rows, SERIES_ROW_BYTES).saturating_add(cpu_bytes),
-    }
-}
-
-/// How long a workload keeps arriving, ns, as far as the model says.
-fn arrivals_span_ns(w: &stormsim_model::Workload) -> f64 {
-    let by_count = w.max_requests.map(|n| match w.arrival {
-        Arrival::Poisson { mean_gap_ns } => n as f64 * mean_gap_ns,
-        Arrival::Constant { rate_per_s } => n as f64 * 1e9 / rate_per_s,
-        Arrival::AtOnce => 0.0,
-        // At its highest rate, the soonest the requests can have come.
-        Arrival::Shaped(ref shape) => n as f64 * 1e9 / shape.max_rate(),
-        // Each user asks in turn, a think time apart.
-        Arrival::ClosedLoop { users } => {
-            let think_ns = w.think.as_ref().map_or(0.0, |t| t.mean_ms() * 1e6);
-            n as f64 / f64::from(users.max(1)) * think_ns
-        }
-    });
-    let by_time = w.duration.map(|d| d.as_nanos() as f64);
-    match (by_count, by_time) {
-        (Some(a), Some(b)) => a.min(b),
-        (Some(a), None) => a,
-        (None, Some(b)) => b,
-        (None, None) => 0.0,
     }
 }
 

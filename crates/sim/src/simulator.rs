@@ -333,9 +333,8 @@ impl<'m> Simulator<'m> {
                 }
                 if t >= self.measured.next_bucket_at {
                     let buckets = self.measured.series.index(t) as u64 + 1;
-                    if buckets.saturating_mul(
-                        1 + (self.world.instances.len() + self.measured.per_workload.len()) as u64,
-                    ) > limits.max_series_rows
+                    if buckets.saturating_mul(self.topology.model.series_rows_per_bucket())
+                        > limits.max_series_rows
                     {
                         stopped = Some(LimitHit::Buckets {
                             buckets: self.measured.series.len() as u64,
