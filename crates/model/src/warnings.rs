@@ -269,15 +269,21 @@ fn edge_warnings(
 
 /// The model as the variant starts, then the model each timeline entry
 /// leaves (a ramp: its last step), with the entry's name.
+/// From the last change back, so that an entry's last step is the first of
+/// its name met: n log n in the timeline's length, not n² (a model may have
+/// tens of thousands of entries).
 fn start_and_entry_ends(variant: &Variant) -> Vec<(&Model, Option<&str>)> {
-    let mut out = vec![(&variant.model, None)];
-    for (i, c) in variant.changes.iter().enumerate() {
-        let last_of_entry = variant.changes[i + 1..].iter().all(|d| d.name != c.name);
-        if last_of_entry {
-            out.push((&c.model, Some(c.name.as_str())));
-        }
-    }
-    out
+    let mut seen = std::collections::BTreeSet::new();
+    let mut ends: Vec<(&Model, Option<&str>)> = variant
+        .changes
+        .iter()
+        .rev()
+        .filter(|c| seen.insert(c.name.as_str()))
+        .map(|c| (&c.model, Some(c.name.as_str())))
+        .collect();
+    ends.push((&variant.model, None));
+    ends.reverse();
+    ends
 }
 
 /// The least a draw of `dist` can be, in ms: the bottom of its support (0
