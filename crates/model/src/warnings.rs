@@ -269,6 +269,7 @@ fn edge_warnings(
 
 /// The model as the variant starts, then the model each timeline entry
 /// leaves (a ramp: its last step), with the entry's name.
+///
 /// From the last change back, so that an entry's last step is the first of
 /// its name met: n log n in the timeline's length, not n² (a model may have
 /// tens of thousands of entries).
