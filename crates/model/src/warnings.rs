@@ -640,6 +640,11 @@ fn arrivals_outlast_series_limit(variant: &Variant) -> Vec<Warning> {
     if start.horizon.is_some() {
         return Vec::new();
     }
+    // The run loop stops before the bucket that would take the series past
+    // its limit.
+    let bucket_s = start.bucket.as_nanos() as f64 / 1e9;
+    let per_bucket = start.series_rows_per_bucket();
+    let stops_at_s = (start.limits.max_series_rows / per_bucket) as f64 * bucket_s;
     let models = models_of(variant);
     let mut out = Vec::new();
     for (index, workload) in start.workloads.iter().enumerate() {
@@ -647,13 +652,6 @@ fn arrivals_outlast_series_limit(variant: &Variant) -> Vec<Warning> {
             .iter()
             .map(|m| surely_arriving_ns(&m.workloads[index]))
             .fold(f64::INFINITY, f64::min);
-        if surely_ns <= 0.0 {
-            continue;
-        }
-        let bucket_s = start.bucket.as_nanos() as f64 / 1e9;
-        let per_bucket = start.series_rows_per_bucket();
-        let buckets_allowed = start.limits.max_series_rows / per_bucket;
-        let stops_at_s = buckets_allowed as f64 * bucket_s;
         if surely_ns / 1e9 > stops_at_s {
             out.push(Warning::new(
                 "arrivals-outlast-series-limit",
