@@ -618,7 +618,14 @@ fn build_variant(
                 break;
             }
             match parse_spec(&current).and_then(|s| validate::validate_change(&s)) {
-                Ok(changed) => {
+                Ok(mut changed) => {
+                    if let Some(before) = changes
+                        .last()
+                        .map(|c: &Change| &c.model)
+                        .or(model.as_ref().ok())
+                    {
+                        changed.share_unchanged_parts(before);
+                    }
                     if let Ok(model) = &model {
                         if let Err(message) = validate::same_shape(model, &changed) {
                             problems.push(Problem::new(here.clone(), message));

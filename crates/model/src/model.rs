@@ -8,6 +8,7 @@ pub use crate::spec::{
     OnCancel, OutlierDetectionSpec, Placement, RateLimitSpec, RetryableOutcome, SlidingWindowType,
     ThrottleSpec, TimelineRole,
 };
+use std::sync::Arc;
 use stormsim_engine::{SimDuration, SimTime};
 
 /// Index of a service in [`Model::services`].
@@ -25,9 +26,9 @@ pub struct Model {
     /// The hosts, if the model places instances on them.
     pub hosts: Option<Hosts>,
     /// Sources of logical requests.
-    pub workloads: Vec<Workload>,
+    pub workloads: Vec<Arc<Workload>>,
     /// Services, in model order.
-    pub services: Vec<Service>,
+    pub services: Vec<Arc<Service>>,
     /// Safety limits.
     pub limits: Limits,
     /// Stop the run at this time.
@@ -46,6 +47,26 @@ pub struct Model {
 }
 
 impl Model {
+    /// Points each part equal to `before`'s (a service, a workload, a
+    /// workload's call policy) at `before`'s copy. A timeline holds a whole
+    /// model per step, and most steps change one value: a ramp changes its
+    /// values once a second, for up to 10,000 steps, in every variant. Shared,
+    /// the parts a step leaves alone are held once, not once per step.
+    pub fn share_unchanged_parts(&mut self, before: &Model) {
+        for (service, earlier) in self.services.iter_mut().zip(&before.services) {
+            if service == earlier {
+                *service = Arc::clone(earlier);
+            }
+        }
+        for (workload, earlier) in self.workloads.iter_mut().zip(&before.workloads) {
+            if workload == earlier {
+                *workload = Arc::clone(earlier);
+            } else if workload.edge == earlier.edge {
+                Arc::make_mut(workload).edge = Arc::clone(&earlier.edge);
+            }
+        }
+    }
+
     /// The time series' rows a bucket: one for the whole system, one per
     /// service and one per reported workload. `limits.max_series_rows`
     /// counts these.
@@ -120,12 +141,14 @@ pub struct Change {
     pub name: String,
     /// Its role in the recovery analysis.
     pub role: Option<TimelineRole>,
-    /// The whole model from then on (all earlier changes included).
+    /// The whole model from then on (all earlier changes included). Its
+    /// services and workloads that the change left alone are the previous
+    /// step's, shared ([`Model::share_unchanged_parts`]).
     pub model: Model,
 }
 
 /// An open-loop source of logical requests.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Workload {
     /// Name.
     pub name: String,
@@ -141,7 +164,7 @@ pub struct Workload {
     pub deadline: Option<SimDuration>,
     /// The caller's own call policy (timeout, retries, breaker, ...), the same
     /// layers as a call step's.
-    pub edge: CallPolicy,
+    pub edge: Arc<CallPolicy>,
     /// Index into [`Model::classes`], if the workload has a class.
     pub class: Option<u8>,
     /// A closed loop's think time between requests.
@@ -182,7 +205,7 @@ impl Workload {
 }
 
 /// An arrival process.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Arrival {
     /// Exponential gaps with this mean.
     Poisson {
@@ -197,7 +220,7 @@ pub enum Arrival {
     /// Everything at time zero.
     AtOnce,
     /// A Poisson process whose rate follows a load shape.
-    Shaped(std::sync::Arc<crate::shape::RateShape>),
+    Shaped(Arc<crate::shape::RateShape>),
     /// A closed loop of this many users (think times in [`Workload::think`]).
     ClosedLoop {
         /// Users.
@@ -219,7 +242,7 @@ impl Arrival {
 }
 
 /// A service.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Service {
     /// Name.
     pub name: String,
@@ -387,7 +410,7 @@ pub enum ErrorWork {
 }
 
 /// One handler step.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Step {
     /// Local work.
     Work {
@@ -423,7 +446,7 @@ impl Step {
 }
 
 /// A validated parallel step.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Parallel {
     /// Each branch's call (at least 2, at most [`Parallel::MAX_BRANCHES`]).
     pub branches: Vec<CallPolicy>,
@@ -442,7 +465,7 @@ impl Parallel {
 }
 
 /// The policy stack of one call edge.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct CallPolicy {
     /// The callee.
     pub to: ServiceId,

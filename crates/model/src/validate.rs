@@ -8,6 +8,7 @@ use crate::model::*;
 use crate::shape::RateShape;
 use crate::spec::*;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use stormsim_engine::{SimDuration, SimTime};
 
 /// Most hosts a model may have, and instances a service may have: each has
@@ -567,7 +568,7 @@ fn validate_model(spec: &ModelSpec, with_timeline: bool) -> Result<Model, Vec<Pr
             | ArrivalSpec::Bursts { .. }
             | ArrivalSpec::Trace { .. } => {
                 let shape = rate_shape(&mut ck, &format!("{at}.arrival"), &w.arrival);
-                Arrival::Shaped(std::sync::Arc::new(shape))
+                Arrival::Shaped(Arc::new(shape))
             }
             &ArrivalSpec::ClosedLoop { users, .. } => {
                 if users == 0 || users > MAX_USERS {
@@ -646,7 +647,7 @@ fn validate_model(spec: &ModelSpec, with_timeline: bool) -> Result<Model, Vec<Pr
                         "a workload received no budget to forward: `subtract_elapsed: false` applies to a service's calls",
                     );
                 }
-                edge
+                Arc::new(edge)
             },
             class: w
                 .class
@@ -1036,8 +1037,8 @@ fn validate_model(spec: &ModelSpec, with_timeline: bool) -> Result<Model, Vec<Pr
             seed: spec.seed,
             network,
             hosts,
-            workloads,
-            services,
+            workloads: shared(workloads),
+            services: shared(services),
             limits: Limits {
                 max_events: spec.limits.max_events,
                 max_in_flight: spec.limits.max_in_flight,
@@ -1053,6 +1054,17 @@ fn validate_model(spec: &ModelSpec, with_timeline: bool) -> Result<Model, Vec<Pr
     } else {
         Err(ck.problems)
     }
+}
+
+/// Each element behind its own [`Arc`], so that timeline steps can share the
+/// ones they leave alone ([`Model::share_unchanged_parts`]). Collected into a
+/// new vector: `collect` would reuse the elements' buffer, and a step would
+/// keep all of it (5.6 KB for twenty workloads, against 160 bytes of
+/// pointers).
+fn shared<T>(parts: Vec<T>) -> Vec<Arc<T>> {
+    let mut arcs = Vec::with_capacity(parts.len());
+    arcs.extend(parts.into_iter().map(Arc::new));
+    arcs
 }
 
 /// A concurrency limit that can never admit (a limit of 0, a floor above

@@ -151,7 +151,7 @@ fn callers_of(model: &Model) -> Vec<Option<ServiceId>> {
 /// order; and the (first) edge of each step (`EdgeId::MAX` for work). A
 /// parallel step's branch `b` is edge `step_edge + b`.
 fn edges_of(model: &Model) -> (Vec<CallPolicy>, Vec<Vec<EdgeId>>) {
-    let mut edges: Vec<CallPolicy> = model.workloads.iter().map(|w| w.edge.clone()).collect();
+    let mut edges: Vec<CallPolicy> = model.workloads.iter().map(|w| (*w.edge).clone()).collect();
     let mut step_edge = Vec::new();
     for s in &model.services {
         let mut per_step = Vec::new();
