@@ -474,6 +474,27 @@ pub fn load_model_in(
     let mut selections: Vec<String> = several_places(&applied).map(Applied::places).collect();
     let mut problems = duplicates;
     let spec = parse_spec(&base).map_err(|ps| problems.extend(ps)).ok();
+    // Each timeline step becomes a checked model held in memory: their number
+    // is bounded before any is built.
+    let steps = timeline_steps_in_all(&base, &written_base, |doc| {
+        apply_sets(
+            doc,
+            cli("").filter(|(_, p, _, _)| !p.starts_with("variants")),
+        );
+    });
+    if steps > MAX_TIMELINE_STEPS {
+        problems.push(Problem::new(
+            "timeline",
+            format!(
+                "too many timeline steps: at least {steps}, at most {MAX_TIMELINE_STEPS} (a step \
+                 change is one, a ramp one per second of `over_s`, counted in the base and in \
+                 every variant; each is a checked model held in memory): shorten the ramps, \
+                 merge entries, give a rate that changes often as a `trace` arrival, or explore \
+                 the variants with a sweep file"
+            ),
+        ));
+        return Err(problems.into());
+    }
     let base_variant = spec.as_ref().and_then(|spec| {
         build_variant(&base, spec, "base", "")
             .map_err(|ps| problems.extend(ps))
@@ -517,6 +538,10 @@ pub fn load_model_in(
     let mut variants = Vec::new();
     if variant_specs.is_empty() {
         variants.extend(base_variant);
+    } else {
+        // Checked, its problems noted: its timeline's models are not held
+        // beside the variants'.
+        drop(base_variant);
     }
     // Each variant starts from the file's base (not yet `--set`) without the
     // variants: copying them all into each would make loading quadratic in
@@ -681,6 +706,75 @@ fn timeline_path_problems(base: &Value) -> Vec<Problem> {
 /// Longest ramp (`over_s`), in seconds, i.e. steps.
 pub const MAX_RAMP_S: f64 = 10_000.0;
 
+/// Most timeline steps a model may resolve into, in its base and all its
+/// variants (a step change is one step, a ramp one per second): each is a
+/// checked model held in memory, 2 to 6 KB for a small model whose steps
+/// share what they leave alone. At the limit, `check` takes about 40 s in a
+/// release build.
+pub const MAX_TIMELINE_STEPS: usize = 500_000;
+
+/// The timeline steps of `base` and of each of its variants, counted in
+/// their documents before any is checked. A variant's timeline is the base's,
+/// unless its own `set` changes the timeline: then it is counted in its own
+/// document, the file's base (`written_base`) with its `set` applied, then
+/// the command line's (`apply_cli`).
+fn timeline_steps_in_all(
+    base: &Value,
+    written_base: &Value,
+    apply_cli: impl Fn(&mut Value),
+) -> usize {
+    let in_base = timeline_steps_in(base);
+    let variants = base.get("variants").and_then(Value::as_array);
+    // Past the limits, the count stops: the model is refused either way.
+    let in_variants = variants
+        .into_iter()
+        .flatten()
+        .take(MAX_VARIANTS)
+        .map(|variant| {
+            let set = variant.get("set").and_then(Value::as_object);
+            let own: Vec<_> = set
+                .into_iter()
+                .flatten()
+                .filter(|(path, _)| path.starts_with("timeline"))
+                .collect();
+            if own.is_empty() {
+                return in_base;
+            }
+            let mut doc = written_base.clone();
+            if let Some(o) = doc.as_object_mut() {
+                o.remove("variants");
+            }
+            apply_sets(
+                &mut doc,
+                own.into_iter()
+                    .map(|(p, v)| (String::new(), p.as_str(), v, true)),
+            );
+            apply_cli(&mut doc);
+            timeline_steps_in(&doc)
+        });
+    let mut steps = in_base;
+    for in_variant in in_variants {
+        steps = steps.saturating_add(in_variant);
+        if steps > MAX_TIMELINE_STEPS {
+            break;
+        }
+    }
+    steps
+}
+
+/// The steps a document's timeline resolves into ([`timeline_steps`]): one
+/// per step change, one per second of a ramp (an entry that is not one, or a
+/// ramp longer than allowed, counts as the problem it will be reported as:
+/// one step, or the longest ramp).
+fn timeline_steps_in(doc: &Value) -> usize {
+    let entries = doc.get("timeline").and_then(Value::as_array);
+    let steps_of = |entry: &Value| match entry.get("over_s").and_then(Value::as_f64) {
+        Some(over) if over > 0.0 => over.min(MAX_RAMP_S).round().max(1.0) as usize,
+        _ => 1,
+    };
+    entries.into_iter().flatten().map(steps_of).sum()
+}
+
 /// Most variants a model may have: each is a whole checked model in memory; a
 /// sweep explores more.
 pub const MAX_VARIANTS: usize = 10_000;
@@ -744,4 +838,55 @@ fn timeline_steps(
             (at, step)
         })
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn count(doc: &Value) -> usize {
+        timeline_steps_in_all(doc, doc, |_| {})
+    }
+
+    #[test]
+    fn a_step_change_is_one_step_and_a_ramp_one_a_second() {
+        let doc = json!({"timeline": [
+            {"name": "a", "at_s": 1, "set": {}},
+            {"name": "b", "at_s": 1, "over_s": 0.2, "set": {}},
+            {"name": "c", "at_s": 1, "over_s": 99.6, "set": {}},
+            {"name": "d", "at_s": 1, "over_s": 1e308, "set": {}},
+            {"name": "e", "at_s": 1, "over_s": "ten", "set": {}},
+        ]});
+        assert_eq!(count(&doc), 1 + 1 + 100 + MAX_RAMP_S as usize + 1);
+    }
+
+    #[test]
+    fn each_variant_counts_the_base_timeline_or_its_own() {
+        let timeline = json!([{"name": "r", "at_s": 1, "over_s": 50, "set": {}}]);
+        let doc = json!({"timeline": timeline, "variants": [
+            {"name": "same"},
+            {"name": "other", "set": {"services[0].workers": 3}},
+            {"name": "shorter", "set": {"timeline[r].over_s": 10}},
+            {"name": "more", "set": {"timeline[+]": {"name": "s", "at_s": 2, "set": {}}}},
+        ]});
+        assert_eq!(count(&doc), 50 + 50 + 50 + 10 + 51);
+    }
+
+    #[test]
+    fn the_command_line_applies_to_a_variant_that_changes_the_timeline() {
+        let doc = json!({"timeline": [{"name": "r", "at_s": 1, "set": {}}], "variants": [
+            {"name": "ramped", "set": {"timeline[r].over_s": 10}},
+        ]});
+        let extra = json!({"name": "s", "at_s": 2, "over_s": 5, "set": {}});
+        let steps = timeline_steps_in_all(&doc, &doc, |d| {
+            apply_sets(
+                d,
+                std::iter::once((String::new(), "timeline[+]", &extra, false)),
+            );
+        });
+        // The base as given (the command line applied already) and the
+        // variant: its own set, then the command line's.
+        assert_eq!(steps, 1 + 10 + 5);
+    }
 }

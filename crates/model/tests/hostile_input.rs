@@ -21,7 +21,9 @@ use std::process::{Command, Stdio};
 use std::sync::LazyLock;
 use std::time::{Duration, Instant};
 use stormsim_engine::SimDuration;
-use stormsim_model::{load_model, Arrival, LoadedModel, ParamPath, Problem, Step};
+use stormsim_model::{
+    load_model, Arrival, LoadedModel, ParamPath, Problem, Step, MAX_RAMP_S, MAX_TIMELINE_STEPS,
+};
 
 /// The bundled model the mutations start from.
 const DEADLINE_CHAIN: &str = include_str!("../../../models/deadline-chain.json");
@@ -836,6 +838,67 @@ fn a_ramp_over_1e308_seconds_loads_in_bounded_time() {
                     "set": {"services[B].steps[0].work.ms": 50}}])
         }),
     );
+}
+
+/// Ramps of the longest length, `n` of them.
+fn long_ramps(n: usize) -> Value {
+    (0..n)
+        .map(|i| {
+            json!({"name": format!("r{i}"), "at_s": 1, "over_s": MAX_RAMP_S,
+                   "set": {"services[B].steps[0].work.ms": 5 + i}})
+        })
+        .collect()
+}
+
+fn too_many_steps(doc: &Value) -> Vec<Problem> {
+    let Err(e) = load_model(&doc.to_string(), &[], None) else {
+        panic!("loaded");
+    };
+    e.problems
+        .into_iter()
+        .filter(|p| p.message.starts_with("too many timeline steps"))
+        .collect()
+}
+
+/// Every timeline step is a checked model held in memory, and nothing
+/// bounded their number: 200,000 entries of a two-variant model (600,000
+/// steps with the base's) took 78 s and 5.1 GB to check (31.6 s and 2.0 GB
+/// once steps shared what they leave alone). More than `MAX_TIMELINE_STEPS`
+/// in all are refused before any is built: here 60 ramps of 10,000 steps, in
+/// a child process that must end in 20 s (resolving them would take
+/// minutes).
+#[test]
+fn check_timeline_steps_are_bounded_before_they_are_built() {
+    in_child_process(
+        "check_timeline_steps_are_bounded_before_they_are_built",
+        Duration::from_secs(20),
+        || {
+            let problems = too_many_steps(&with(base(), "timeline", long_ramps(60)));
+            assert_eq!(problems.len(), 1, "{problems:?}");
+            assert_eq!(problems[0].path, "timeline");
+            assert!(
+                problems[0].message.contains("at most 500000"),
+                "{problems:?}"
+            );
+        },
+    );
+}
+
+/// The bound counts the steps of the base and of every variant, and says so
+/// once: 30 ramps (300,000 steps) pass in one document, not in the base and
+/// its variants.
+#[test]
+fn timeline_steps_are_counted_over_every_variant() {
+    let steps = |n: usize| long_ramps(n).as_array().unwrap().len() * MAX_RAMP_S as usize;
+    assert!(steps(30) <= MAX_TIMELINE_STEPS && 2 * steps(30) > MAX_TIMELINE_STEPS);
+    let doc = with(base(), "timeline", long_ramps(30));
+    let doc = with(
+        doc,
+        "variants",
+        json!([{"name": "a"}, {"name": "b"}, {"name": "c"}]),
+    );
+    let problems = too_many_steps(&doc);
+    assert_eq!(problems.len(), 1, "{problems:?}");
 }
 
 /// Hosts are numbered `zone * per_zone + host` in `u32`; more than a million
