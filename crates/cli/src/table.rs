@@ -15,7 +15,9 @@ use anyhow::{bail, Result};
 use serde_json::{Map, Number, Value};
 use std::collections::BTreeSet;
 use stormsim_model::LoadedModel;
-use stormsim_sim::report::{FAILURE_COLUMNS, SERVICE_COLUMNS, SUMMARY_COLUMNS, WORKLOAD_COLUMNS};
+use stormsim_sim::report::{
+    summary_header_of, FAILURE_COLUMNS, SERVICE_COLUMNS, SUMMARY_COLUMNS, WORKLOAD_COLUMNS,
+};
 use stormsim_sim::RunReport;
 
 /// The widest the `table` format prints when text columns can be cut to fit.
@@ -119,18 +121,10 @@ impl Available {
 
     /// Every column name: summary.csv's, in its order, and `verdict`.
     fn names(&self) -> Vec<String> {
-        let mut names: Vec<String> = SUMMARY_COLUMNS[..7]
-            .iter()
-            .chain(FAILURE_COLUMNS)
-            .chain(&SUMMARY_COLUMNS[7..])
-            .map(|c| c.to_string())
-            .collect();
-        for s in &self.services {
-            names.extend(SERVICE_COLUMNS.iter().map(|c| format!("{s}.{c}")));
-        }
-        for w in &self.workloads {
-            names.extend(WORKLOAD_COLUMNS.iter().map(|c| format!("{w}.{c}")));
-        }
+        let mut names = summary_header_of(
+            self.services.iter().map(String::as_str),
+            self.workloads.iter().map(String::as_str),
+        );
         names.push(VERDICT.into());
         names
     }
@@ -261,7 +255,7 @@ fn kind_of(base: &str) -> Kind {
             Kind::Text
         }
         "complete" | "metastable" => Kind::Bool,
-        "success_rate" => Kind::Percent,
+        "success_rate" | "utilisation" | "peak_utilisation" => Kind::Percent,
         "calls_per_request" | "zombies_per_impatient_user" | "user_peak_zombies_mean" => {
             Kind::Ratio
         }

@@ -311,6 +311,44 @@ fn resume_spec_change() {
     );
 }
 
+/// A table begun by another version of stormsim, whose summary has other
+/// columns (this one added `S.utilisation`), was continued with this
+/// version's rows: results.csv then held rows wider than its header.
+/// Resuming it, or merging such a shard, is now refused.
+#[test]
+fn resume_other_version_columns() {
+    let f = Fixture::new(axes());
+    assert_ok(&f.sweep_into("out", &["--max-runs", "3"]));
+    let partial = f.path("out/results.csv.partial");
+    // The same table with one summary column fewer, as a version that did
+    // not write it would have left it.
+    let narrower: String = read(&partial)
+        .lines()
+        .map(|line| format!("{}\n", line.rsplit_once(',').unwrap().0))
+        .collect();
+    std::fs::write(&partial, &narrower).unwrap();
+    let out = f.sweep_into("out", &["--resume"]);
+    assert_refused(
+        &out,
+        &[
+            "results.csv.partial, line 1",
+            "other columns than this version",
+            "--force",
+        ],
+    );
+    assert_eq!(read(&partial), narrower, "nothing discarded or appended");
+    let parts = shards(&f, 1);
+    let whole = read(&parts[0].join("results.csv"));
+    let narrower: String = whole
+        .lines()
+        .map(|line| format!("{}\n", line.rsplit_once(',').unwrap().0))
+        .collect();
+    std::fs::write(parts[0].join("results.csv"), narrower).unwrap();
+    let out = merge(&f.sweep(), &parts, &f.path("merged"));
+    assert_refused(&out, &["shard0/results.csv, line 1", "other columns"]);
+    assert!(!f.path("merged").exists(), "nothing written");
+}
+
 /// Shards 0..3 of the fixture's sweep into shard0, shard1, shard2.
 fn shards(f: &Fixture, count: usize) -> Vec<PathBuf> {
     (0..count)

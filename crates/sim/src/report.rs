@@ -265,6 +265,13 @@ pub struct ServiceReport {
     pub shed_by_class: Vec<(String, u64)>,
     /// Most attempts received in one second.
     pub peak_offered_rps: f64,
+    /// The share of the service's workers busy over the run: busy
+    /// worker-time over the worker-time of its instances up (`None` with
+    /// unbounded workers).
+    pub utilisation: Option<f64>,
+    /// The busiest time bucket's `utilisation`: timeseries.csv's highest
+    /// `utilisation` for the service.
+    pub peak_utilisation: Option<f64>,
     /// How the service's parallel steps ended (absent without one). In
     /// summary.json, not summary.csv.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -323,6 +330,36 @@ fn peak_rps(series: &TimeSeries, count: impl Fn(usize) -> u64) -> f64 {
     (0..series.len())
         .map(|b| count(b) as f64 * per_s)
         .fold(0.0, f64::max)
+}
+
+/// Busy worker-time of service `s` over its workers' time, from the series'
+/// buckets up to `ended` (the last bucket may be cut short): the buckets with
+/// bounded workers and an instance up; `None` if there are none.
+fn mean_utilisation(series: &TimeSeries, s: usize, ended: SimTime) -> Option<f64> {
+    let width = u128::from(series.bucket.as_nanos());
+    let (mut busy, mut available) = (0u128, 0u128);
+    for b in 0..series.len() {
+        let x = series.service(b, s);
+        let start = b as u128 * width;
+        let open = width.min(u128::from(ended.as_nanos()).saturating_sub(start));
+        if x.workers != u32::MAX && x.workers > 0 && open > 0 {
+            busy += x.busy_ns;
+            available += u128::from(x.workers) * open;
+        }
+    }
+    (available > 0).then(|| busy as f64 / available as f64)
+}
+
+/// Service `s`'s highest utilisation in a bucket, as timeseries.csv gives
+/// it (busy worker-time over the workers at the bucket's start, for the
+/// bucket's width).
+fn peak_utilisation(series: &TimeSeries, s: usize) -> Option<f64> {
+    let width = series.bucket.as_nanos() as f64;
+    (0..series.len())
+        .map(|b| series.service(b, s))
+        .filter(|x| x.workers != u32::MAX)
+        .map(|x| x.busy_ns as f64 / width / f64::from(x.workers.max(1)))
+        .reduce(f64::max)
 }
 
 /// The report of a run: what was measured, with the policy state at the end
@@ -439,6 +476,8 @@ pub(crate) fn variant_report(
                     .then_some(parallel),
                 breaker_open_s: round_ratio(breaker_open_s),
                 peak_offered_rps: round_ratio(peak_rps(series, |b| series.service(b, s).offered())),
+                utilisation: mean_utilisation(series, s, measured.ended).map(round_ratio),
+                peak_utilisation: peak_utilisation(series, s).map(round_ratio),
             }
         })
         .collect();
@@ -732,6 +771,8 @@ pub const SERVICE_COLUMNS: &[&str] = &[
     "work_timeouts",
     "started_late",
     "peak_offered_rps",
+    "utilisation",
+    "peak_utilisation",
 ];
 
 /// The columns of `attempts.csv`.
@@ -750,6 +791,38 @@ pub const ATTEMPT_COLUMNS: &[&str] = &[
 
 /// The per-workload columns, each prefixed by `<workload>.`.
 pub const WORKLOAD_COLUMNS: &[&str] = &["requests", "succeeded", "success_rate", "latency_p99_ms"];
+
+/// The header of `summary.csv` for a run of one variant whose model is
+/// `model`, as [`RunReport::summary_table`] writes it: known before the run,
+/// so that a sweep can tell whether a table it resumes has this build's
+/// columns.
+pub fn summary_header(model: &stormsim_model::Model) -> Vec<String> {
+    summary_header_of(
+        model.services.iter().map(|s| s.name.as_str()),
+        model.reported_workloads.iter().map(String::as_str),
+    )
+}
+
+/// The header of `summary.csv` for a run of these services and workloads,
+/// in this order.
+pub fn summary_header_of<'a>(
+    services: impl IntoIterator<Item = &'a str>,
+    workloads: impl IntoIterator<Item = &'a str>,
+) -> Vec<String> {
+    let mut header: Vec<String> = SUMMARY_COLUMNS[..7]
+        .iter()
+        .chain(FAILURE_COLUMNS)
+        .chain(&SUMMARY_COLUMNS[7..])
+        .map(|c| c.to_string())
+        .collect();
+    for s in services {
+        header.extend(SERVICE_COLUMNS.iter().map(|c| format!("{s}.{c}")));
+    }
+    for w in workloads {
+        header.extend(WORKLOAD_COLUMNS.iter().map(|c| format!("{w}.{c}")));
+    }
+    header
+}
 
 fn opt<T: ToString>(x: &Option<T>) -> String {
     x.as_ref().map_or(String::new(), T::to_string)
@@ -898,6 +971,8 @@ impl RunReport {
                         s.work_timeouts.to_string(),
                         s.started_late.to_string(),
                         s.peak_offered_rps.to_string(),
+                        opt(&s.utilisation),
+                        opt(&s.peak_utilisation),
                     ]),
                     None => row.extend(SERVICE_COLUMNS.iter().map(|_| String::new())),
                 }

@@ -146,6 +146,44 @@ fn littles_law_holds_on_the_servers() {
     assert_in_ci("M/M/4 mean busy workers", &busy, lambda / mu);
 }
 
+/// The summary's `utilisation` is the share of the workers busy over the
+/// run: ρ for M/M/4 (its drain after the last arrival, tens of
+/// milliseconds of a 14-second run, is far inside the interval). Its
+/// `peak_utilisation` is the busiest bucket's, as timeseries.csv computes
+/// it; a service of unbounded workers has neither.
+#[test]
+fn the_summary_utilisation_is_rho() {
+    let (c, mu, rho) = (4, 1000.0 / MEAN_SERVICE_MS, 0.7);
+    let lambda = rho * f64::from(c) * mu;
+    let runs = replicate(&model(lambda, c, None, exponential(), 40_000));
+    let server = |r: &VariantReport| r.services[0].clone();
+    let means: Vec<f64> = runs
+        .iter()
+        .map(|r| server(r).utilisation.unwrap())
+        .collect();
+    assert_in_ci("M/M/4 utilisation", &means, rho);
+    for r in &runs {
+        let ts = &r.series;
+        let width = ts.bucket.as_nanos() as f64;
+        let busiest = (0..ts.len())
+            .map(|b| ts.service(b, 0).busy_ns as f64 / width / f64::from(c))
+            .fold(0.0, f64::max);
+        let peak = server(r).peak_utilisation.unwrap();
+        assert!((peak - busiest).abs() <= 5e-7, "{peak} against {busiest}");
+        assert!(peak >= server(r).utilisation.unwrap());
+    }
+    let mut unbounded = model(lambda, c, None, exponential(), 1_000);
+    unbounded["services"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("workers");
+    let r = &replicate(&unbounded)[0];
+    assert_eq!(
+        (server(r).utilisation, server(r).peak_utilisation),
+        (None, None)
+    );
+}
+
 /// The same on a `cpu`, where work shares the cores (processor sharing):
 /// the time-average busy cores equal λ·E[S] whatever the discipline (the
 /// cores do the work that arrives), and the requests in service, each

@@ -283,6 +283,18 @@ impl Sweep {
         }
     }
 
+    /// The header of run `i`'s summary row (`summary.csv`'s), as this build
+    /// writes it: what a table being resumed from that run must have.
+    /// (`None` past the last run; every point's model was checked when the
+    /// sweep was loaded.)
+    pub(crate) fn summary_header(&self, i: usize) -> Option<Vec<String>> {
+        let reps = self.spec.replications as usize;
+        let (point, replication) = (i / reps, (i % reps) as u32);
+        let seed = self.seed_of(point, replication);
+        let variant = self.model_at(self.points.get(point)?, seed).ok()?;
+        Some(stormsim_sim::report::summary_header(&variant.model))
+    }
+
     /// The model variant at `point`, for a replication's seed.
     pub fn variant_at(
         &self,

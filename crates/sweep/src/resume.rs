@@ -131,6 +131,35 @@ fn cells_of(line: &str) -> Option<Vec<String>> {
         .map(|r| r.iter().map(str::to_string).collect())
 }
 
+/// Why a table whose summary columns are `found` cannot hold this build's
+/// rows, whose columns are `expected`: a table begun by another version of
+/// stormsim, with other columns, would be continued with rows its header
+/// does not name.
+fn other_columns(found: &[String], expected: &[String]) -> Option<String> {
+    if found == expected {
+        return None;
+    }
+    let at = found
+        .iter()
+        .zip(expected)
+        .take_while(|(f, e)| f == e)
+        .count();
+    let name = |columns: &[String]| {
+        columns
+            .get(at)
+            .map_or("nothing".into(), |c| format!("{c:?}"))
+    };
+    Some(format!(
+        "its rows have other columns than this version of stormsim writes ({} summary columns, \
+         this version {}; the first to differ is {} where this version writes {}): it was begun \
+         by another version",
+        found.len(),
+        expected.len(),
+        name(found),
+        name(expected)
+    ))
+}
+
 /// The rows of a results file whose first row is run `first`, as results,
 /// and the byte length of its complete lines (a last line an interruption
 /// cut short, without its newline, is dropped). Every other line must be a
@@ -189,6 +218,10 @@ fn read_rows(
                     ));
                 }
                 let summary: Arc<[String]> = cells[lead.len()..].into();
+                let expected = sweep.summary_header(first);
+                if let Some(why) = expected.and_then(|e| other_columns(&summary, &e)) {
+                    return Err(malformed(number, why));
+                }
                 complete_column = summary.iter().position(|c| c == "complete");
                 header = Some(summary);
             }
