@@ -13,7 +13,7 @@ use crate::metrics::{
     ServiceCounters,
 };
 use crate::policy_state::PolicyState;
-use crate::timeseries::TimeSeries;
+use crate::timeseries::{ServiceBucket, TimeSeries};
 use crate::topology::Topology;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -350,15 +350,18 @@ fn mean_utilisation(series: &TimeSeries, s: usize, ended: SimTime) -> Option<f64
     (available > 0).then(|| busy as f64 / available as f64)
 }
 
-/// Service `s`'s highest utilisation in a bucket, as timeseries.csv gives
-/// it (busy worker-time over the workers at the bucket's start, for the
-/// bucket's width).
+/// A service's utilisation in one bucket `width_ns` wide, timeseries.csv's
+/// `S.utilisation`: busy worker-time over the workers at the bucket's start
+/// (`None` with unbounded workers).
+fn bucket_utilisation(x: &ServiceBucket, width_ns: f64) -> Option<f64> {
+    (x.workers != u32::MAX).then(|| x.busy_ns as f64 / width_ns / f64::from(x.workers.max(1)))
+}
+
+/// Service `s`'s highest utilisation in a bucket, as timeseries.csv gives it.
 fn peak_utilisation(series: &TimeSeries, s: usize) -> Option<f64> {
     let width = series.bucket.as_nanos() as f64;
     (0..series.len())
-        .map(|b| series.service(b, s))
-        .filter(|x| x.workers != u32::MAX)
-        .map(|x| x.busy_ns as f64 / width / f64::from(x.workers.max(1)))
+        .filter_map(|b| bucket_utilisation(series.service(b, s), width))
         .reduce(f64::max)
 }
 
@@ -1109,8 +1112,7 @@ impl RunReport {
                         Some(s) => {
                             let x = ts.service(b, s);
                             let busy = x.busy_ns as f64 / width_ns;
-                            let utilisation = (x.workers != u32::MAX)
-                                .then(|| round_ratio(busy / f64::from(x.workers.max(1))));
+                            let utilisation = bucket_utilisation(x, width_ns).map(round_ratio);
                             row.extend([
                                 x.offered().to_string(),
                                 x.offered_first.to_string(),
