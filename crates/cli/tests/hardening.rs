@@ -349,6 +349,50 @@ fn resume_other_version_columns() {
     assert!(!f.path("merged").exists(), "nothing written");
 }
 
+/// A `variants` axis over variants with other services: results.csv's
+/// header was the first point's, and the next point's rows, one service
+/// wider, were written under it (every cell past the first service's shifted
+/// onto another column), and aggregate.csv read them by the first point's
+/// header. Every row is now laid under one header, the union of every
+/// point's columns, whole, resumed or merged from shards.
+#[test]
+fn variant_axis_over_other_services_mixes_columns() {
+    let f = Fixture::new(json!([{"variants": ["as-is", "cached"]}]));
+    let mut model = small_model("small");
+    model["variants"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"name": "cached", "set": {
+            "services[+]": {"name": "cache", "workers": 2,
+                            "steps": [{"work": {"kind": "constant", "ms": 1}}]},
+            "services[api].steps[+]": {"call": "cache"}}}));
+    write_json(&f.path("model.json"), model);
+    assert_ok(&f.sweep_into("whole", &[]));
+    let whole = read(&f.path("whole/results.csv"));
+    let rows: Vec<Vec<&str>> = whole.lines().map(|l| l.split(',').collect()).collect();
+    let header = &rows[0];
+    assert!(rows.iter().all(|r| r.len() == header.len()), "{whole}");
+    let at = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    for row in &rows[1..] {
+        let cached = row[at("variant")] == "cached";
+        assert_eq!(row[at("cache.calls")].is_empty(), !cached, "{whole}");
+        // Every request of the small model reaches `api` once, in both.
+        assert_eq!(row[at("api.calls")], row[at("requests")], "{whole}");
+        assert_eq!(row[at("users.requests")], row[at("requests")], "{whole}");
+    }
+    let aggregate = read(&f.path("whole/aggregate.csv"));
+    let lines: Vec<Vec<&str>> = aggregate.lines().map(|l| l.split(',').collect()).collect();
+    let n = lines[0].iter().position(|h| *h == "cache.calls.n").unwrap();
+    assert_eq!((lines[1][n], lines[2][n]), ("0", "2"), "{aggregate}");
+
+    assert_ok(&f.sweep_into("resumed", &["--max-runs", "2"]));
+    assert_ok(&f.sweep_into("resumed", &["--resume"]));
+    assert_eq!(read(&f.path("resumed/results.csv")), whole);
+    let parts = shards(&f, 2);
+    assert_ok(&merge(&f.sweep(), &parts, &f.path("merged")));
+    assert_eq!(read(&f.path("merged/results.csv")), whole);
+}
+
 /// Shards 0..3 of the fixture's sweep into shard0, shard1, shard2.
 fn shards(f: &Fixture, count: usize) -> Vec<PathBuf> {
     (0..count)

@@ -62,6 +62,17 @@ pub struct PointWarning {
 /// A point's model as checked: its warnings, or its problems.
 type Checked = Result<Vec<Warning>, Vec<Problem>>;
 
+/// What checking every point found.
+pub(crate) struct PointsChecked {
+    /// Every problem, each once (empty if there is none).
+    pub problems: Vec<Problem>,
+    /// When there is no problem, the points' warnings.
+    pub warnings: Vec<PointWarning>,
+    /// The summary columns of results.csv: those of a run of every service
+    /// and workload of the points' models, in the order first met.
+    pub columns: Vec<String>,
+}
+
 /// The warnings of the points' models, each once by its name and path, in
 /// the order first met.
 fn point_warnings(at_points: Vec<(usize, Vec<Warning>)>) -> Vec<PointWarning> {
@@ -84,27 +95,91 @@ fn point_warnings(at_points: Vec<(usize, Vec<Warning>)>) -> Vec<PointWarning> {
     found
 }
 
-/// Every problem of the sweep's points and of its search's ends, each once
-/// (empty if there is none); and, when there is none, the points' warnings.
-pub(crate) fn problems(sweep: &Sweep) -> (Vec<Problem>, Vec<PointWarning>) {
+/// The services and workloads of the points' models, each once, in the order
+/// first met: a `variants` axis over variants with services of their own
+/// gives points with other columns, and results.csv holds every row under
+/// one header.
+#[derive(Default)]
+struct NamesMet {
+    services: Vec<String>,
+    workloads: Vec<String>,
+}
+
+impl NamesMet {
+    fn meet(&mut self, model: &stormsim_model::Model) {
+        let services = model.services.iter().map(|s| s.name.as_str());
+        meet_names(&mut self.services, services);
+        meet_names(
+            &mut self.workloads,
+            model.reported_workloads.iter().map(String::as_str),
+        );
+    }
+
+    /// Meets the names `later` met, after these.
+    fn meet_all(&mut self, later: NamesMet) {
+        meet_names(
+            &mut self.services,
+            later.services.iter().map(String::as_str),
+        );
+        meet_names(
+            &mut self.workloads,
+            later.workloads.iter().map(String::as_str),
+        );
+    }
+
+    /// The summary columns of a run of all of them, as `summary.csv` names
+    /// them for a run of several variants.
+    fn summary_columns(&self) -> Vec<String> {
+        stormsim_sim::report::summary_header_of(
+            self.services.iter().map(String::as_str),
+            self.workloads.iter().map(String::as_str),
+        )
+    }
+}
+
+fn meet_names<'a>(met: &mut Vec<String>, names: impl Iterator<Item = &'a str>) {
+    for name in names {
+        if !met.iter().any(|m| m == name) {
+            met.push(name.to_string());
+        }
+    }
+}
+
+/// Every problem of the sweep's points and of its search's ends, each once;
+/// and, when there is none, the points' warnings and summary columns.
+pub(crate) fn points(sweep: &Sweep) -> PointsChecked {
     let mut checker = Checker::new(sweep);
-    // Every point's model is built and checked: in parallel (collected in
-    // point order), as a million points take a while.
-    let checked: Vec<(usize, Checked)> = sweep
+    // Every point's model is built and checked: in parallel, in runs of
+    // points whose names are met in point order (so the columns do not
+    // depend on the thread count), as a million points take a while.
+    let run_of_points = (sweep.points.len() / (rayon::current_num_threads() * 8)).max(1);
+    let checked: Vec<(Vec<(usize, Checked)>, NamesMet)> = sweep
         .points
-        .par_iter()
-        .map(|point| {
-            let (variant, overrides) = sweep.inputs_at(point);
-            (point.index, checker.check(variant.as_ref(), &overrides))
+        .par_chunks(run_of_points)
+        .map(|points| {
+            let mut met = NamesMet::default();
+            let checked = points
+                .iter()
+                .map(|point| {
+                    let (variant, overrides) = sweep.inputs_at(point);
+                    let checked = checker.check(variant.as_ref(), &overrides, &mut met);
+                    (point.index, checked)
+                })
+                .collect();
+            (checked, met)
         })
         .collect();
     let mut failing: Vec<(usize, Vec<Problem>)> = Vec::new();
     let mut warned: Vec<(usize, Vec<Warning>)> = Vec::new();
-    for (index, checked) in checked {
-        match checked {
-            Ok(warnings) if !warnings.is_empty() => warned.push((index, warnings)),
-            Ok(_) => {}
-            Err(problems) => failing.push((index, problems)),
+    let mut names = NamesMet::default();
+    for (checked, met) in checked {
+        names.meet_all(met);
+        for (index, checked) in checked {
+            match checked {
+                Ok(warnings) if !warnings.is_empty() => warned.push((index, warnings)),
+                Ok(_) => {}
+                Err(problems) => failing.push((index, problems)),
+            }
         }
     }
     let search_failing: Vec<(Value, Vec<Problem>)> = search_ends(sweep)
@@ -117,7 +192,11 @@ pub(crate) fn problems(sweep: &Sweep) -> (Vec<Problem>, Vec<PointWarning>) {
         })
         .collect();
     if failing.is_empty() && search_failing.is_empty() {
-        return (Vec::new(), point_warnings(warned));
+        return PointsChecked {
+            problems: Vec::new(),
+            warnings: point_warnings(warned),
+            columns: names.summary_columns(),
+        };
     }
     let base = checker.problems(sweep.default_variant().as_ref(), &sweep.set_overrides());
     let mut entries: Vec<Entry> = Vec::new();
@@ -229,7 +308,11 @@ pub(crate) fn problems(sweep: &Sweep) -> (Vec<Problem>, Vec<PointWarning>) {
             }
         }
     }
-    (out, Vec::new())
+    PointsChecked {
+        problems: out,
+        warnings: Vec::new(),
+        columns: Vec::new(),
+    }
 }
 
 /// The label of the sweep's `set` entry that wrote what `problem` is at (the
@@ -381,8 +464,15 @@ impl<'a> Checker<'a> {
 
     /// The model with `variant` and `overrides`: its warnings, or its
     /// problems.
-    fn check(&self, variant: Option<&VariantChoice>, overrides: &[Override]) -> Checked {
+    /// Its services and workloads are met in `met`.
+    fn check(
+        &self,
+        variant: Option<&VariantChoice>,
+        overrides: &[Override],
+        met: &mut NamesMet,
+    ) -> Checked {
         let built = self.sweep.build(variant, overrides, self.sweep.seed)?;
+        met.meet(&built.model);
         Ok(stormsim_model::warnings(&LoadedModel {
             name: String::new(),
             description: String::new(),
@@ -394,7 +484,9 @@ impl<'a> Checker<'a> {
 
     /// The problems of the model with `variant` and `overrides`.
     fn problems(&self, variant: Option<&VariantChoice>, overrides: &[Override]) -> Vec<Problem> {
-        self.check(variant, overrides).err().unwrap_or_default()
+        self.check(variant, overrides, &mut NamesMet::default())
+            .err()
+            .unwrap_or_default()
     }
 
     /// The problems axis `k` at `value` gives on top of the base, beyond the
@@ -842,6 +934,43 @@ fn concrete(path: &str, doc: &Value) -> Vec<(String, bool)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The columns do not depend on how the points were split among threads:
+    /// names met in runs of points, then merged in order, are the names met
+    /// one point after another.
+    #[test]
+    fn names_met_in_runs_are_names_met_in_order() {
+        let points: [(&[&str], &[&str]); 4] = [
+            (&["api", "db"], &["users"]),
+            (&["api", "cache", "db"], &["users"]),
+            (&["edge", "api"], &["bots", "users"]),
+            (&["api", "db"], &["users"]),
+        ];
+        let meet = |points: &[(&[&str], &[&str])]| {
+            let mut met = NamesMet::default();
+            for (services, workloads) in points {
+                meet_names(&mut met.services, services.iter().copied());
+                meet_names(&mut met.workloads, workloads.iter().copied());
+            }
+            met
+        };
+        let in_order = meet(&points);
+        assert_eq!(in_order.services, ["api", "db", "cache", "edge"]);
+        assert_eq!(in_order.workloads, ["users", "bots"]);
+        for split in 1..points.len() {
+            let mut met = meet(&points[..split]);
+            met.meet_all(meet(&points[split..]));
+            assert_eq!(
+                (met.services, met.workloads),
+                (in_order.services.clone(), in_order.workloads.clone())
+            );
+        }
+        let columns = in_order.summary_columns();
+        let at = |c: &str| columns.iter().position(|x| x == c).unwrap();
+        assert!(at("requests") < at("api.calls"));
+        assert!(at("api.calls") < at("edge.calls") && at("edge.calls") < at("users.requests"));
+        assert!(at("users.requests") < at("bots.requests"));
+    }
 
     /// A chart metric that is not a column of aggregate.csv is named, with
     /// the names nearest to it; one written as its `.mean` column is told

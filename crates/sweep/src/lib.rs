@@ -54,6 +54,10 @@ pub struct Sweep {
     pub memory_limit: u64,
     /// The model warnings of the points, found as they were checked.
     pub warnings: Vec<PointWarning>,
+    /// The summary columns of every row of results.csv: every point's
+    /// model's, each once (points whose models have other services have
+    /// other columns; a row leaves those its model lacks empty).
+    pub columns: Arc<[String]>,
 }
 
 /// A problem loading a sweep.
@@ -256,12 +260,17 @@ impl Sweep {
             points,
             memory_limit,
             warnings: Vec::new(),
+            columns: Arc::from([]),
         };
-        let (problems, warnings) = check::problems(&sweep);
-        if problems.is_empty() {
-            Ok(Sweep { warnings, ..sweep })
+        let checked = check::points(&sweep);
+        if checked.problems.is_empty() {
+            Ok(Sweep {
+                warnings: checked.warnings,
+                columns: checked.columns.into(),
+                ..sweep
+            })
         } else {
-            Err(invalid(problems))
+            Err(invalid(checked.problems))
         }
     }
 
@@ -281,18 +290,6 @@ impl Sweep {
         } else {
             self.seed.wrapping_add(u64::from(replication))
         }
-    }
-
-    /// The header of run `i`'s summary row (`summary.csv`'s), as this build
-    /// writes it: what a table being resumed from that run must have.
-    /// (`None` past the last run; every point's model was checked when the
-    /// sweep was loaded.)
-    pub(crate) fn summary_header(&self, i: usize) -> Option<Vec<String>> {
-        let reps = self.spec.replications as usize;
-        let (point, replication) = (i / reps, (i % reps) as u32);
-        let seed = self.seed_of(point, replication);
-        let variant = self.model_at(self.points.get(point)?, seed).ok()?;
-        Some(stormsim_sim::report::summary_header(&variant.model))
     }
 
     /// The model variant at `point`, for a replication's seed.
@@ -523,14 +520,15 @@ impl Sweep {
             .expect("every point was checked when the sweep was loaded");
         let report = run_variant(&variant);
         let stopped_by_limit = report.stopped_by_limit.is_some();
-        let (header, mut row) = summary_of(seed, report);
+        let (header, row) = summary_of(seed, report);
+        let mut row = table::row_under(&self.columns, &header, row);
         // Kept until the tables are written: no spare capacity.
         row.shrink_to_fit();
         RunResult {
             point,
             replication,
             seed,
-            header: header.into(),
+            header: self.columns.clone(),
             row,
             stopped_by_limit,
         }

@@ -218,8 +218,7 @@ fn read_rows(
                     ));
                 }
                 let summary: Arc<[String]> = cells[lead.len()..].into();
-                let expected = sweep.summary_header(first);
-                if let Some(why) = expected.and_then(|e| other_columns(&summary, &e)) {
+                if let Some(why) = other_columns(&summary, &sweep.columns) {
                     return Err(malformed(number, why));
                 }
                 complete_column = summary.iter().position(|c| c == "complete");

@@ -48,6 +48,24 @@ pub(crate) fn results_line(
     finish(out)
 }
 
+/// `row`, whose columns are `header`, laid under `columns` (the sweep's,
+/// which hold every one of `header`'s): a column the run's model does not
+/// have (a service of another point's variant) is empty.
+pub(crate) fn row_under(columns: &[String], header: &[String], row: Vec<String>) -> Vec<String> {
+    if header == columns {
+        return row;
+    }
+    columns
+        .iter()
+        .map(|c| {
+            header
+                .iter()
+                .position(|h| h == c)
+                .map_or_else(String::new, |i| row[i].clone())
+        })
+        .collect()
+}
+
 /// Mean, and with two or more values the sample standard deviation and the
 /// half-width of the 95% Student-t interval.
 pub(crate) fn mean_ci(xs: &[f64]) -> (f64, Option<(f64, f64)>) {
@@ -214,6 +232,22 @@ fn finish(out: csv::Writer<Vec<u8>>) -> Result<String, csv::Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn names(list: &str) -> Vec<String> {
+        list.split(',').map(String::from).collect()
+    }
+
+    #[test]
+    fn a_row_is_laid_under_the_sweeps_columns_by_name() {
+        let columns = names("requests,c.calls,a.calls,a.shed,b.calls,w.requests");
+        let row = row_under(
+            &columns,
+            &names("requests,a.calls,a.shed,w.requests"),
+            names("9,8,7,6"),
+        );
+        assert_eq!(row, names("9,,8,7,,6"));
+        assert_eq!(row_under(&columns, &columns, row.clone()), row);
+    }
 
     #[test]
     fn the_interval_is_students_t() {
