@@ -55,7 +55,7 @@ pub use warnings::{warnings, Warning, WARNINGS};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
-use serde_json::Value;
+use serde_json::{Map, Value};
 use std::collections::HashSet;
 use stormsim_engine::{SimDuration, SimTime};
 
@@ -476,12 +476,12 @@ pub fn load_model_in(
     let spec = parse_spec(&base).map_err(|ps| problems.extend(ps)).ok();
     // Each timeline step becomes a checked model held in memory: their number
     // is bounded before any is built.
-    let steps = timeline_steps_in_all(&base, &written_base, |doc| {
-        apply_sets(
-            doc,
-            cli("").filter(|(_, p, _, _)| !p.starts_with("variants")),
-        );
-    });
+    // Each variant starts from the file's base (not yet `--set`) without the
+    // variants: copying them all into each would make loading quadratic in
+    // their number.
+    let template = variant_template(&written_base);
+    drop(written_base);
+    let steps = timeline_steps_in_all(&base, &template, cli);
     if steps > MAX_TIMELINE_STEPS {
         problems.push(Problem::new(
             "timeline",
@@ -543,23 +543,10 @@ pub fn load_model_in(
         // beside the variants'.
         drop(base_variant);
     }
-    // Each variant starts from the file's base (not yet `--set`) without the
-    // variants: copying them all into each would make loading quadratic in
-    // their number.
-    let mut template = written_base;
-    if let Some(o) = template.as_object_mut() {
-        o.remove("variants");
-    }
     for (i, v) in &variant_specs {
         let mut doc = template.clone();
         let here = format!("variants[{i}] ({:?})", v.name);
-        let own = v
-            .set
-            .iter()
-            .map(|(p, x)| (format!("variants[{i}].set[{p:?}]"), p.as_str(), x, true));
-        let shapes_variants = |p: &str| p == "variants" || p.starts_with("variants[");
-        let cli_after = cli(&here).filter(|(_, p, _, _)| !shapes_variants(p));
-        let (set_problems, applied) = apply_sets(&mut doc, own.chain(cli_after));
+        let (set_problems, applied) = apply_sets(&mut doc, variant_sets(*i, &v.set, cli(&here)));
         problems.extend(set_problems);
         // A `--set` was noted once, above: only the variant's own here.
         selections.extend(
@@ -713,16 +700,43 @@ pub const MAX_RAMP_S: f64 = 10_000.0;
 /// two-service model), `check` took 19.8 s and 0.96 GB in a release build.
 pub const MAX_TIMELINE_STEPS: usize = 500_000;
 
+/// The file's base (`written`, not yet `--set`) without its variants: each
+/// variant's document starts from it ([`variant_sets`]).
+fn variant_template(written: &Value) -> Value {
+    let mut template = written.clone();
+    if let Some(o) = template.as_object_mut() {
+        o.remove("variants");
+    }
+    template
+}
+
+/// The sets that make variant `i`'s document of the [`variant_template`]:
+/// its `own` set, then the command line's (`cli`), less those that shape the
+/// variants themselves.
+fn variant_sets<'a>(
+    i: usize,
+    own: &'a Map<String, Value>,
+    cli: impl Iterator<Item = (String, &'a str, &'a Value, bool)>,
+) -> impl Iterator<Item = (String, &'a str, &'a Value, bool)> {
+    let shapes_variants = |p: &str| p == "variants" || p.starts_with("variants[");
+    own.iter()
+        .map(move |(p, x)| (format!("variants[{i}].set[{p:?}]"), p.as_str(), x, true))
+        .chain(cli.filter(move |(_, p, _, _)| !shapes_variants(p)))
+}
+
 /// The timeline steps of `base` and of each of its variants, counted in
 /// their documents before any is checked. A variant's timeline is the base's,
 /// unless its own `set` changes the timeline: then it is counted in its own
-/// document, the file's base (`written_base`) with its `set` applied, then
-/// the command line's (`apply_cli`).
-fn timeline_steps_in_all(
-    base: &Value,
-    written_base: &Value,
-    apply_cli: impl Fn(&mut Value),
-) -> usize {
+/// document, made as loading makes it (the [`variant_template`] and
+/// [`variant_sets`], with the command line's sets, `cli`).
+fn timeline_steps_in_all<'a, Cli>(
+    base: &'a Value,
+    template: &Value,
+    cli: impl Fn(&str) -> Cli,
+) -> usize
+where
+    Cli: Iterator<Item = (String, &'a str, &'a Value, bool)>,
+{
     let in_base = timeline_steps_in(base);
     let variants = base.get("variants").and_then(Value::as_array);
     // Past the limits, the count stops: the model is refused either way.
@@ -730,26 +744,16 @@ fn timeline_steps_in_all(
         .into_iter()
         .flatten()
         .take(MAX_VARIANTS)
-        .map(|variant| {
-            let set = variant.get("set").and_then(Value::as_object);
-            let own: Vec<_> = set
-                .into_iter()
-                .flatten()
-                .filter(|(path, _)| path.starts_with("timeline"))
-                .collect();
-            if own.is_empty() {
+        .enumerate()
+        .map(|(i, variant)| {
+            let Some(own) = variant.get("set").and_then(Value::as_object) else {
+                return in_base;
+            };
+            if !own.keys().any(|path| path.starts_with("timeline")) {
                 return in_base;
             }
-            let mut doc = written_base.clone();
-            if let Some(o) = doc.as_object_mut() {
-                o.remove("variants");
-            }
-            apply_sets(
-                &mut doc,
-                own.into_iter()
-                    .map(|(p, v)| (String::new(), p.as_str(), v, true)),
-            );
-            apply_cli(&mut doc);
+            let mut doc = template.clone();
+            apply_sets(&mut doc, variant_sets(i, own, cli("")));
             timeline_steps_in(&doc)
         });
     let mut steps = in_base;
@@ -852,7 +856,7 @@ mod tests {
     use serde_json::json;
 
     fn count(doc: &Value) -> usize {
-        timeline_steps_in_all(doc, doc, |_| {})
+        timeline_steps_in_all(doc, &variant_template(doc), |_| std::iter::empty())
     }
 
     #[test]
@@ -879,17 +883,50 @@ mod tests {
         assert_eq!(count(&doc), 50 + 50 + 50 + 10 + 51);
     }
 
+    /// The count is made on the documents loading builds: over the variants,
+    /// it is the number of steps their loaded timelines hold, with the
+    /// command line's sets applied after each variant's own.
+    #[test]
+    fn the_count_is_the_steps_loading_builds() {
+        let doc = json!({
+        "name": "m", "horizon_s": 100,
+        "workloads": [{"name": "w", "target": "a", "requests": 1,
+                       "arrival": {"kind": "poisson", "rate_per_s": 1}}],
+        "services": [{"name": "a", "workers": 2, "steps": []}],
+        "timeline": [{"name": "r", "at_s": 1, "over_s": 20, "set": {"workloads[w].arrival.rate_per_s": 8}}],
+        "variants": [
+            {"name": "same"},
+            {"name": "shorter", "set": {"timeline[r].over_s": 5}},
+            {"name": "more", "set": {"timeline[+]": {"name": "s", "at_s": 50, "set": {"workloads[w].arrival.rate_per_s": 3}}}},
+        ]});
+        let cli = vec![(
+            "timeline[+]".to_string(),
+            json!({"name": "t", "at_s": 60, "over_s": 3, "set": {"workloads[w].arrival.rate_per_s": 4}}),
+        )];
+        let loaded = load_model_in(&doc.to_string(), None, &cli, None).unwrap();
+        let built: usize = loaded.variants.iter().map(|v| v.changes.len()).sum();
+        let mut base = doc.clone();
+        apply_sets(
+            &mut base,
+            std::iter::once((String::new(), "timeline[+]", &cli[0].1, false)),
+        );
+        let counted = timeline_steps_in_all(&base, &variant_template(&doc), |_| {
+            std::iter::once((String::new(), "timeline[+]", &cli[0].1, false))
+        });
+        assert_eq!(
+            (built, counted - timeline_steps_in(&base)),
+            (23 + 8 + 24, 23 + 8 + 24)
+        );
+    }
+
     #[test]
     fn the_command_line_applies_to_a_variant_that_changes_the_timeline() {
         let doc = json!({"timeline": [{"name": "r", "at_s": 1, "set": {}}], "variants": [
             {"name": "ramped", "set": {"timeline[r].over_s": 10}},
         ]});
         let extra = json!({"name": "s", "at_s": 2, "over_s": 5, "set": {}});
-        let steps = timeline_steps_in_all(&doc, &doc, |d| {
-            apply_sets(
-                d,
-                std::iter::once((String::new(), "timeline[+]", &extra, false)),
-            );
+        let steps = timeline_steps_in_all(&doc, &variant_template(&doc), |_| {
+            std::iter::once((String::new(), "timeline[+]", &extra, false))
         });
         // The base as given (the command line applied already) and the
         // variant: its own set, then the command line's.
