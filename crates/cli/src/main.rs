@@ -18,6 +18,7 @@ use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use stormsim_model::{
     load_model, load_model_in, parse_cli_value, LoadedModel, ModelError, Problem,
 };
@@ -467,7 +468,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
         }
         Command::Merge { sweep, shards, out } => {
             // Merging runs nothing: no ceiling holds back reading what ran.
-            let Some(loaded) = load_sweep_or_report(&sweep, u64::MAX) else {
+            let Some(loaded) = load_sweep_or_report(&sweep, u64::MAX, false) else {
                 return Ok(ExitCode::from(EXIT_BAD_INPUT));
             };
             let out = out.unwrap_or_else(|| Path::new("outputs").join(&loaded.spec.name));
@@ -490,7 +491,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 Ok(s) => s,
                 Err(message) => return Ok(refuse(&message)),
             };
-            let Some(loaded) = load_sweep_or_report(&sweep, memory_limit) else {
+            let Some(loaded) = load_sweep_or_report(&sweep, memory_limit, quiet) else {
                 return Ok(ExitCode::from(EXIT_BAD_INPUT));
             };
             print_sweep_warnings(&loaded, &warnings);
@@ -521,7 +522,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             memory_limit,
             warnings,
         } => {
-            let Some(loaded) = load_sweep_or_report(&sweep, memory_limit) else {
+            let Some(loaded) = load_sweep_or_report(&sweep, memory_limit, quiet) else {
                 return Ok(ExitCode::from(EXIT_BAD_INPUT));
             };
             print_sweep_warnings(&loaded, &warnings);
@@ -809,9 +810,36 @@ fn report_problems(path: &Path, problems: &[Problem]) {
 }
 
 /// Loads a sweep file; on a problem in it or its model prints every problem
-/// (or that the file cannot be read) and returns `None`.
-fn load_sweep_or_report(path: &Path, memory_limit: u64) -> Option<stormsim_sweep::Sweep> {
-    match stormsim_sweep::Sweep::load_with_memory_limit(path, memory_limit) {
+/// (or that the file cannot be read) and returns `None`. Every point's model
+/// is checked first, which takes a minute for a million points: unless
+/// `quiet`, a line every 10 s says how many are.
+fn load_sweep_or_report(
+    path: &Path,
+    memory_limit: u64,
+    quiet: bool,
+) -> Option<stormsim_sweep::Sweep> {
+    let (checked, points) = (AtomicUsize::new(0), AtomicUsize::new(0));
+    let finished = AtomicBool::new(false);
+    let loaded = std::thread::scope(|scope| {
+        if !quiet {
+            scope.spawn(|| {
+                output::say_every_10_s(&finished, |elapsed| {
+                    let (done, all) = (
+                        checked.load(Ordering::Relaxed),
+                        points.load(Ordering::Relaxed),
+                    );
+                    format!("  ... {elapsed:.0} s: {done}/{all} points' models checked")
+                })
+            });
+        }
+        let _stop_progress = output::SetOnDrop(&finished);
+        let progress = |done: usize, all: usize| {
+            checked.fetch_max(done, Ordering::Relaxed);
+            points.store(all, Ordering::Relaxed);
+        };
+        stormsim_sweep::Sweep::load_with_progress(path, memory_limit, &progress)
+    });
+    match loaded {
         Ok(s) => Some(s),
         Err(stormsim_sweep::SweepError::Invalid(ModelError { problems })) => {
             report_problems(path, &problems);
@@ -842,7 +870,7 @@ fn check_sweep(
         );
         return ExitCode::from(EXIT_BAD_INPUT);
     }
-    let Some(sweep) = load_sweep_or_report(path, memory_limit) else {
+    let Some(sweep) = load_sweep_or_report(path, memory_limit, false) else {
         return ExitCode::from(EXIT_BAD_INPUT);
     };
     let plural = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });

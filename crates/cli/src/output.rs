@@ -109,7 +109,12 @@ pub fn run_and_write(
     // Rows of attempts.csv go to temporary files as the variants run.
     let results: Vec<(VariantReport, Option<AttemptRows>)> = std::thread::scope(|scope| {
         if !quiet {
-            scope.spawn(|| progress(total, &done, &finished, started));
+            scope.spawn(|| {
+                say_every_10_s(&finished, |elapsed| {
+                    let done = done.load(Ordering::Relaxed);
+                    format!("  ... {elapsed:.0} s: {done}/{total} variants done")
+                })
+            });
         }
         // Stops the progress thread however the runs end: a panic in a
         // variant (a simulator bug) must reach the user, not leave the scope
@@ -445,7 +450,7 @@ pub fn write_charts(view: &RunView, out: &Path) -> Result<Vec<&'static str>> {
 }
 
 /// Sets its flag when dropped, also while unwinding.
-struct SetOnDrop<'a>(&'a AtomicBool);
+pub struct SetOnDrop<'a>(pub &'a AtomicBool);
 
 impl Drop for SetOnDrop<'_> {
     fn drop(&mut self) {
@@ -453,8 +458,6 @@ impl Drop for SetOnDrop<'_> {
     }
 }
 
-/// While variants run, says how far along the run is: a line every 10 s (the
-/// per-variant lines say the rest). Sleeps in short steps so it ends promptly.
 /// A variant's line as its run ends: the events it delivered itself, in
 /// how long, and, for one that continued another's run, from where.
 fn variant_line(
@@ -482,18 +485,18 @@ fn variant_line(
     }
 }
 
-fn progress(total: usize, done: &AtomicUsize, finished: &AtomicBool, started: Instant) {
+/// Until `finished`, prints `line(seconds elapsed)` on stderr every 10 s of
+/// long work (checking a sweep's points, running variants), so that it is
+/// not silent; the first line after 10 s, none for work done sooner. Sleeps
+/// in short steps so it ends promptly.
+pub fn say_every_10_s(finished: &AtomicBool, line: impl Fn(f64) -> String) {
+    let started = Instant::now();
     let mut next_report = 10.0;
     while !finished.load(Ordering::Relaxed) {
         std::thread::sleep(std::time::Duration::from_millis(100));
         let elapsed = started.elapsed().as_secs_f64();
         if elapsed >= next_report && !finished.load(Ordering::Relaxed) {
-            eprintln!(
-                "  ... {:.0} s: {}/{} variants done",
-                elapsed,
-                done.load(Ordering::Relaxed),
-                total
-            );
+            eprintln!("{}", line(elapsed));
             next_report += 10.0;
         }
     }

@@ -16,6 +16,7 @@ use crate::{Override, Sweep, VariantChoice};
 use rayon::prelude::*;
 use serde_json::Value;
 use std::collections::{BTreeSet, HashMap};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use stormsim_model::path::Segment;
 use stormsim_model::{LoadedModel, ParamPath, Problem, Warning};
 
@@ -147,8 +148,9 @@ fn meet_names<'a>(met: &mut Vec<String>, names: impl Iterator<Item = &'a str>) {
 
 /// Every problem of the sweep's points and of its search's ends, each once;
 /// and, when there is none, the points' warnings and summary columns.
-pub(crate) fn points(sweep: &Sweep) -> PointsChecked {
+pub(crate) fn points(sweep: &Sweep, progress: &crate::CheckProgress<'_>) -> PointsChecked {
     let mut checker = Checker::new(sweep);
+    let (total, done) = (sweep.points.len(), AtomicUsize::new(0));
     // Every point's model is built and checked: in parallel, in runs of
     // points whose names are met in point order (so the columns do not
     // depend on the thread count), as a million points take a while.
@@ -163,6 +165,7 @@ pub(crate) fn points(sweep: &Sweep) -> PointsChecked {
                 .map(|point| {
                     let (variant, overrides) = sweep.inputs_at(point);
                     let checked = checker.check(variant.as_ref(), &overrides, &mut met);
+                    progress(done.fetch_add(1, Ordering::Relaxed) + 1, total);
                     (point.index, checked)
                 })
                 .collect();

@@ -118,6 +118,9 @@ fn no_variant_message(name: &str, variants: &[Value]) -> String {
     }
 }
 
+/// Told, as a sweep's points are checked, how many are, of how many.
+pub type CheckProgress<'a> = dyn Fn(usize, usize) + Sync + 'a;
+
 /// One run's result: its row of `summary.csv` (the full report, time series
 /// included, is dropped as soon as the run ends, so memory does not grow with
 /// the runs' length).
@@ -165,11 +168,22 @@ impl Sweep {
     /// [`Sweep::load`], with every point's run held to `memory_limit` bytes
     /// of estimated memory (`--memory-limit-gb`).
     pub fn load_with_memory_limit(path: &Path, memory_limit: u64) -> Result<Sweep, SweepError> {
+        Sweep::load_with_progress(path, memory_limit, &|_, _| {})
+    }
+
+    /// [`Sweep::load_with_memory_limit`], telling `progress` how many of the
+    /// points' models are checked, of how many (from the checking threads):
+    /// a million points take a minute.
+    pub fn load_with_progress(
+        path: &Path,
+        memory_limit: u64,
+        progress: &CheckProgress<'_>,
+    ) -> Result<Sweep, SweepError> {
         let text = std::fs::read_to_string(path).map_err(|source| SweepError::Io {
             path: path.to_path_buf(),
             source,
         })?;
-        Sweep::from_text(&text, path, memory_limit)
+        Sweep::from_text_with_progress(&text, path, memory_limit, progress)
     }
 
     /// [`Sweep::load_with_memory_limit`] for a sweep's text, as if it were
@@ -179,6 +193,16 @@ impl Sweep {
     /// path), and runs it with [`Sweep::run`], [`results_csv`] and
     /// [`aggregate_csv`].
     pub fn from_text(text: &str, path: &Path, memory_limit: u64) -> Result<Sweep, SweepError> {
+        Sweep::from_text_with_progress(text, path, memory_limit, &|_, _| {})
+    }
+
+    /// [`Sweep::from_text`], with [`Sweep::load_with_progress`]'s `progress`.
+    pub fn from_text_with_progress(
+        text: &str,
+        path: &Path,
+        memory_limit: u64,
+        progress: &CheckProgress<'_>,
+    ) -> Result<Sweep, SweepError> {
         let mut doc = parse_json(text).map_err(SweepError::Invalid)?;
         let mut spec: SweepSpec = parse_sweep_spec(&doc)?;
         let (model_path, model_text) = match &spec.model {
@@ -262,7 +286,7 @@ impl Sweep {
             warnings: Vec::new(),
             columns: Arc::from([]),
         };
-        let checked = check::points(&sweep);
+        let checked = check::points(&sweep, progress);
         if checked.problems.is_empty() {
             Ok(Sweep {
                 warnings: checked.warnings,
@@ -706,5 +730,32 @@ mod tests {
             found[0].starts_with("sweep file: ") && found[0].contains("`name`"),
             "{found:?}"
         );
+    }
+
+    /// Loading tells how many points' models are checked, up to all of them,
+    /// from whichever thread checked each.
+    #[test]
+    fn loading_tells_how_many_points_are_checked() {
+        let sweep = json!({
+            "name": "s", "replications": 1,
+            "model": {"name": "m", "horizon_s": 1,
+                      "workloads": [{"name": "w", "target": "a", "requests": 1,
+                                     "arrival": {"kind": "poisson", "rate_per_s": 1}}],
+                      "services": [{"name": "a", "workers": 1, "steps": []}]},
+            "axes": [{"path": "services[a].workers", "values": [1, 2, 3, 4, 5, 6, 7]},
+                     {"path": "workloads[w].arrival.rate_per_s", "values": [1, 2, 3]}]
+        });
+        let told = std::sync::Mutex::new(Vec::new());
+        let progress = |done: usize, all: usize| told.lock().unwrap().push((done, all));
+        let loaded = Sweep::from_text_with_progress(
+            &sweep.to_string(),
+            Path::new("s.sweep.json"),
+            u64::MAX,
+            &progress,
+        );
+        assert!(loaded.is_ok());
+        let mut told = told.into_inner().unwrap();
+        told.sort();
+        assert_eq!(told, (1..=21).map(|done| (done, 21)).collect::<Vec<_>>());
     }
 }
