@@ -376,14 +376,22 @@ pub fn sweep_chart(shape: &SweepShape, aggregate: &str) -> std::result::Result<S
             }
             let series = categories
                 .iter()
-                .map(|c| SweepSeries {
-                    name: (*c).into(),
-                    points: table
+                .map(|c| {
+                    let points: Vec<SweepPoint> = table
                         .rows
                         .iter()
                         .filter(|r| r[by_col] == *c)
                         .map(|r| metric.point(&table, r, x_of(axis, r)))
-                        .collect(),
+                        .collect();
+                    // A variant without the metric (another variant's
+                    // service's column) has a legend entry and no line.
+                    let name = if points.iter().any(|p| p.mean.is_finite()) {
+                        (*c).to_string()
+                    } else {
+                        let name = metric.mean.strip_suffix(".mean").unwrap_or(&metric.mean);
+                        format!("{c} (no {name})")
+                    };
+                    SweepSeries { name, points }
                 })
                 .collect();
             lines(axis, series, true)

@@ -126,6 +126,38 @@ fn a_numeric_axis_by_variants_gets_a_line_per_variant_and_a_page() {
     assert_eq!(line_colours(&read(&chart)).len(), 2);
 }
 
+/// A variant whose model lacks the charted metric (a service of another
+/// variant's) is named in the legend as having none, not drawn as an empty
+/// line the reader must puzzle over.
+#[test]
+fn a_variant_without_the_metric_says_so_in_the_legend() {
+    let dir = tempfile::tempdir().unwrap();
+    let service = |name: &str| json!({"name": name, "workers": 2, "steps": [{"work": {"kind": "constant", "ms": 1}}]});
+    let model = json!({
+        "name": "m", "horizon_s": 2,
+        "workloads": [{"name": "w", "target": "a", "duration_s": 2,
+                       "arrival": {"kind": "poisson", "rate_per_s": 50}}],
+        "services": [service("a")],
+        "variants": [{"name": "alone"},
+                     {"name": "with-b", "set": {"services[+]": service("b"),
+                                                "services[a].steps[+]": {"call": "b"}}}]
+    });
+    let file = write_json(
+        &dir.path().join("s.json"),
+        json!({"name": "s", "model": model, "replications": 2,
+               "axes": [{"path": "workloads[w].arrival.rate_per_s", "name": "rate", "values": [50, 100]},
+                        {"variants": ["alone", "with-b"]}],
+               "chart": {"metric": "b.utilisation"}}),
+    );
+    let out = dir.path().join("out");
+    assert_ok(&stormsim_into("sweep", &file, &out, &[]));
+    let chart = out.join("sweep.svg");
+    let texts = svg_texts(&chart);
+    for text in ["alone (no b.utilisation)", "with-b", "b.utilisation (mean)"] {
+        assert!(texts.iter().any(|t| t == text), "no {text:?} in {texts:?}");
+    }
+}
+
 /// A sweep whose shape has no chart (three axes) says so instead of
 /// claiming a sweep.svg, and the chart an earlier run of it drew is gone.
 #[test]
