@@ -86,8 +86,32 @@ impl Checker {
         SimDuration::from_ms(self.non_negative(path, s) * 1000.0)
     }
 
+    /// A positive duration in ms, at least the clock's step (1 ns): a smaller
+    /// one is 0 on the clock, and a timeout, deadline or pause of 0 lets a
+    /// loop go round forever at one instant.
     fn positive_ms(&mut self, path: &str, ms: f64) -> SimDuration {
+        self.at_least_a_tick(path, ms, 1e-6, "ms");
         SimDuration::from_ms(self.positive(path, ms))
+    }
+
+    /// A positive duration in seconds, at least the clock's step.
+    fn positive_s(&mut self, path: &str, s: f64) -> f64 {
+        self.at_least_a_tick(path, s, 1e-9, "s");
+        self.positive(path, s)
+    }
+
+    /// Fails a positive `value` (in units of which `tick` is 1 ns) below 1 ns;
+    /// other values are `positive`'s to judge.
+    fn at_least_a_tick(&mut self, path: &str, value: f64, tick: f64, unit: &str) {
+        if value > 0.0 && value < tick {
+            self.fail(
+                path,
+                format!(
+                    "expected at least {tick} {unit} (1 ns, the clock's step: less is 0 on the clock), got {}",
+                    small(value)
+                ),
+            );
+        }
     }
 
     fn optional_positive_ms(&mut self, path: &str, ms: Option<f64>) -> Option<SimDuration> {
@@ -515,8 +539,9 @@ fn validate_model(spec: &ModelSpec, with_timeline: bool) -> Result<Model, Vec<Pr
                     );
                 }
                 SlowPeriods {
-                    mean_gap_ns: ck.positive("hosts.slow.mean_gap_s", s.mean_gap_s) * 1e9,
-                    mean_length_ns: ck.positive("hosts.slow.mean_length_s", s.mean_length_s) * 1e9,
+                    mean_gap_ns: ck.positive_s("hosts.slow.mean_gap_s", s.mean_gap_s) * 1e9,
+                    mean_length_ns: ck.positive_s("hosts.slow.mean_length_s", s.mean_length_s)
+                        * 1e9,
                     factor,
                 }
             }),
@@ -587,12 +612,24 @@ fn validate_model(spec: &ModelSpec, with_timeline: bool) -> Result<Model, Vec<Pr
                 let path = format!("{at}.arrival.think");
                 // A user who never pauses, and whose try fails at once (an open
                 // breaker), would ask again and again at one instant.
-                if matches!(think, DistSpec::Constant { ms } if *ms == 0.0)
-                    || matches!(think, DistSpec::Uniform { max_ms, .. } if *max_ms == 0.0)
-                {
+                let zero = matches!(think, DistSpec::Constant { ms } if *ms == 0.0)
+                    || matches!(think, DistSpec::Uniform { max_ms, .. } if *max_ms == 0.0);
+                if zero {
                     ck.fail(&path, "expected a think time above zero");
                 }
-                Some(ck.dist(&path, think))
+                let think = ck.dist(&path, think);
+                // One whose mean is under the clock's step is mostly 0.
+                let mean_ms = think.mean_ms();
+                if !zero && mean_ms < 1e-6 {
+                    ck.fail(
+                        &path,
+                        format!(
+                            "expected a think time of at least 0.000001 ms on average (1 ns, the clock's step: less is 0 on the clock), got {} ms",
+                            small(mean_ms)
+                        ),
+                    );
+                }
+                Some(think)
             }
             _ => None,
         };
@@ -1117,7 +1154,7 @@ fn check_concurrency_limit(
                     format!("expected a ratio strictly between 0 and 1, got {backoff_ratio}"),
                 );
             }
-            ck.positive(&format!("{at}.timeout_ms"), timeout_ms);
+            ck.positive_ms(&format!("{at}.timeout_ms"), timeout_ms);
         }
         ConcurrencyLimitSpec::Gradient2 {
             initial_limit,
@@ -2225,5 +2262,15 @@ fn queue_discipline(
             }
             QueueDiscipline::Priority { rank, ranks }
         }
+    }
+}
+
+/// A number as a message shows it: a tiny one in scientific notation (1e-300,
+/// not three hundred zeros).
+fn small(x: f64) -> String {
+    if x != 0.0 && x.abs() < 1e-4 {
+        format!("{x:e}")
+    } else {
+        x.to_string()
     }
 }

@@ -1216,3 +1216,47 @@ fn a_variant_setting_an_unknown_path_is_rejected_at_its_set() {
         );
     }
 }
+
+/// Durations under the clock's step (1 ns) passed as "positive" and were 0 on
+/// the clock: a think time and deadline of 1e-300 ms made a closed loop go
+/// round at one instant until it held 8 GB; slow periods of 1e-300 s took
+/// 10 s of wall time per simulated second; a 1e-300 ms timeout retried
+/// forever at one instant (all found by fuzzing). Each is refused, at its path.
+#[test]
+fn sub_nanosecond_durations_are_refused() {
+    let doc = json!({
+        "name": "tiny", "horizon_s": 1,
+        "hosts": {"zones": 1, "per_zone": 1,
+                  "slow": {"mean_gap_s": 1e-300, "mean_length_s": 2e-10, "factor": 10}},
+        "workloads": [{"name": "w", "target": "a", "duration_s": 1, "deadline_ms": 1e-300,
+                       "arrival": {"kind": "closed_loop", "users": 1,
+                                   "think": {"kind": "exponential", "mean_ms": 1e-7}}}],
+        "services": [{"name": "a", "steps": [{"call": "b", "timeout_ms": 1e-300}]},
+                     {"name": "b", "steps": [{"work": {"kind": "constant", "ms": 1}}]}]
+    });
+    let found = problems(&doc);
+    for at in [
+        "hosts.slow.mean_gap_s: expected at least 0.000000001 s (1 ns, the clock's step",
+        "hosts.slow.mean_length_s: expected at least",
+        "workloads[0].deadline_ms: expected at least 0.000001 ms",
+        "workloads[0].arrival.think: expected a think time of at least 0.000001 ms on average",
+        "services[0].steps[0].timeout_ms: expected at least 0.000001 ms",
+    ] {
+        assert!(
+            found.iter().any(|p| p.starts_with(at)),
+            "{at:?} not in {found:#?}"
+        );
+    }
+    assert!(
+        found.iter().any(|p| p.ends_with("got 1e-300")),
+        "{found:#?}"
+    );
+    assert_eq!(found.len(), 5, "{found:#?}");
+    // One nanosecond is the clock's step, and allowed.
+    let mut ok = doc.clone();
+    ok["hosts"]["slow"] = json!({"mean_gap_s": 1e-9, "mean_length_s": 1e-9, "factor": 10});
+    ok["workloads"][0]["deadline_ms"] = json!(1e-6);
+    ok["workloads"][0]["arrival"]["think"] = json!({"kind": "constant", "ms": 1e-6});
+    ok["services"][0]["steps"][0]["timeout_ms"] = json!(1e-6);
+    assert_eq!(problems(&ok), Vec::<String>::new());
+}

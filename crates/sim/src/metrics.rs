@@ -342,7 +342,7 @@ impl WorkloadCounters {
 /// and maximum, behind a call. The histogram is built from the counts when
 /// they are read, with the same counts, hence the same quantiles, as one
 /// that recorded each latency itself.
-#[derive(Clone, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct LatencyRecorder {
     /// `counts[i]`: latencies recorded in the histogram's bucket `i`; as
     /// long as the highest bucket recorded needs.

@@ -5,7 +5,7 @@
 //! utilisation is the true mean over the bucket. Memory grows with buckets, not
 //! with requests.
 
-use crate::metrics::{FailReason, FailureCounts};
+use crate::metrics::{FailReason, FailureCounts, LatencyRecorder};
 use stormsim_engine::{SimDuration, SimTime};
 
 /// Run-wide counters of one bucket.
@@ -165,9 +165,70 @@ pub struct TimeSeries {
     /// Per-workload rows of the closed buckets: `per_workload[b * workloads
     /// + w]` (the open bucket's are filled when it closes).
     pub per_workload: Vec<WorkloadBucket>,
-    /// The latencies answered in the open bucket, per workload, ns: the
-    /// quantiles are exact, and memory follows one bucket's answers.
-    open_latencies: Vec<Vec<u64>>,
+    /// The latencies answered in the open bucket, per workload.
+    open_latencies: Vec<OpenLatencies>,
+}
+
+/// Most latencies of one workload a bucket keeps one by one (8 MB): its
+/// quantiles are exact up to this many answers, and from an HDR histogram
+/// (within 0.1%) past it. Kept one by one without a bound, a workload
+/// answered a billion times in one bucket (a closed loop of users who never
+/// pause) held 8 GB.
+pub const MAX_EXACT_LATENCIES: usize = 1 << 20;
+
+/// The latencies one workload's requests answered in the open bucket: each
+/// one, ns, up to [`MAX_EXACT_LATENCIES`], then their histogram.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct OpenLatencies {
+    exact: Vec<u64>,
+    past_exact: Option<Box<LatencyRecorder>>,
+    answered: u64,
+    sum_ns: u128,
+}
+
+impl OpenLatencies {
+    #[inline]
+    fn record(&mut self, latency: SimDuration) {
+        self.answered += 1;
+        self.sum_ns += u128::from(latency.as_nanos());
+        match &mut self.past_exact {
+            Some(histogram) => histogram.record(latency),
+            None if self.exact.len() < MAX_EXACT_LATENCIES => self.exact.push(latency.as_nanos()),
+            None => self.overflow(latency),
+        }
+    }
+
+    /// One answer too many to keep one by one: they go into a histogram.
+    #[cold]
+    fn overflow(&mut self, latency: SimDuration) {
+        let mut histogram = LatencyRecorder::default();
+        for &ns in &self.exact {
+            histogram.record(SimDuration(ns));
+        }
+        histogram.record(latency);
+        self.exact = Vec::new();
+        self.past_exact = Some(Box::new(histogram));
+    }
+
+    /// The bucket's row, and a fresh start for the next.
+    fn close(&mut self) -> WorkloadBucket {
+        let (p50_ms, p99_ms) = match self.past_exact.take().and_then(|h| h.quantiles()) {
+            Some(q) => (Some(q.p50), Some(q.p99)),
+            None => (
+                nearest_rank(&mut self.exact, 0.50),
+                nearest_rank(&mut self.exact, 0.99),
+            ),
+        };
+        let row = WorkloadBucket {
+            p50_ms,
+            p99_ms,
+            answered: self.answered,
+            latency_sum_ns: self.sum_ns,
+        };
+        self.exact.clear();
+        (self.answered, self.sum_ns) = (0, 0);
+        row
+    }
 }
 
 impl TimeSeries {
@@ -197,7 +258,7 @@ impl TimeSeries {
             open_row: 0,
             workloads,
             per_workload: Vec::new(),
-            open_latencies: vec![Vec::new(); workloads],
+            open_latencies: vec![OpenLatencies::default(); workloads],
         }
     }
 
@@ -218,13 +279,7 @@ impl TimeSeries {
             return;
         }
         for latencies in &mut self.open_latencies {
-            self.per_workload.push(WorkloadBucket {
-                p50_ms: nearest_rank(latencies, 0.50),
-                p99_ms: nearest_rank(latencies, 0.99),
-                answered: latencies.len() as u64,
-                latency_sum_ns: latencies.iter().map(|&l| u128::from(l)).sum(),
-            });
-            latencies.clear();
+            self.per_workload.push(latencies.close());
         }
     }
 
@@ -337,7 +392,7 @@ impl TimeSeries {
         failure: Option<FailReason>,
     ) {
         if let Some(latencies) = self.open_latencies.get_mut(workload) {
-            latencies.push(latency.as_nanos());
+            latencies.record(latency);
         }
         let g = self.global_mut();
         g.latency_sum_ns += u128::from(latency.as_nanos());
@@ -396,5 +451,41 @@ mod tests {
         assert_eq!(ts.workload(1, 0), WorkloadBucket::default());
         assert_eq!(ts.workload(1, 1).p99_ms, Some(5.0));
         assert_eq!(ts.per_workload.len(), 4);
+    }
+
+    /// A bucket keeps at most `MAX_EXACT_LATENCIES` latencies one by one;
+    /// past them its quantiles come from an HDR histogram, within its 0.1%,
+    /// while the count and the mean stay exact, and the next bucket is
+    /// exact again.
+    #[test]
+    fn a_bucket_past_its_exact_latencies_keeps_a_histogram() {
+        let mut ts = TimeSeries::new(SimDuration::from_secs(1), std::iter::empty(), 1);
+        ts.open(0, std::iter::empty());
+        // 1 µs, 2 µs, ..., n µs: the median is n/2 µs, the 99th percentile 0.99 n.
+        let n = MAX_EXACT_LATENCIES as u64 + 1000;
+        for us in 1..=n {
+            ts.answered(0, SimDuration(us * 1000), None);
+        }
+        assert!(ts.open_latencies[0].exact.capacity() == 0, "let go of");
+        ts.open(0, std::iter::empty());
+        ts.answered(0, SimDuration::from_ms(3.0), None);
+        ts.close();
+        let full = ts.workload(0, 0);
+        let near = |got: Option<f64>, want_ms: f64| {
+            let got = got.unwrap();
+            assert!(
+                (got - want_ms).abs() <= 0.001 * want_ms,
+                "{got} against {want_ms}"
+            );
+        };
+        near(full.p50_ms, n as f64 / 2.0 / 1000.0);
+        near(full.p99_ms, 0.99 * n as f64 / 1000.0);
+        assert_eq!(full.answered, n);
+        assert_eq!(
+            full.latency_sum_ns,
+            u128::from(n) * u128::from(n + 1) / 2 * 1000
+        );
+        assert_eq!(ts.workload(1, 0).p50_ms, Some(3.0));
+        assert_eq!(ts.workload(1, 0).answered, 1);
     }
 }
