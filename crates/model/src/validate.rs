@@ -106,10 +106,7 @@ impl Checker {
         if value > 0.0 && value < tick {
             self.fail(
                 path,
-                format!(
-                    "expected at least {tick} {unit} (1 ns, the clock's step: less is 0 on the clock), got {}",
-                    small(value)
-                ),
+                below_a_tick(&format!("at least {tick} {unit}"), &small(value)),
             );
         }
     }
@@ -623,9 +620,9 @@ fn validate_model(spec: &ModelSpec, with_timeline: bool) -> Result<Model, Vec<Pr
                 if !zero && mean_ms < 1e-6 {
                     ck.fail(
                         &path,
-                        format!(
-                            "expected a think time of at least 0.000001 ms on average (1 ns, the clock's step: less is 0 on the clock), got {} ms",
-                            small(mean_ms)
+                        below_a_tick(
+                            "a think time of at least 0.000001 ms on average",
+                            &format!("{} ms", small(mean_ms)),
                         ),
                     );
                 }
@@ -2263,6 +2260,12 @@ fn queue_discipline(
             QueueDiscipline::Priority { rank, ranks }
         }
     }
+}
+
+/// The problem with a duration under the clock's step (`expected`: what it
+/// must be; `got`: what was written).
+fn below_a_tick(expected: &str, got: &str) -> String {
+    format!("expected {expected} (1 ns, the clock's step: less is 0 on the clock), got {got}")
 }
 
 /// A number as a message shows it: a tiny one in scientific notation (1e-300,

@@ -181,7 +181,14 @@ pub const MAX_EXACT_LATENCIES: usize = 1 << 20;
 #[derive(Clone, Debug, Default, PartialEq)]
 struct OpenLatencies {
     exact: Vec<u64>,
-    past_exact: Option<Box<LatencyRecorder>>,
+    past_exact: Option<Box<PastExact>>,
+}
+
+/// A bucket's latencies past [`MAX_EXACT_LATENCIES`]: all of them in a
+/// histogram, their count and sum exact.
+#[derive(Clone, Debug, PartialEq)]
+struct PastExact {
+    histogram: LatencyRecorder,
     answered: u64,
     sum_ns: u128,
 }
@@ -189,10 +196,12 @@ struct OpenLatencies {
 impl OpenLatencies {
     #[inline]
     fn record(&mut self, latency: SimDuration) {
-        self.answered += 1;
-        self.sum_ns += u128::from(latency.as_nanos());
         match &mut self.past_exact {
-            Some(histogram) => histogram.record(latency),
+            Some(past) => {
+                past.histogram.record(latency);
+                past.answered += 1;
+                past.sum_ns += u128::from(latency.as_nanos());
+            }
             None if self.exact.len() < MAX_EXACT_LATENCIES => self.exact.push(latency.as_nanos()),
             None => self.overflow(latency),
         }
@@ -201,34 +210,43 @@ impl OpenLatencies {
     /// One answer too many to keep one by one: they go into a histogram.
     #[cold]
     fn overflow(&mut self, latency: SimDuration) {
-        let mut histogram = LatencyRecorder::default();
+        let mut past = PastExact {
+            histogram: LatencyRecorder::default(),
+            answered: self.exact.len() as u64,
+            sum_ns: sum_ns(&self.exact),
+        };
         for &ns in &self.exact {
-            histogram.record(SimDuration(ns));
+            past.histogram.record(SimDuration(ns));
         }
-        histogram.record(latency);
         self.exact = Vec::new();
-        self.past_exact = Some(Box::new(histogram));
+        self.past_exact = Some(Box::new(past));
+        self.record(latency);
     }
 
     /// The bucket's row, and a fresh start for the next.
     fn close(&mut self) -> WorkloadBucket {
-        let (p50_ms, p99_ms) = match self.past_exact.take().and_then(|h| h.quantiles()) {
-            Some(q) => (Some(q.p50), Some(q.p99)),
-            None => (
-                nearest_rank(&mut self.exact, 0.50),
-                nearest_rank(&mut self.exact, 0.99),
-            ),
-        };
+        if let Some(past) = self.past_exact.take() {
+            let q = past.histogram.quantiles();
+            return WorkloadBucket {
+                p50_ms: q.map(|q| q.p50),
+                p99_ms: q.map(|q| q.p99),
+                answered: past.answered,
+                latency_sum_ns: past.sum_ns,
+            };
+        }
         let row = WorkloadBucket {
-            p50_ms,
-            p99_ms,
-            answered: self.answered,
-            latency_sum_ns: self.sum_ns,
+            p50_ms: nearest_rank(&mut self.exact, 0.50),
+            p99_ms: nearest_rank(&mut self.exact, 0.99),
+            answered: self.exact.len() as u64,
+            latency_sum_ns: sum_ns(&self.exact),
         };
         self.exact.clear();
-        (self.answered, self.sum_ns) = (0, 0);
         row
     }
+}
+
+fn sum_ns(latencies: &[u64]) -> u128 {
+    latencies.iter().map(|&l| u128::from(l)).sum()
 }
 
 impl TimeSeries {

@@ -102,46 +102,53 @@ fn point_warnings(at_points: Vec<(usize, Vec<Warning>)>) -> Vec<PointWarning> {
 /// one header.
 #[derive(Default)]
 struct NamesMet {
-    services: Vec<String>,
-    workloads: Vec<String>,
+    services: FirstSeen,
+    workloads: FirstSeen,
 }
 
 impl NamesMet {
     fn meet(&mut self, model: &stormsim_model::Model) {
-        let services = model.services.iter().map(|s| s.name.as_str());
-        meet_names(&mut self.services, services);
-        meet_names(
-            &mut self.workloads,
-            model.reported_workloads.iter().map(String::as_str),
-        );
+        self.services
+            .meet(model.services.iter().map(|s| s.name.as_str()));
+        self.workloads
+            .meet(model.reported_workloads.iter().map(String::as_str));
     }
 
     /// Meets the names `later` met, after these.
     fn meet_all(&mut self, later: NamesMet) {
-        meet_names(
-            &mut self.services,
-            later.services.iter().map(String::as_str),
-        );
-        meet_names(
-            &mut self.workloads,
-            later.workloads.iter().map(String::as_str),
-        );
+        self.services
+            .meet(later.services.order.iter().map(String::as_str));
+        self.workloads
+            .meet(later.workloads.order.iter().map(String::as_str));
     }
 
     /// The summary columns of a run of all of them, as `summary.csv` names
     /// them for a run of several variants.
     fn summary_columns(&self) -> Vec<String> {
         stormsim_sim::report::summary_header_of(
-            self.services.iter().map(String::as_str),
-            self.workloads.iter().map(String::as_str),
+            self.services.order.iter().map(String::as_str),
+            self.workloads.order.iter().map(String::as_str),
         )
     }
 }
 
-fn meet_names<'a>(met: &mut Vec<String>, names: impl Iterator<Item = &'a str>) {
-    for name in names {
-        if !met.iter().any(|m| m == name) {
-            met.push(name.to_string());
+/// Names in the order first met, each once. Looked up in a set: every point
+/// of a sweep over a model of 16,000 services meets all of them, and a
+/// search of the list made checking 8 such points take 6.8 s (2.2 s with the
+/// set).
+#[derive(Default)]
+struct FirstSeen {
+    order: Vec<String>,
+    seen: BTreeSet<String>,
+}
+
+impl FirstSeen {
+    fn meet<'a>(&mut self, names: impl Iterator<Item = &'a str>) {
+        for name in names {
+            if !self.seen.contains(name) {
+                self.seen.insert(name.to_string());
+                self.order.push(name.to_string());
+            }
         }
     }
 }
@@ -952,20 +959,23 @@ mod tests {
         let meet = |points: &[(&[&str], &[&str])]| {
             let mut met = NamesMet::default();
             for (services, workloads) in points {
-                meet_names(&mut met.services, services.iter().copied());
-                meet_names(&mut met.workloads, workloads.iter().copied());
+                met.services.meet(services.iter().copied());
+                met.workloads.meet(workloads.iter().copied());
             }
             met
         };
         let in_order = meet(&points);
-        assert_eq!(in_order.services, ["api", "db", "cache", "edge"]);
-        assert_eq!(in_order.workloads, ["users", "bots"]);
+        assert_eq!(in_order.services.order, ["api", "db", "cache", "edge"]);
+        assert_eq!(in_order.workloads.order, ["users", "bots"]);
         for split in 1..points.len() {
             let mut met = meet(&points[..split]);
             met.meet_all(meet(&points[split..]));
             assert_eq!(
-                (met.services, met.workloads),
-                (in_order.services.clone(), in_order.workloads.clone())
+                (met.services.order, met.workloads.order),
+                (
+                    in_order.services.order.clone(),
+                    in_order.workloads.order.clone()
+                )
             );
         }
         let columns = in_order.summary_columns();

@@ -55,13 +55,18 @@ pub(crate) fn row_under(columns: &[String], header: &[String], row: Vec<String>)
     if header == columns {
         return row;
     }
+    // By name, through an index: a model of thousands of services has
+    // columns by the hundred thousand.
+    let at: std::collections::BTreeMap<&str, usize> = header
+        .iter()
+        .enumerate()
+        .map(|(i, h)| (h.as_str(), i))
+        .collect();
     columns
         .iter()
         .map(|c| {
-            header
-                .iter()
-                .position(|h| h == c)
-                .map_or_else(String::new, |i| row[i].clone())
+            at.get(c.as_str())
+                .map_or_else(String::new, |&i| row[i].clone())
         })
         .collect()
 }
