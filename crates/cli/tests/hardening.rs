@@ -393,6 +393,42 @@ fn variant_axis_over_other_services_mixes_columns() {
     assert_eq!(read(&f.path("merged/results.csv")), whole);
 }
 
+/// A `variants` axis's column is `variant`, and so is the summary's first:
+/// results.csv named both, and pandas read the second as `variant.1`.
+#[test]
+fn variants_axis_writes_variant_twice() {
+    let f = Fixture::new(json!([{"variants": ["as-is", "tight"]},
+                                {"path": "workloads[users].timeout_ms", "values": [500, 1000]}]));
+    assert_ok(&f.sweep_into("whole", &[]));
+    let whole = read(&f.path("whole/results.csv"));
+    let rows: Vec<Vec<&str>> = whole.lines().map(|l| l.split(',').collect()).collect();
+    let header = &rows[0];
+    let named = |name: &str| header.iter().filter(|h| **h == name).count();
+    assert_eq!(named("variant"), 1, "{whole}");
+    let at = header.iter().position(|h| *h == "variant").unwrap();
+    assert_eq!(
+        &header[..at + 1],
+        ["point", "replication", "seed", "variant"]
+    );
+    assert!(rows.iter().all(|r| r.len() == header.len()), "{whole}");
+    // Points are variant-major: 2 timeouts × 2 replications of each.
+    let variants: Vec<&str> = rows[1..].iter().map(|r| r[at]).collect();
+    assert_eq!(variants, [["as-is"; 4], ["tight"; 4]].concat(), "{whole}");
+    let aggregate = read(&f.path("whole/aggregate.csv"));
+    let first = aggregate.lines().next().unwrap();
+    assert_eq!(first.split(',').filter(|h| *h == "variant").count(), 1);
+
+    // Read back, by a resume and by a merge, the rows are whole again.
+    assert_ok(&f.sweep_into("resumed", &["--max-runs", "3"]));
+    assert_ok(&f.sweep_into("resumed", &["--resume"]));
+    assert_eq!(read(&f.path("resumed/results.csv")), whole);
+    assert_eq!(read(&f.path("resumed/aggregate.csv")), aggregate);
+    let parts = shards(&f, 3);
+    assert_ok(&merge(&f.sweep(), &parts, &f.path("merged")));
+    assert_eq!(read(&f.path("merged/results.csv")), whole);
+    assert_eq!(read(&f.path("merged/aggregate.csv")), aggregate);
+}
+
 /// Shards 0..3 of the fixture's sweep into shard0, shard1, shard2.
 fn shards(f: &Fixture, count: usize) -> Vec<PathBuf> {
     (0..count)

@@ -196,6 +196,10 @@ fn read_rows(
                 .flat_map(|p| p.values.iter().map(|(c, _, _)| c.clone())),
         )
         .collect();
+    let held = table::held_by_axes(sweep);
+    let written_columns: Vec<String> = table::without_held(&held, &sweep.columns)
+        .cloned()
+        .collect();
     let reps = sweep.spec.replications as usize;
     let mut line = String::new();
     for number in 1.. {
@@ -218,10 +222,10 @@ fn read_rows(
                     ));
                 }
                 let summary: Arc<[String]> = cells[lead.len()..].into();
-                if let Some(why) = other_columns(&summary, &sweep.columns) {
+                if let Some(why) = other_columns(&summary, &written_columns) {
                     return Err(malformed(number, why));
                 }
-                complete_column = summary.iter().position(|c| c == "complete");
+                complete_column = sweep.columns.iter().position(|c| c == "complete");
                 header = Some(summary);
             }
             Some(h) => {
@@ -254,13 +258,17 @@ fn read_rows(
                         ),
                     ));
                 }
-                let row = cells[lead.len()..].to_vec();
+                let row = table::with_held_cells(
+                    &held,
+                    &cells[3..lead.len()],
+                    cells[lead.len()..].to_vec(),
+                );
                 let stopped_by_limit = complete_column.is_some_and(|c| row[c] == "false");
                 results.push(RunResult {
                     point,
                     replication,
                     seed,
-                    header: h.clone(),
+                    header: sweep.columns.clone(),
                     row,
                     stopped_by_limit,
                 });

@@ -14,7 +14,8 @@ fn cell(value: &serde_json::Value) -> String {
 }
 
 /// `results.csv`: `point`, `replication`, `seed`, the axes, then the summary
-/// columns of `summary.csv`. Library API (see [`Sweep::from_text`]).
+/// columns of `summary.csv` but those an axis already holds
+/// ([`held_by_axes`]). Library API (see [`Sweep::from_text`]).
 pub fn results_csv(sweep: &Sweep, results: &[RunResult]) -> Result<String, csv::Error> {
     let mut text = String::new();
     for (i, r) in results.iter().enumerate() {
@@ -31,10 +32,11 @@ pub(crate) fn results_line(
 ) -> Result<String, csv::Error> {
     let mut out = csv::Writer::from_writer(Vec::new());
     let point = &sweep.points[r.point];
+    let held = held_by_axes(sweep);
     if with_header {
         let mut h = vec!["point".to_string(), "replication".into(), "seed".into()];
         h.extend(point.values.iter().map(|(c, _, _)| c.clone()));
-        h.extend(r.header.iter().cloned());
+        h.extend(without_held(&held, &r.header).cloned());
         out.write_record(&h)?;
     }
     let mut line = vec![
@@ -43,9 +45,57 @@ pub(crate) fn results_line(
         r.seed.to_string(),
     ];
     line.extend(point.values.iter().map(|(_, _, v)| cell(v)));
-    line.extend(r.row.iter().cloned());
+    line.extend(without_held(&held, &r.row).cloned());
     out.write_record(&line)?;
     finish(out)
+}
+
+/// The summary columns that results.csv leaves to an axis, as `(summary
+/// column, axis)` pairs in column order: a `variants` axis's `variant`
+/// holds the run's variant, which is the summary's `variant` too. Written
+/// once, so that a reader that keys a row by its column names (pandas,
+/// which renamed the second `variant.1`) finds each name once.
+pub(crate) fn held_by_axes(sweep: &Sweep) -> Vec<(usize, usize)> {
+    let Some(point) = sweep.points.first() else {
+        return Vec::new();
+    };
+    let mut held: Vec<(usize, usize)> = point
+        .values
+        .iter()
+        .enumerate()
+        .filter_map(|(axis, (column, _, _))| {
+            let at = sweep.columns.iter().position(|c| c == column)?;
+            Some((at, axis))
+        })
+        .collect();
+    held.sort_unstable();
+    held
+}
+
+/// The cells of a summary row (or its header) that results.csv writes:
+/// all but those [`held_by_axes`].
+pub(crate) fn without_held<'a>(
+    held: &'a [(usize, usize)],
+    cells: &'a [String],
+) -> impl Iterator<Item = &'a String> {
+    cells
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !held.iter().any(|(c, _)| c == i))
+        .map(|(_, cell)| cell)
+}
+
+/// A summary row as results.csv writes it (`written`, without the columns
+/// [`held_by_axes`]) made whole again from the row's axis cells.
+pub(crate) fn with_held_cells(
+    held: &[(usize, usize)],
+    axis_cells: &[String],
+    mut written: Vec<String>,
+) -> Vec<String> {
+    for &(column, axis) in held {
+        written.insert(column, axis_cells[axis].clone());
+    }
+    written
 }
 
 /// `row`, whose columns are `header`, laid under `columns` (the sweep's,
