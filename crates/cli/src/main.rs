@@ -66,7 +66,7 @@ struct WarningsArgs {
     /// envoy-budget-percent, timeout-below-round-trip,
     /// trigger-without-metastability, rate-limit-never-binds,
     /// horizon-before-timeline, uncapped-backoff-without-horizon,
-    /// arrivals-outlast-series-limit).
+    /// arrivals-outlast-series-limit, arrivals-outnumber-max-events).
     /// Repeatable.
     #[arg(
         long = "no-warnings",

@@ -17,6 +17,7 @@ use crate::{
     TimelineRole, Variant,
 };
 use std::fmt;
+use stormsim_engine::SimDuration;
 
 /// Every warning's name, with what it says (for `--no-warnings=NAME` and the
 /// docs).
@@ -52,6 +53,10 @@ pub const WARNINGS: &[(&str, &str)] = &[
     (
         "arrivals-outlast-series-limit",
         "a workload that keeps arriving, in a model without horizon_s, longer than limits.max_series_rows lets the time series grow (the run stops there, partial)",
+    ),
+    (
+        "arrivals-outnumber-max-events",
+        "workloads that surely bring more requests before the run ends than limits.max_events allows events (each is one at least: the run stops there, partial)",
     ),
 ];
 
@@ -91,7 +96,7 @@ impl fmt::Display for Warning {
 /// of them). Library API: what `stormsim check` and `run` print, and the
 /// Python package returns.
 pub fn warnings(loaded: &LoadedModel) -> Vec<Warning> {
-    let rules: [fn(&Variant) -> Vec<Warning>; 8] = [
+    let rules: [fn(&Variant) -> Vec<Warning>; 9] = [
         hedges_that_never_fire,
         envoy_budget_percent,
         timeouts_below_round_trip,
@@ -100,6 +105,7 @@ pub fn warnings(loaded: &LoadedModel) -> Vec<Warning> {
         horizon_before_timeline,
         uncapped_backoff_without_horizon,
         arrivals_outlast_series_limit,
+        arrivals_outnumber_max_events,
     ];
     let mut found: Vec<(Warning, Vec<&str>)> = Vec::new();
     for rule in rules {
@@ -680,6 +686,85 @@ fn surely_arriving_ns(workload: &crate::Workload) -> f64 {
         (crate::Arrival::Constant { rate_per_s }, Some(n), None) => n as f64 * 1e9 / rate_per_s,
         _ => 0.0,
     }
+}
+
+/// Each request's arrival is an event, so a run whose workloads surely
+/// bring more requests than `limits.max_events` stops there, partial, after
+/// minutes of work (a Poisson rate of 4.29·10^9/s passes every check). Only
+/// arrivals that surely come count ([`surely_arriving`]), at the least the
+/// models of the run give, so that a warning is right when it fires.
+fn arrivals_outnumber_max_events(variant: &Variant) -> Vec<Warning> {
+    let start = &variant.model;
+    // The run ends by its horizon, or without one where its time series
+    // reaches its limit ([`arrivals_outlast_series_limit`]).
+    let run_end = start.horizon.unwrap_or_else(|| {
+        let buckets = start.limits.max_series_rows / start.series_rows_per_bucket();
+        SimDuration(start.bucket.as_nanos().saturating_mul(buckets))
+    });
+    let models = models_of(variant);
+    let surely: f64 = (0..start.workloads.len())
+        .map(|index| {
+            models
+                .iter()
+                .map(|m| surely_arriving(&m.workloads[index], run_end))
+                .fold(f64::INFINITY, f64::min)
+        })
+        .sum();
+    let max_events = start.limits.max_events;
+    if surely <= max_events as f64 {
+        return Vec::new();
+    }
+    vec![Warning::new(
+        "arrivals-outnumber-max-events",
+        "limits.max_events",
+        format!(
+            "the workloads surely bring at least {} requests before the run ends, each an event at least, more than limits.max_events ({}) allows: the run stops there, partial; raise limits.max_events, or lower the rates or the run's length",
+            count(surely),
+            count(max_events as f64),
+        ),
+    )]
+}
+
+/// How many requests `workload` surely sends before `run_end` (and its
+/// `duration_s` and `requests`): for Poisson arrivals, ten standard
+/// deviations below the mean (fewer has a chance under 10^-23); for
+/// constant ones, the gaps that fit; for all at once, its `requests`. 0
+/// for arrivals with no fixed rate (a shape, a closed loop).
+fn surely_arriving(workload: &crate::Workload, run_end: SimDuration) -> f64 {
+    let limit = workload.max_requests.map_or(f64::INFINITY, |n| n as f64);
+    let end_ns = workload
+        .duration
+        .map_or(run_end, |d| d.min(run_end))
+        .as_nanos() as f64;
+    let surely = match &workload.arrival {
+        crate::Arrival::Poisson { mean_gap_ns } => {
+            let mean = end_ns / mean_gap_ns;
+            (mean - 10.0 * mean.sqrt()).max(0.0)
+        }
+        crate::Arrival::Constant { rate_per_s } => (end_ns * rate_per_s / 1e9).floor(),
+        crate::Arrival::AtOnce if limit.is_finite() => limit,
+        crate::Arrival::AtOnce | crate::Arrival::Shaped(_) | crate::Arrival::ClosedLoop { .. } => {
+            0.0
+        }
+    };
+    surely.min(limit)
+}
+
+/// A count for a message: whole, with thousands separated, in scientific
+/// notation from 10^12.
+fn count(n: f64) -> String {
+    if n >= 1e12 {
+        return format!("{n:.3e}");
+    }
+    let digits = format!("{}", n.floor() as u64);
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// Seconds for a message: as [`number`], in scientific notation from 10^9.

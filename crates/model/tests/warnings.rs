@@ -517,3 +517,67 @@ fn arrivals_outlasting_the_series_limit_warn_only_when_surely() {
         json!([{"name": "stop", "at_s": 10, "set": {"workloads[users].duration_s": 50}}]);
     quiet(&shortened);
 }
+
+/// A valid model with Poisson arrivals at 4.29·10^9/s passed `check` and
+/// ran for minutes until `limits.max_events` stopped it, partial. Each
+/// arrival is an event: the warning fires where the arrivals surely
+/// outnumber the limit (1,000 here), and not on a near miss. Poisson counts
+/// are taken ten standard deviations below their mean: 1,400 expected
+/// (10/s for 140 s) surely bring 1,025; 1,300 only 939.
+#[test]
+fn arrivals_outnumbering_max_events_warn_only_when_surely() {
+    let open = |arrival: Value, duration_s: f64, requests: Option<u64>| {
+        let mut doc = base();
+        doc["limits"] = json!({"max_events": 1000});
+        let w = &mut doc["workloads"][0];
+        w["arrival"] = arrival;
+        w["duration_s"] = json!(duration_s);
+        match requests {
+            Some(n) => w["requests"] = json!(n),
+            None => {
+                w.as_object_mut().unwrap().remove("requests");
+            }
+        }
+        doc
+    };
+    let poisson = json!({"kind": "poisson", "rate_per_s": 10});
+    let constant = json!({"kind": "constant", "rate_per_s": 10});
+    let fires = |doc: &Value, surely: &str| {
+        warns(
+            doc,
+            "arrivals-outnumber-max-events",
+            "limits.max_events",
+            &format!("the workloads surely bring at least {surely} requests before the run ends, each an event at least, more than limits.max_events (1,000) allows: the run stops there, partial; raise limits.max_events, or lower the rates or the run's length"),
+        )
+    };
+    fires(&open(poisson.clone(), 140.0, None), "1,025");
+    quiet(&open(poisson.clone(), 130.0, None));
+    // Constant gaps: 1,001 fit in 100.1 s, 1,000 in 100 s.
+    fires(&open(constant.clone(), 100.1, None), "1,001");
+    quiet(&open(constant.clone(), 100.0, None));
+    // A count, a horizon, a timeline entry that slows the arrivals: each
+    // bounds them.
+    quiet(&open(constant.clone(), 1e6, Some(1000)));
+    fires(&open(constant.clone(), 1e6, Some(1001)), "1,001");
+    let mut bounded = open(constant.clone(), 1e6, None);
+    bounded["horizon_s"] = json!(100);
+    quiet(&bounded);
+    let mut slowed = open(constant.clone(), 200.0, None);
+    slowed["timeline"] = json!([{"name": "calm", "at_s": 50,
+                                 "set": {"workloads[users].arrival.rate_per_s": 5}}]);
+    quiet(&slowed);
+    // Two workloads add up: 600 each.
+    let mut two = open(constant.clone(), 60.0, None);
+    let mut other = two["workloads"][0].clone();
+    other["name"] = json!("more");
+    two["workloads"].as_array_mut().unwrap().push(other);
+    fires(&two, "1,200");
+    // All at once: its count; a closed loop has no fixed rate: quiet.
+    fires(&open(json!({"kind": "at_once"}), 1.0, Some(1001)), "1,001");
+    let think = json!({"kind": "constant", "ms": 1});
+    quiet(&open(
+        json!({"kind": "closed_loop", "users": 100, "think": think}),
+        1e6,
+        None,
+    ));
+}
