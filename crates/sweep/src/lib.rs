@@ -10,12 +10,14 @@ pub mod files;
 pub mod inputs;
 pub mod reference;
 pub mod resume;
+mod row;
 pub mod search;
 pub mod spec;
 mod table;
 
 pub use check::{PointWarning, METASTABLE_SHARE};
 pub use design::Point;
+pub use row::Row;
 pub use spec::{ChartSpec, ModelSource, SearchSpec, SweepSpec};
 pub use table::{aggregate_csv, results_csv};
 
@@ -135,8 +137,8 @@ pub struct RunResult {
     /// The summary header (the same for every run of a sweep, so shared:
     /// a million runs held for the tables must not hold a million copies).
     pub header: Arc<[String]>,
-    /// The summary row.
-    pub row: Vec<String>,
+    /// The summary row, under `header`.
+    pub row: Row,
     /// Whether the run stopped at one of the model's `limits` (its row then
     /// describes a cut-short run). Rows read back from a file say it only
     /// where the table has a `complete` column.
@@ -149,7 +151,7 @@ impl RunResult {
         self.header
             .iter()
             .position(|h| h == "events")
-            .and_then(|i| self.row[i].parse().ok())
+            .and_then(|i| self.row.get(i)?.parse().ok())
             .unwrap_or(0)
     }
 }
@@ -545,15 +547,13 @@ impl Sweep {
         let report = run_variant(&variant);
         let stopped_by_limit = report.stopped_by_limit.is_some();
         let (header, row) = summary_of(seed, report);
-        let mut row = table::row_under(&self.columns, &header, row);
-        // Kept until the tables are written: no spare capacity.
-        row.shrink_to_fit();
+        let row = table::row_under(&self.columns, &header, row);
         RunResult {
             point,
             replication,
             seed,
             header: self.columns.clone(),
-            row,
+            row: Row::new(row),
             stopped_by_limit,
         }
     }

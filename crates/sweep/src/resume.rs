@@ -12,7 +12,7 @@
 //! the line that is not.
 
 use crate::inputs::{Inputs, INPUTS_FILE};
-use crate::{files, table, RunResult, Sweep};
+use crate::{files, table, Row, RunResult, Sweep};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -197,8 +197,8 @@ fn read_rows(
         )
         .collect();
     let held = table::held_by_axes(sweep);
-    let written_columns: Vec<String> = table::without_held(&held, &sweep.columns)
-        .cloned()
+    let written_columns: Vec<String> = table::without_held(&held, sweep.columns.iter())
+        .map(String::from)
         .collect();
     let reps = sweep.spec.replications as usize;
     let mut line = String::new();
@@ -269,7 +269,7 @@ fn read_rows(
                     replication,
                     seed,
                     header: sweep.columns.clone(),
-                    row,
+                    row: Row::new(row),
                     stopped_by_limit,
                 });
             }

@@ -3,7 +3,7 @@
 //! numeric column, and the share of replications that ended metastable).
 
 use crate::search::wilson_interval;
-use crate::{RunResult, Sweep};
+use crate::{Row, RunResult, Sweep};
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
 fn cell(value: &serde_json::Value) -> String {
@@ -36,7 +36,7 @@ pub(crate) fn results_line(
     if with_header {
         let mut h = vec!["point".to_string(), "replication".into(), "seed".into()];
         h.extend(point.values.iter().map(|(c, _, _)| c.clone()));
-        h.extend(without_held(&held, &r.header).cloned());
+        h.extend(without_held(&held, r.header.iter()).map(String::from));
         out.write_record(&h)?;
     }
     let mut line = vec![
@@ -45,7 +45,7 @@ pub(crate) fn results_line(
         r.seed.to_string(),
     ];
     line.extend(point.values.iter().map(|(_, _, v)| cell(v)));
-    line.extend(without_held(&held, &r.row).cloned());
+    line.extend(without_held(&held, r.row.iter()).map(String::from));
     out.write_record(&line)?;
     finish(out)
 }
@@ -74,15 +74,15 @@ pub(crate) fn held_by_axes(sweep: &Sweep) -> Vec<(usize, usize)> {
 
 /// The cells of a summary row (or its header) that results.csv writes:
 /// all but those [`held_by_axes`].
-pub(crate) fn without_held<'a>(
+pub(crate) fn without_held<'a, S: AsRef<str> + ?Sized + 'a>(
     held: &'a [(usize, usize)],
-    cells: &'a [String],
-) -> impl Iterator<Item = &'a String> {
+    cells: impl IntoIterator<Item = &'a S>,
+) -> impl Iterator<Item = &'a str> {
     cells
-        .iter()
+        .into_iter()
         .enumerate()
         .filter(|(i, _)| !held.iter().any(|(c, _)| c == i))
-        .map(|(_, cell)| cell)
+        .map(|(_, cell)| cell.as_ref())
 }
 
 /// A summary row as results.csv writes it (`written`, without the columns
@@ -208,20 +208,20 @@ pub fn aggregate_csv(sweep: &Sweep, results: &[RunResult]) -> Result<String, csv
     // Each run's row under its point, in one pass: looking every point's runs
     // up among all runs made a 10^6-point sweep quadratic.
     let slots = sweep.points.iter().map(|p| p.index + 1).max().unwrap_or(0);
-    let mut by_point: Vec<Vec<&Vec<String>>> = vec![Vec::new(); slots];
+    let mut by_point: Vec<Vec<&Row>> = vec![Vec::new(); slots];
     for r in results {
         if let Some(rows) = by_point.get_mut(r.point) {
             rows.push(&r.row);
         }
     }
     for point in &sweep.points {
-        let all: Vec<&Vec<String>> = by_point
+        let all: Vec<&Row> = by_point
             .get(point.index)
             .map_or_else(Vec::new, |rows| rows.clone());
-        let rows: Vec<&Vec<String>> = all
+        let rows: Vec<&Row> = all
             .iter()
             .copied()
-            .filter(|r| complete.is_none_or(|c| r[c] != "false"))
+            .filter(|r| complete.is_none_or(|c| &r[c] != "false"))
             .collect();
         let mut line = vec![point.index.to_string()];
         line.extend(point.values.iter().map(|(_, _, v)| cell(v)));
@@ -229,11 +229,11 @@ pub fn aggregate_csv(sweep: &Sweep, results: &[RunResult]) -> Result<String, csv
         line.push(rows.len().to_string());
         line.push((all.len() - rows.len()).to_string());
         for o in OUTCOMES {
-            let n = outcome.map_or(0, |c| rows.iter().filter(|r| r[c] == o).count());
+            let n = outcome.map_or(0, |c| rows.iter().filter(|r| &r[c] == o).count());
             line.push(n.to_string());
         }
         let verdicts: Vec<&str> =
-            metastable.map_or(Vec::new(), |m| rows.iter().map(|r| r[m].as_str()).collect());
+            metastable.map_or(Vec::new(), |m| rows.iter().map(|r| &r[m]).collect());
         match metastable_share(&verdicts) {
             Some((share, low, high)) => line.extend([fmt(share), fmt(low), fmt(high)]),
             None => line.extend([String::new(), String::new(), String::new()]),

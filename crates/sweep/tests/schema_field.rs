@@ -41,7 +41,7 @@ fn load(dir: &Path, name: &str, sweep: &Value, model: &Value) -> Result<Sweep, S
 }
 
 /// Every run's seed and summary row.
-fn results(sweep: &Sweep) -> Vec<(u64, Vec<String>)> {
+fn results(sweep: &Sweep) -> Vec<(u64, stormsim_sweep::Row)> {
     sweep
         .run(&|_| {})
         .into_iter()
