@@ -90,15 +90,15 @@ impl StreamRng {
     /// Exponential with the given mean, by inversion.
     #[inline]
     pub fn exponential(&mut self, mean: f64) -> f64 {
-        -mean * self.unit_open0().ln()
+        -mean * libm::log(self.unit_open0())
     }
 
     /// Standard normal, by the Box–Muller transform (one of the pair is used,
     /// so each draw costs two uniforms and is independent of earlier draws).
     pub fn standard_normal(&mut self) -> f64 {
-        let r = (-2.0 * self.unit_open0().ln()).sqrt();
+        let r = (-2.0 * libm::log(self.unit_open0())).sqrt();
         let theta = std::f64::consts::TAU * self.unit();
-        r * theta.cos()
+        r * libm::cos(theta)
     }
 }
 

@@ -60,14 +60,20 @@ impl SimDuration {
     /// Rounds a non-negative number of milliseconds to whole nanoseconds.
     /// Negative and NaN inputs become zero (models validate them away first);
     /// values past `u64::MAX` ns saturate to [`SimDuration::INFINITE`].
+    ///
+    /// Rounds half away from zero, as `f64::round`, without its call (which
+    /// x86-64 makes to the C library, on every sampled duration): below
+    /// 2^64 the cast truncates exactly, and the fraction left is exact.
+    #[inline]
     pub fn from_ms(ms: f64) -> SimDuration {
-        let ns = (ms * NS_PER_MS).round();
-        if ns.is_nan() || ns <= 0.0 {
+        let ns = ms * NS_PER_MS;
+        if ns.is_nan() || ns < 0.5 {
             SimDuration::ZERO
         } else if ns >= u64::MAX as f64 {
             SimDuration::INFINITE
         } else {
-            SimDuration(ns as u64)
+            let whole = ns as u64;
+            SimDuration(whole + u64::from(ns - whole as f64 >= 0.5))
         }
     }
 
@@ -147,6 +153,53 @@ impl fmt::Display for SimDuration {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `from_ms` as it was written with `f64::round`: the same duration for
+    /// every input, halves, the edges of exact integers and of u64 included.
+    #[test]
+    fn rounding_without_the_c_library_is_f64_round() {
+        let by_round = |ms: f64| {
+            let ns = (ms * NS_PER_MS).round();
+            if ns.is_nan() || ns <= 0.0 {
+                SimDuration::ZERO
+            } else if ns >= u64::MAX as f64 {
+                SimDuration::INFINITE
+            } else {
+                SimDuration(ns as u64)
+            }
+        };
+        let mut ms = vec![
+            0.0,
+            -0.0,
+            -1.0,
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::MIN_POSITIVE,
+            4.999_999_999_999_999e-7,
+            5e-7,
+            5.000_000_000_000_001e-7,
+            1.5e-6,
+            2.5e-6,
+        ];
+        for e in [52, 53, 63, 64, 65] {
+            let edge = 2f64.powi(e) / NS_PER_MS;
+            ms.extend([edge, edge.next_down(), edge.next_up()]);
+        }
+        // Random bit patterns over every exponent that can give a duration.
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        for _ in 0..200_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let exponent = 1023 - 25 + (x >> 58) % 60; // 2^-25 to 2^34 ms
+            ms.push(f64::from_bits((exponent << 52) | (x & ((1 << 52) - 1))));
+            ms.push((x % 1_000_000) as f64 / NS_PER_MS + 0.5 / NS_PER_MS);
+        }
+        for m in ms {
+            assert_eq!(SimDuration::from_ms(m), by_round(m), "{m:e} ms");
+        }
+    }
 
     #[test]
     fn ms_round_once_to_nanoseconds() {

@@ -79,8 +79,8 @@ fn checks(model: &Value, generated: &Generated) -> Vec<Check> {
     });
     let a_work = &service(model, "A")["steps"][0]["work"];
     for (q, z) in [(0.5, Z50), (0.9, Z90), (0.99, Z99)] {
-        let x = A_MEDIAN_MS * (A_SIGMA * z).exp();
-        let density = (-z * z / 2.0).exp() / (2.0 * std::f64::consts::PI).sqrt() / (x * A_SIGMA);
+        let x = A_MEDIAN_MS * libm::exp(A_SIGMA * z);
+        let density = libm::exp(-z * z / 2.0) / (2.0 * std::f64::consts::PI).sqrt() / (x * A_SIGMA);
         out.push(Check {
             what: format!("A own time p{}", q * 100.0),
             estimate: point(a_work, q),
@@ -95,7 +95,7 @@ fn checks(model: &Value, generated: &Generated) -> Vec<Check> {
         out.push(Check {
             what: format!("B own time p{}", q * 100.0),
             estimate: point(b_work, q),
-            truth: -B_MEAN_MS * (1.0 - q).ln(),
+            truth: -B_MEAN_MS * libm::log(1.0 - q),
             se: (q * (1.0 - q) / nb).sqrt() / ((1.0 - q) / B_MEAN_MS),
             slack: ROUNDING_MS,
         });

@@ -82,8 +82,8 @@ impl Dist {
     /// A log-normal with the given median and 99th percentile (p99 > median > 0).
     pub fn lognormal_from_quantiles(median_ms: f64, p99_ms: f64) -> Dist {
         Dist::LogNormal {
-            mu: median_ms.ln(),
-            sigma: (p99_ms / median_ms).ln() / Z_99,
+            mu: libm::log(median_ms),
+            sigma: libm::log(p99_ms / median_ms) / Z_99,
         }
     }
 
@@ -100,7 +100,7 @@ impl Dist {
             Dist::Constant(d) => d.as_ms(),
             Dist::Uniform { min_ms, max_ms } => min_ms + (max_ms - min_ms) * rng.unit(),
             Dist::Exponential { mean_ms } => rng.exponential(*mean_ms),
-            Dist::LogNormal { mu, sigma } => (mu + sigma * rng.standard_normal()).exp(),
+            Dist::LogNormal { mu, sigma } => libm::exp(mu + sigma * rng.standard_normal()),
             Dist::Mixture { cumulative, parts } => {
                 let u = rng.unit();
                 let i = cumulative.partition_point(|&c| c <= u).min(parts.len() - 1);
@@ -141,7 +141,7 @@ impl Dist {
             Dist::Constant(d) => d.as_ms(),
             Dist::Uniform { min_ms, max_ms } => (min_ms + max_ms) / 2.0,
             Dist::Exponential { mean_ms } => *mean_ms,
-            Dist::LogNormal { mu, sigma } => (mu + sigma * sigma / 2.0).exp(),
+            Dist::LogNormal { mu, sigma } => libm::exp(mu + sigma * sigma / 2.0),
             Dist::Mixture { cumulative, parts } => weighted(cumulative, parts, Dist::mean_ms),
             // Uniform within each segment: its midpoint, by its probability.
             Dist::Empirical { ms, cdf } => {
@@ -166,7 +166,7 @@ impl Dist {
             Dist::Uniform { min_ms, max_ms } => uniform_second_moment(*min_ms, *max_ms),
             Dist::Exponential { mean_ms } => 2.0 * mean_ms * mean_ms,
             // E[Xⁿ] = exp(nμ + n²σ²/2).
-            Dist::LogNormal { mu, sigma } => (2.0 * mu + 2.0 * sigma * sigma).exp(),
+            Dist::LogNormal { mu, sigma } => libm::exp(2.0 * mu + 2.0 * sigma * sigma),
             Dist::Mixture { cumulative, parts } => {
                 weighted(cumulative, parts, Dist::second_moment_ms2)
             }
@@ -227,12 +227,12 @@ fn empirical_quantile(ms: &[f64], cdf: &[f64], u: f64) -> f64 {
 /// Weibull's inverse CDF, λ·(−ln(1 − u))^(1/k); 1 − u is exact for the
 /// 53-bit `u` of `unit()` and > 0.
 fn weibull_quantile(shape: f64, scale_ms: f64, u: f64) -> f64 {
-    scale_ms * (-(1.0 - u).ln()).powf(1.0 / shape)
+    scale_ms * libm::pow(-libm::log(1.0 - u), 1.0 / shape)
 }
 
 /// Pareto's inverse CDF, x_m·(1 − u)^(−1/α): finite, since 1 − u ≥ 2⁻⁵³.
 fn pareto_quantile(shape: f64, scale_ms: f64, u: f64) -> f64 {
-    scale_ms * (1.0 - u).powf(-1.0 / shape)
+    scale_ms * libm::pow(1.0 - u, -1.0 / shape)
 }
 
 /// λ = φ(β)/Φ(β), β = mean/sd: how far truncating a normal at 0 moves its
@@ -242,7 +242,7 @@ fn truncation_shift(mean_ms: f64, sd_ms: f64) -> f64 {
         return 0.0;
     }
     let beta = mean_ms / sd_ms;
-    let density = (-0.5 * beta * beta).exp() / std::f64::consts::TAU.sqrt();
+    let density = libm::exp(-0.5 * beta * beta) / std::f64::consts::TAU.sqrt();
     let cdf = 0.5 * erfc(-beta / std::f64::consts::SQRT_2);
     density / cdf
 }
@@ -254,7 +254,7 @@ fn truncation_shift(mean_ms: f64, sd_ms: f64) -> f64 {
 fn standard_gamma(shape: f64, rng: &mut StreamRng) -> f64 {
     if shape < 1.0 {
         let boosted = standard_gamma(shape + 1.0, rng);
-        return boosted * rng.unit_open0().powf(1.0 / shape);
+        return boosted * libm::pow(rng.unit_open0(), 1.0 / shape);
     }
     let d = shape - 1.0 / 3.0;
     let c = 1.0 / (9.0 * d).sqrt();
@@ -267,7 +267,7 @@ fn standard_gamma(shape: f64, rng: &mut StreamRng) -> f64 {
         let v = v * v * v;
         let u = rng.unit_open0();
         let x2 = x * x;
-        if u < 1.0 - 0.0331 * x2 * x2 || u.ln() < 0.5 * x2 + d * (1.0 - v + v.ln()) {
+        if u < 1.0 - 0.0331 * x2 * x2 || libm::log(u) < 0.5 * x2 + d * (1.0 - v + libm::log(v)) {
             return d * v;
         }
     }

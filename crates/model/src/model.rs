@@ -370,7 +370,7 @@ impl Contention {
     /// (itself included) takes.
     pub fn factor(&self, in_service: u32) -> f64 {
         let others = f64::from(in_service.saturating_sub(1));
-        1.0 + self.per_request * others.powf(self.exponent)
+        1.0 + self.per_request * libm::pow(others, self.exponent)
     }
 }
 

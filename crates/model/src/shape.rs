@@ -74,7 +74,7 @@ impl RateShape {
                 phase,
             } => {
                 let angle = std::f64::consts::TAU * (t - phase) / period;
-                (mean + amplitude * angle.sin()).max(0.0)
+                (mean + amplitude * libm::sin(angle)).max(0.0)
             }
             RateShape::Bursts {
                 base,

@@ -58,7 +58,8 @@ impl Scale {
             ScaleKind::Linear => (v - self.lo) / (self.hi - self.lo),
             ScaleKind::Log10 => {
                 let v = if v > 0.0 { v } else { self.lo };
-                (v.log10() - self.lo.log10()) / (self.hi.log10() - self.lo.log10())
+                (libm::log10(v) - libm::log10(self.lo))
+                    / (libm::log10(self.hi) - libm::log10(self.lo))
             }
         };
         let t = if t.is_finite() {
@@ -78,7 +79,7 @@ pub(crate) fn nice_step(span: f64, target: usize) -> f64 {
         return 1.0;
     }
     let raw = span / target;
-    let mag = 10f64.powf(raw.log10().floor());
+    let mag = libm::pow(10.0, libm::log10(raw).floor());
     let norm = raw / mag;
     let m = if norm <= 1.0 {
         1.0
@@ -105,7 +106,7 @@ pub(crate) fn zero_based_ticks(max: f64, max_intervals: usize) -> (Vec<f64>, f64
     };
     let max_intervals = max_intervals.max(1);
     let min_intervals = (max_intervals / 2).max(2).min(max_intervals);
-    let e = max.log10().floor() as i32;
+    let e = libm::log10(max).floor() as i32;
     let mut best: Option<(f64, usize, f64)> = None; // (end, intervals, step)
     for exp in (e - 2)..=(e + 1) {
         for m in [10u32, 20, 25, 50] {
@@ -173,7 +174,7 @@ pub(crate) fn log_range(min: f64, max: f64) -> (f64, f64) {
 
 /// The nearest 1-2-5 value below (or above, if `up`) `v > 0`.
 fn snap_125(v: f64, up: bool) -> f64 {
-    let e = v.log10().floor() as i32;
+    let e = libm::log10(v).floor() as i32;
     let candidates = [(1, e), (2, e), (5, e), (1, e + 1)];
     if up {
         candidates
@@ -208,8 +209,8 @@ fn decimal(m: u32, e: i32) -> f64 {
 /// at 1-2-5 so there are always at least two labels.
 pub(crate) fn log_ticks(lo: f64, hi: f64) -> (Vec<f64>, Vec<f64>) {
     let inside = |v: &f64| *v >= lo * (1.0 - 1e-9) && *v <= hi * (1.0 + 1e-9);
-    let first = lo.log10().floor() as i32;
-    let last = hi.log10().ceil() as i32;
+    let first = libm::log10(lo).floor() as i32;
+    let last = libm::log10(hi).ceil() as i32;
     let mut all = Vec::new();
     for e in first..=last {
         for m in 1..=9 {

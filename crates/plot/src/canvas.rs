@@ -335,7 +335,8 @@ pub(crate) fn dashed_polyline(
     if points.len() < 2 {
         return Ok(());
     }
-    let seg_len = |a: (i32, i32), b: (i32, i32)| f64::from(b.0 - a.0).hypot(f64::from(b.1 - a.1));
+    let seg_len =
+        |a: (i32, i32), b: (i32, i32)| libm::hypot(f64::from(b.0 - a.0), f64::from(b.1 - a.1));
     let total: f64 = points.windows(2).map(|w| seg_len(w[0], w[1])).sum();
     let (min_x, max_x) = points.iter().fold((i32::MAX, i32::MIN), |(lo, hi), p| {
         (lo.min(p.0), hi.max(p.0))

@@ -199,7 +199,7 @@ pub fn luminance(color: RGBColor) -> f64 {
         if c <= 0.04045 {
             c / 12.92
         } else {
-            ((c + 0.055) / 1.055).powf(2.4)
+            libm::pow((c + 0.055) / 1.055, 2.4)
         }
     };
     0.2126 * lin(color.0) + 0.7152 * lin(color.1) + 0.0722 * lin(color.2)
@@ -237,7 +237,7 @@ pub fn format_number(v: f64) -> String {
         2
     } else {
         // Three significant digits.
-        (2 - a.log10().floor() as i32).clamp(0, 12) as usize
+        (2 - libm::log10(a).floor() as i32).clamp(0, 12) as usize
     };
     let s = trim_zeros(format!("{v:.decimals$}"));
     if s == "-0" {

@@ -82,7 +82,7 @@ fn realistic_heatmap() -> HeatmapChart {
                 .map(|(c, _)| {
                     // A smooth logistic in (col + row) with a sharp edge.
                     let z = (c as f64 + 1.3 * r as f64 - 7.5) * 1.6;
-                    let v = 1.0 / (1.0 + (-z).exp());
+                    let v = 1.0 / (1.0 + libm::exp(-z));
                     Some((v * 20.0).round() / 20.0)
                 })
                 .collect()
@@ -279,7 +279,7 @@ fn crowded_and_sparse_charts_stay_readable() {
                         return None;
                     }
                     let z = (f64::from(c) / 2.0 + f64::from(r) - 14.0) * 0.9;
-                    Some(1.0 / (1.0 + (-z).exp()))
+                    Some(1.0 / (1.0 + libm::exp(-z)))
                 })
                 .collect()
         })

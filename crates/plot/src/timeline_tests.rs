@@ -60,7 +60,7 @@ fn incident_panel(name: &str, fate: Fate, seed: u64) -> TimelinePanel {
         let dropped = (INTERVENTION..RESTORED).contains(&t);
         let first = if dropped { 5_600.0 } else { 8_000.0 } * jitter(1, i, 0.015);
         // Retry waves: a slow swell plus the odd one-second spike.
-        let wave = 1.0 + 0.08 * (t / 9.0).sin() + if noise(seed, i) > 0.97 { 0.25 } else { 0.0 };
+        let wave = 1.0 + 0.08 * libm::sin(t / 9.0) + if noise(seed, i) > 0.97 { 0.25 } else { 0.0 };
         let ramp = ((t - DEPLOY) / 20.0).clamp(0.0, 1.0);
         let storm_end = match fate {
             Fate::Metastable => INTERVENTION,

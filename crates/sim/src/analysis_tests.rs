@@ -98,7 +98,7 @@ fn poisson(rng: &mut stormsim_engine::StreamRng, mean: f64) -> f64 {
             .round()
             .max(0.0);
     }
-    let (mut k, mut p, mut cdf) = (0.0, (-mean).exp(), 0.0);
+    let (mut k, mut p, mut cdf) = (0.0, libm::exp(-mean), 0.0);
     let u = rng.unit();
     loop {
         cdf += p;
@@ -256,7 +256,7 @@ fn latency_swinging_as_in_the_baseline_is_not_degradation() {
     // Latency a slow sine of period 100 s between 0.5 s and 2.5 s.
     let s: Vec<Sample> = (0..600)
         .map(|b| {
-            let ms = 1500.0 + 1000.0 * (b as f64 * std::f64::consts::TAU / 100.0).sin();
+            let ms = 1500.0 + 1000.0 * libm::sin(b as f64 * std::f64::consts::TAU / 100.0);
             healthy(10.0, ms)
         })
         .collect();

@@ -30,7 +30,7 @@ const CACHE_LOAD: u64 = u64::MAX - 8;
 /// Cumulative Zipf weights of keys 1..=n with exponent `s`, for inverse-CDF
 /// draws: key `k` has weight `1 / k^s`.
 pub(crate) fn zipf_cumulative(n: u32, s: f64) -> Vec<f64> {
-    let weights: Vec<f64> = (1..=n).map(|k| f64::from(k).powf(-s)).collect();
+    let weights: Vec<f64> = (1..=n).map(|k| libm::pow(f64::from(k), -s)).collect();
     let total: f64 = weights.iter().sum();
     let mut acc = 0.0;
     weights

@@ -38,8 +38,8 @@ fn lognormal_cdf((median, p99): (f64, f64), ms: f64) -> f64 {
         return 0.0;
     }
     let z99 = Normal::standard().inverse_cdf(0.99);
-    let sigma = (p99 / median).ln() / z99;
-    Normal::standard().cdf((ms / median).ln() / sigma)
+    let sigma = libm::log(p99 / median) / z99;
+    Normal::standard().cdf(libm::log(ms / median) / sigma)
 }
 
 /// The p-quantile of a continuous CDF, by bisection, and the density there

@@ -77,7 +77,7 @@ fn grid_values(i: usize, axis: &AxisSpec) -> Result<Vec<Value>, Problem> {
                     k as f64 / (n - 1) as f64
                 };
                 let x = if log {
-                    (r.from.ln() + f * (r.to.ln() - r.from.ln())).exp()
+                    libm::exp(libm::log(r.from) + f * (libm::log(r.to) - libm::log(r.from)))
                 } else {
                     r.from + f * (r.to - r.from)
                 };
@@ -330,7 +330,9 @@ fn sample(spec: &SweepSpec, seed: u64, n: u32, latin: bool) -> Result<Vec<Point>
                 };
                 let x = match r.scale {
                     Scale::Linear => r.from + u * (r.to - r.from),
-                    Scale::Log => (r.from.ln() + u * (r.to.ln() - r.from.ln())).exp(),
+                    Scale::Log => {
+                        libm::exp(libm::log(r.from) + u * (libm::log(r.to) - libm::log(r.from)))
+                    }
                 };
                 number(x, axis.integer)
             })
@@ -441,7 +443,7 @@ mod tests {
         assert_eq!(strata, (0..10).collect::<Vec<_>>());
         let mut decades: Vec<usize> = ps
             .iter()
-            .map(|p| (p.values[1].2.as_f64().unwrap().log10() * 10.0 / 3.0).floor() as usize)
+            .map(|p| (libm::log10(p.values[1].2.as_f64().unwrap()) * 10.0 / 3.0).floor() as usize)
             .collect();
         decades.sort();
         assert_eq!(decades, (0..10).collect::<Vec<_>>(), "log strata");

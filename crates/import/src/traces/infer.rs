@@ -584,7 +584,7 @@ fn sig6(x: f64) -> f64 {
     if x == 0.0 || !x.is_finite() {
         return 0.0;
     }
-    let scale = 10f64.powi(5 - x.abs().log10().floor() as i32);
+    let scale = 10f64.powi(5 - libm::log10(x.abs()).floor() as i32);
     (x * scale).round() / scale
 }
 

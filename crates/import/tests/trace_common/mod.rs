@@ -45,13 +45,13 @@ impl Rng {
     }
 
     pub fn exponential(&mut self, mean: f64) -> f64 {
-        -mean * self.uniform().ln()
+        -mean * libm::log(self.uniform())
     }
 
     /// Standard normal (Box–Muller).
     pub fn normal(&mut self) -> f64 {
         let (u, v) = (self.uniform(), self.uniform());
-        (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
+        (-2.0 * libm::log(u)).sqrt() * libm::cos(2.0 * std::f64::consts::PI * v)
     }
 }
 
@@ -100,7 +100,7 @@ pub fn generate(seed: u64, n: usize) -> Generated {
     for _ in 0..n {
         t_ms += rng.exponential(1000.0 / RATE);
         let trace = (u128::from(rng.next_u64()) << 64) | u128::from(rng.next_u64());
-        let a_own = A_MEDIAN_MS * (A_SIGMA * rng.normal()).exp();
+        let a_own = A_MEDIAN_MS * libm::exp(A_SIGMA * rng.normal());
         let before = a_own * rng.uniform();
         let a_start = t_ms + NET_MS;
         let calls_start = a_start + before;

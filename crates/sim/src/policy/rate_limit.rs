@@ -781,7 +781,7 @@ impl AdmissionControl {
         let p = if aggression == 1.0 {
             linear
         } else {
-            linear.powf(1.0 / aggression)
+            libm::pow(linear, 1.0 / aggression)
         };
         p.min(c.max_rejection_probability)
     }
