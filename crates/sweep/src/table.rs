@@ -51,25 +51,24 @@ pub(crate) fn results_line(
 }
 
 /// The summary columns that results.csv leaves to an axis, as `(summary
-/// column, axis)` pairs in column order: a `variants` axis's `variant`
-/// holds the run's variant, which is the summary's `variant` too. Written
-/// once, so that a reader that keys a row by its column names (pandas,
-/// which renamed the second `variant.1`) finds each name once.
+/// column, axis)` pairs: a `variants` axis without a `name` is the column
+/// `variant`, and holds the run's variant, which is the summary's `variant`
+/// too. Written once, so that a reader that keys a row by its column names
+/// (pandas, which renamed the second `variant.1`) finds each name once. (No
+/// other axis may be named like a summary column: checked on loading.)
 pub(crate) fn held_by_axes(sweep: &Sweep) -> Vec<(usize, usize)> {
     let Some(point) = sweep.points.first() else {
         return Vec::new();
     };
-    let mut held: Vec<(usize, usize)> = point
-        .values
-        .iter()
-        .enumerate()
-        .filter_map(|(axis, (column, _, _))| {
-            let at = sweep.columns.iter().position(|c| c == column)?;
-            Some((at, axis))
-        })
-        .collect();
-    held.sort_unstable();
-    held
+    let Some(axis) =
+        (point.values.iter()).position(|(column, path, _)| path.is_none() && column == "variant")
+    else {
+        return Vec::new();
+    };
+    match sweep.columns.iter().position(|c| c == "variant") {
+        Some(column) => vec![(column, axis)],
+        None => Vec::new(),
+    }
 }
 
 /// The cells of a summary row (or its header) that results.csv writes:
