@@ -429,6 +429,23 @@ fn variants_axis_writes_variant_twice() {
     assert_eq!(read(&f.path("merged/aggregate.csv")), aggregate);
 }
 
+/// Of two `variants` axes the last one's variant runs: the summary's
+/// `variant` column must say it, not the first axis's value.
+#[test]
+fn two_variants_axes_keep_the_variant_that_ran() {
+    let f = Fixture::new(json!([{"variants": ["as-is", "tight"]},
+                                {"name": "v2", "variants": ["tight"]}]));
+    assert_ok(&f.sweep_into("whole", &[]));
+    let whole = read(&f.path("whole/results.csv"));
+    let rows: Vec<Vec<&str>> = whole.lines().map(|l| l.split(',').collect()).collect();
+    let summary = rows[0].iter().rposition(|h| *h == "variant").unwrap();
+    assert!(
+        summary > rows[0].iter().position(|h| *h == "v2").unwrap(),
+        "{whole}"
+    );
+    assert!(rows[1..].iter().all(|r| r[summary] == "tight"), "{whole}");
+}
+
 /// Shards 0..3 of the fixture's sweep into shard0, shard1, shard2.
 fn shards(f: &Fixture, count: usize) -> Vec<PathBuf> {
     (0..count)

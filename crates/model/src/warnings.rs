@@ -736,12 +736,17 @@ fn surely_arriving(workload: &crate::Workload, run_end: SimDuration) -> f64 {
         .duration
         .map_or(run_end, |d| d.min(run_end))
         .as_nanos() as f64;
+    if end_ns <= 0.0 {
+        return 0.0;
+    }
+    // Gaps are rounded to whole nanoseconds: each is at most half a
+    // nanosecond longer than drawn, a constant one at most its ceiling.
     let surely = match &workload.arrival {
         crate::Arrival::Poisson { mean_gap_ns } => {
-            let mean = end_ns / mean_gap_ns;
+            let mean = end_ns / (mean_gap_ns + 0.5);
             (mean - 10.0 * mean.sqrt()).max(0.0)
         }
-        crate::Arrival::Constant { rate_per_s } => (end_ns * rate_per_s / 1e9).floor(),
+        crate::Arrival::Constant { rate_per_s } => (end_ns / (1e9 / rate_per_s).ceil()).floor(),
         crate::Arrival::AtOnce if limit.is_finite() => limit,
         crate::Arrival::AtOnce | crate::Arrival::Shaped(_) | crate::Arrival::ClosedLoop { .. } => {
             0.0

@@ -574,6 +574,14 @@ fn arrivals_outnumbering_max_events_warn_only_when_surely() {
     fires(&two, "1,200");
     // All at once: its count; a closed loop has no fixed rate: quiet.
     fires(&open(json!({"kind": "at_once"}), 1.0, Some(1001)), "1,001");
+    // An end that rounds to 0 ns lets nothing arrive; gaps round to whole
+    // nanoseconds (0.5000000003 ns is 1 ns: half the rate written).
+    quiet(&open(json!({"kind": "at_once"}), 1e-10, Some(1001)));
+    quiet(&open(
+        json!({"kind": "constant", "rate_per_s": 1_999_999_999u64}),
+        1e-6,
+        None,
+    ));
     let think = json!({"kind": "constant", "ms": 1});
     quiet(&open(
         json!({"kind": "closed_loop", "users": 100, "think": think}),

@@ -60,11 +60,14 @@ pub(crate) fn held_by_axes(sweep: &Sweep) -> Vec<(usize, usize)> {
     let Some(point) = sweep.points.first() else {
         return Vec::new();
     };
-    let Some(axis) =
-        (point.values.iter()).position(|(column, path, _)| path.is_none() && column == "variant")
-    else {
+    // The variant a run has is the last `variants` axis's: an earlier one
+    // holds a value the run did not use, and the summary's column stays.
+    let Some(axis) = (point.values.iter()).rposition(|(_, path, _)| path.is_none()) else {
         return Vec::new();
     };
+    if point.values[axis].0 != "variant" {
+        return Vec::new();
+    }
     match sweep.columns.iter().position(|c| c == "variant") {
         Some(column) => vec![(column, axis)],
         None => Vec::new(),
