@@ -691,7 +691,7 @@ fn surely_arriving_ns(workload: &crate::Workload) -> f64 {
 /// Each request's arrival is an event, so a run whose workloads surely
 /// bring more requests than `limits.max_events` stops there, partial, after
 /// minutes of work (a Poisson rate of 4.29·10^9/s passes every check). Only
-/// arrivals that surely come count ([`surely_arriving`]), at the least the
+/// arrivals that surely come count ([`requests_surely_sent`]), at the least the
 /// models of the run give, so that a warning is right when it fires.
 fn arrivals_outnumber_max_events(variant: &Variant) -> Vec<Warning> {
     let start = &variant.model;
@@ -706,7 +706,7 @@ fn arrivals_outnumber_max_events(variant: &Variant) -> Vec<Warning> {
         .map(|index| {
             models
                 .iter()
-                .map(|m| surely_arriving(&m.workloads[index], run_end))
+                .map(|m| requests_surely_sent(&m.workloads[index], run_end))
                 .fold(f64::INFINITY, f64::min)
         })
         .sum();
@@ -727,10 +727,11 @@ fn arrivals_outnumber_max_events(variant: &Variant) -> Vec<Warning> {
 
 /// How many requests `workload` surely sends before `run_end` (and its
 /// `duration_s` and `requests`): for Poisson arrivals, ten standard
-/// deviations below the mean (fewer has a chance under 10^-23); for
-/// constant ones, the gaps that fit; for all at once, its `requests`. 0
-/// for arrivals with no fixed rate (a shape, a closed loop).
-fn surely_arriving(workload: &crate::Workload, run_end: SimDuration) -> f64 {
+/// deviations below the mean (fewer has a chance under e^-50, 2·10^-22, by
+/// Chernoff's bound on a Poisson count's lower tail); for constant ones,
+/// the gaps that fit; for all at once, its `requests`. 0 for arrivals with
+/// no fixed rate (a shape, a closed loop).
+fn requests_surely_sent(workload: &crate::Workload, run_end: SimDuration) -> f64 {
     let limit = workload.max_requests.map_or(f64::INFINITY, |n| n as f64);
     let end_ns = workload
         .duration

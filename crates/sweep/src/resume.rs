@@ -19,7 +19,7 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 /// The table of a sweep still running (or interrupted).
 pub const PARTIAL_FILE: &str = "results.csv.partial";
@@ -183,8 +183,7 @@ fn read_rows(
     };
     let mut results = Vec::new();
     let mut kept = 0u64;
-    let mut header: Option<Arc<[String]>> = None;
-    let mut complete_column = None;
+    let mut header_read = false;
     let lead: Vec<String> = ["point", "replication", "seed"]
         .iter()
         .map(|c| c.to_string())
@@ -196,10 +195,11 @@ fn read_rows(
                 .flat_map(|p| p.values.iter().map(|(c, _, _)| c.clone())),
         )
         .collect();
-    let held = table::held_by_axes(sweep);
-    let written_columns: Vec<String> = table::without_held(&held, sweep.columns.iter())
+    let held = table::held_by_axis(sweep);
+    let written_columns: Vec<String> = table::without_held(held, sweep.columns.iter())
         .map(String::from)
         .collect();
+    let complete_column = sweep.columns.iter().position(|c| c == "complete");
     let reps = sweep.spec.replications as usize;
     let mut line = String::new();
     for number in 1.. {
@@ -209,70 +209,62 @@ fn read_rows(
             break;
         }
         let cells = cells_of(&line).ok_or_else(|| malformed(number, "not a line of CSV".into()))?;
-        match &header {
-            None => {
-                if cells.len() <= lead.len() || cells[..lead.len()] != lead[..] {
-                    return Err(malformed(
-                        number,
-                        format!(
-                            "expected a header starting {} and then the summary's columns, found {:?}",
-                            lead.join(","),
-                            line.trim_end()
-                        ),
-                    ));
-                }
-                let summary: Arc<[String]> = cells[lead.len()..].into();
-                if let Some(why) = other_columns(&summary, &written_columns) {
-                    return Err(malformed(number, why));
-                }
-                complete_column = sweep.columns.iter().position(|c| c == "complete");
-                header = Some(summary);
+        if !header_read {
+            if cells.len() <= lead.len() || cells[..lead.len()] != lead[..] {
+                return Err(malformed(
+                    number,
+                    format!(
+                        "expected a header starting {} and then the summary's columns, found {:?}",
+                        lead.join(","),
+                        line.trim_end()
+                    ),
+                ));
             }
-            Some(h) => {
-                let index = first + results.len();
-                if index >= sweep.runs() {
-                    return Err(malformed(
-                        number,
-                        format!("a row past the sweep's last run ({})", sweep.runs()),
-                    ));
-                }
-                if cells.len() != lead.len() + h.len() {
-                    return Err(malformed(
-                        number,
-                        format!(
-                            "{} cells where the header has {}",
-                            cells.len(),
-                            lead.len() + h.len()
-                        ),
-                    ));
-                }
-                let (point, replication) = (index / reps, (index % reps) as u32);
-                let seed = sweep.seed_of(point, replication);
-                let expect = [point.to_string(), replication.to_string(), seed.to_string()];
-                if cells[..3] != expect[..] {
-                    return Err(malformed(
+            if let Some(why) = other_columns(&cells[lead.len()..], &written_columns) {
+                return Err(malformed(number, why));
+            }
+            header_read = true;
+        } else {
+            let index = first + results.len();
+            if index >= sweep.runs() {
+                return Err(malformed(
+                    number,
+                    format!("a row past the sweep's last run ({})", sweep.runs()),
+                ));
+            }
+            if cells.len() != lead.len() + written_columns.len() {
+                return Err(malformed(
+                    number,
+                    format!(
+                        "{} cells where the header has {}",
+                        cells.len(),
+                        lead.len() + written_columns.len()
+                    ),
+                ));
+            }
+            let (point, replication) = (index / reps, (index % reps) as u32);
+            let seed = sweep.seed_of(point, replication);
+            let expect = [point.to_string(), replication.to_string(), seed.to_string()];
+            if cells[..3] != expect[..] {
+                return Err(malformed(
                         number,
                         format!(
                             "expected run {index} (point {point}, replication {replication}, seed {seed}), found point {}, replication {}, seed {}",
                             cells[0], cells[1], cells[2]
                         ),
                     ));
-                }
-                let row = table::with_held_cells(
-                    &held,
-                    &cells[3..lead.len()],
-                    cells[lead.len()..].to_vec(),
-                );
-                let stopped_by_limit = complete_column.is_some_and(|c| row[c] == "false");
-                results.push(RunResult {
-                    point,
-                    replication,
-                    seed,
-                    header: sweep.columns.clone(),
-                    row: Row::new(row),
-                    stopped_by_limit,
-                });
             }
+            let row =
+                table::with_held_cell(held, &cells[3..lead.len()], cells[lead.len()..].to_vec());
+            let stopped_by_limit = complete_column.is_some_and(|c| row[c] == "false");
+            results.push(RunResult {
+                point,
+                replication,
+                seed,
+                header: sweep.columns.clone(),
+                row: Row::new(row),
+                stopped_by_limit,
+            });
         }
         kept += n as u64;
     }

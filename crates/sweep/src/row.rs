@@ -1,7 +1,7 @@
 //! A run's row of summary cells, compact: a sweep holds every run's row
 //! until its tables are written, and a row of `String`s (115 cells for a
-//! one-service model) took 5.6 KB a run, 5.6 GB for a sweep of the million
-//! runs a sweep may have. One text and each cell's end take the cells'
+//! one-service model) took 5.6 KB a run: about 5.6 GB at the million runs
+//! a sweep may have. One text and each cell's end take the cells'
 //! bytes and 4 more a cell.
 
 use std::fmt;

@@ -15,7 +15,7 @@ fn cell(value: &serde_json::Value) -> String {
 
 /// `results.csv`: `point`, `replication`, `seed`, the axes, then the summary
 /// columns of `summary.csv` but those an axis already holds
-/// ([`held_by_axes`]). Library API (see [`Sweep::from_text`]).
+/// ([`held_by_axis`]). Library API (see [`Sweep::from_text`]).
 pub fn results_csv(sweep: &Sweep, results: &[RunResult]) -> Result<String, csv::Error> {
     let mut text = String::new();
     for (i, r) in results.iter().enumerate() {
@@ -32,11 +32,11 @@ pub(crate) fn results_line(
 ) -> Result<String, csv::Error> {
     let mut out = csv::Writer::from_writer(Vec::new());
     let point = &sweep.points[r.point];
-    let held = held_by_axes(sweep);
+    let held = held_by_axis(sweep);
     if with_header {
         let mut h = vec!["point".to_string(), "replication".into(), "seed".into()];
         h.extend(point.values.iter().map(|(c, _, _)| c.clone()));
-        h.extend(without_held(&held, r.header.iter()).map(String::from));
+        h.extend(without_held(held, r.header.iter()).map(String::from));
         out.write_record(&h)?;
     }
     let mut line = vec![
@@ -45,56 +45,50 @@ pub(crate) fn results_line(
         r.seed.to_string(),
     ];
     line.extend(point.values.iter().map(|(_, _, v)| cell(v)));
-    line.extend(without_held(&held, r.row.iter()).map(String::from));
+    line.extend(without_held(held, r.row.iter()).map(String::from));
     out.write_record(&line)?;
     finish(out)
 }
 
-/// The summary columns that results.csv leaves to an axis, as `(summary
-/// column, axis)` pairs: a `variants` axis without a `name` is the column
+/// The summary column that results.csv leaves to an axis, as `(summary
+/// column, axis)`: a `variants` axis without a `name` is the column
 /// `variant`, and holds the run's variant, which is the summary's `variant`
 /// too. Written once, so that a reader that keys a row by its column names
 /// (pandas, which renamed the second `variant.1`) finds each name once. (No
 /// other axis may be named like a summary column: checked on loading.)
-pub(crate) fn held_by_axes(sweep: &Sweep) -> Vec<(usize, usize)> {
-    let Some(point) = sweep.points.first() else {
-        return Vec::new();
-    };
+pub(crate) fn held_by_axis(sweep: &Sweep) -> Option<(usize, usize)> {
+    let point = sweep.points.first()?;
     // The variant a run has is the last `variants` axis's: an earlier one
     // holds a value the run did not use, and the summary's column stays.
-    let Some(axis) = (point.values.iter()).rposition(|(_, path, _)| path.is_none()) else {
-        return Vec::new();
-    };
+    let axis = (point.values.iter()).rposition(|(_, path, _)| path.is_none())?;
     if point.values[axis].0 != "variant" {
-        return Vec::new();
+        return None;
     }
-    match sweep.columns.iter().position(|c| c == "variant") {
-        Some(column) => vec![(column, axis)],
-        None => Vec::new(),
-    }
+    let column = sweep.columns.iter().position(|c| c == "variant")?;
+    Some((column, axis))
 }
 
 /// The cells of a summary row (or its header) that results.csv writes:
-/// all but those [`held_by_axes`].
+/// all but the one [`held_by_axis`].
 pub(crate) fn without_held<'a, S: AsRef<str> + ?Sized + 'a>(
-    held: &'a [(usize, usize)],
+    held: Option<(usize, usize)>,
     cells: impl IntoIterator<Item = &'a S>,
 ) -> impl Iterator<Item = &'a str> {
     cells
         .into_iter()
         .enumerate()
-        .filter(|(i, _)| !held.iter().any(|(c, _)| c == i))
+        .filter(move |(i, _)| held.is_none_or(|(column, _)| column != *i))
         .map(|(_, cell)| cell.as_ref())
 }
 
-/// A summary row as results.csv writes it (`written`, without the columns
-/// [`held_by_axes`]) made whole again from the row's axis cells.
-pub(crate) fn with_held_cells(
-    held: &[(usize, usize)],
+/// A summary row as results.csv writes it (`written`, without the column
+/// [`held_by_axis`]) made whole again from the row's axis cells.
+pub(crate) fn with_held_cell(
+    held: Option<(usize, usize)>,
     axis_cells: &[String],
     mut written: Vec<String>,
 ) -> Vec<String> {
-    for &(column, axis) in held {
+    if let Some((column, axis)) = held {
         written.insert(column, axis_cells[axis].clone());
     }
     written
