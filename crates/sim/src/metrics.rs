@@ -1,7 +1,6 @@
 //! What a run counts while it runs. Memory is constant in the number of
 //! requests simulated: counters and HDR histograms (3 significant digits).
 
-use hdrhistogram::Histogram;
 use serde::Serialize;
 use stormsim_engine::SimDuration;
 
@@ -339,15 +338,28 @@ impl WorkloadCounters {
 /// it) at 3 significant digits, indexed as `hdrhistogram` indexes them: a
 /// record is an index and an increment, once per answered request, where the
 /// library's own record also checks its range and keeps its total, minimum
-/// and maximum, behind a call. The histogram is built from the counts when
-/// they are read, with the same counts, hence the same quantiles, as one
-/// that recorded each latency itself.
-#[derive(Clone, Debug, Default, PartialEq)]
+/// and maximum, behind a call. Quantiles and the mean are read from the
+/// counts as `hdrhistogram` reads its own, to the bit.
+///
+/// Only the span of buckets recorded is held, from its lowest power of two:
+/// latencies of milliseconds start past ten thousand empty buckets, which a
+/// run would otherwise clear, and a time series hold, once per bucket.
+#[derive(Clone, Debug, Default)]
 pub struct LatencyRecorder {
-    /// `counts[i]`: latencies recorded in the histogram's bucket `i`; as
-    /// long as the highest bucket recorded needs.
+    /// The histogram bucket `counts[0]` counts: a multiple of the half
+    /// sub-bucket count (a power of two's first bucket).
+    first: usize,
+    /// `counts[i]`: latencies recorded in the histogram's bucket `first + i`;
+    /// from the lowest power of two recorded to the end of the highest.
     counts: Vec<u64>,
     max: SimDuration,
+}
+
+/// The same latencies, wherever their spans start.
+impl PartialEq for LatencyRecorder {
+    fn eq(&self, other: &Self) -> bool {
+        self.max == other.max && self.recorded().eq(other.recorded())
+    }
 }
 
 /// An HDR histogram from 1 ns at 3 significant digits: 2·10³ distinct values
@@ -358,13 +370,25 @@ const HDR_SUB_BUCKET_MASK: u64 = (1 << (HDR_HALF_SUB_BUCKETS_LOG2 + 1)) - 1;
 const HDR_LEADING_ZEROS_BASE: u32 = 64 - (HDR_HALF_SUB_BUCKETS_LOG2 + 1);
 
 /// The index of `value`'s bucket, as `hdrhistogram::Histogram` computes it
-/// for a histogram of [`LatencyRecorder::empty_histogram`]'s configuration.
+/// for a histogram from 1 ns at 3 significant digits.
 #[inline]
 fn hdr_index(value: u64) -> usize {
     let bucket = HDR_LEADING_ZEROS_BASE - (value | HDR_SUB_BUCKET_MASK).leading_zeros();
     let sub_bucket = (value >> bucket) as usize;
     ((bucket as usize + 1) << HDR_HALF_SUB_BUCKETS_LOG2) + sub_bucket
         - (1 << HDR_HALF_SUB_BUCKETS_LOG2)
+}
+
+/// The span of buckets a recorder holds for bucket `index`: its power of
+/// two's, as `first..end` (the first power of two spans two halves).
+fn span_of(index: usize) -> (usize, usize) {
+    let half = 1usize << HDR_HALF_SUB_BUCKETS_LOG2;
+    let first = if index < 2 * half {
+        0
+    } else {
+        index & !(half - 1)
+    };
+    (first, (index | (half - 1)) + 1)
 }
 
 /// The lowest value of the bucket at `index` (the inverse of [`hdr_index`]).
@@ -400,31 +424,67 @@ impl LatencyRecorder {
     /// Records one latency.
     #[inline]
     pub fn record(&mut self, latency: SimDuration) {
-        let index = hdr_index(latency.as_nanos());
-        if index >= self.counts.len() {
-            self.grow_to(index);
+        // Below `first` wraps to past the end: one comparison for both.
+        let at = hdr_index(latency.as_nanos()).wrapping_sub(self.first);
+        if at >= self.counts.len() {
+            return self.record_outside(latency);
         }
-        self.counts[index] += 1;
+        self.counts[at] += 1;
         self.max = self.max.max(latency);
     }
 
-    /// Room for bucket `index`, and the rest of its power of two.
+    /// A latency in a bucket outside the span held: the span grows to its
+    /// power of two, then it is recorded.
     #[cold]
-    fn grow_to(&mut self, index: usize) {
-        let half = 1usize << HDR_HALF_SUB_BUCKETS_LOG2;
-        self.counts.resize((index | (half - 1)) + 1, 0);
+    #[inline(never)]
+    fn record_outside(&mut self, latency: SimDuration) {
+        let index = hdr_index(latency.as_nanos());
+        let (first, end) = if self.counts.is_empty() {
+            span_of(index)
+        } else {
+            let (low, high) = span_of(index);
+            (
+                low.min(self.first),
+                high.max(self.first + self.counts.len()),
+            )
+        };
+        self.respan(first, end);
+        self.counts[index - self.first] += 1;
+        self.max = self.max.max(latency);
+    }
+
+    /// Holds buckets `first..end`, a span that covers the one held.
+    fn respan(&mut self, first: usize, end: usize) {
+        if first == self.first && end == self.first + self.counts.len() {
+            return;
+        }
+        let mut counts = vec![0; end - first];
+        let offset = self.first.wrapping_sub(first);
+        if !self.counts.is_empty() {
+            counts[offset..offset + self.counts.len()].copy_from_slice(&self.counts);
+        }
+        (self.first, self.counts) = (first, counts);
     }
 
     /// All of `parts` in one: the latency of every request is the union of the
     /// latencies per workload, so it is merged once at the end rather than
     /// recorded twice per request.
     pub fn merged<'a>(parts: impl IntoIterator<Item = &'a LatencyRecorder>) -> LatencyRecorder {
+        let parts: Vec<&LatencyRecorder> =
+            parts.into_iter().filter(|p| !p.counts.is_empty()).collect();
         let mut all = LatencyRecorder::default();
+        let Some(first) = parts.iter().map(|p| p.first).min() else {
+            return all;
+        };
+        let end = parts
+            .iter()
+            .map(|p| p.first + p.counts.len())
+            .max()
+            .unwrap_or(first);
+        all.respan(first, end);
         for part in parts {
-            if all.counts.len() < part.counts.len() {
-                all.counts.resize(part.counts.len(), 0);
-            }
-            for (sum, count) in all.counts.iter_mut().zip(&part.counts) {
+            let at = part.first - first;
+            for (sum, count) in all.counts[at..].iter_mut().zip(&part.counts) {
                 *sum += count;
             }
             all.max = all.max.max(part.max);
@@ -437,61 +497,70 @@ impl LatencyRecorder {
         self.counts.iter().sum()
     }
 
-    /// A histogram sized for an hour, resizing itself past it.
-    fn empty_histogram() -> Histogram<u64> {
-        let mut histogram = Histogram::new_with_bounds(1, 3_600_000_000_000, 3)
-            .expect("valid bounds and precision");
-        histogram.auto(true);
-        histogram
+    /// The midpoint of bucket `index`, in ns: `hdrhistogram`'s
+    /// `median_equivalent` of any value in it (half its width above its
+    /// lowest value, rounded down).
+    fn bucket_midpoint(index: usize) -> u64 {
+        let width_log2 = (index >> HDR_HALF_SUB_BUCKETS_LOG2).saturating_sub(1);
+        hdr_value(index) + ((1u64 << width_log2) >> 1)
     }
 
-    /// The histogram of the latencies recorded: each bucket's count recorded
-    /// at the bucket's lowest value.
-    fn histogram(&self) -> Histogram<u64> {
-        let mut histogram = Self::empty_histogram();
-        for (index, &count) in self.counts.iter().enumerate() {
-            if count > 0 {
-                histogram
-                    .record_n(hdr_value(index), count)
-                    .expect("an auto-resizing histogram takes any u64");
-            }
-        }
-        histogram
+    /// The recorded buckets, lowest first, as `(index, count)`.
+    fn recorded(&self) -> impl Iterator<Item = (usize, u64)> + '_ {
+        (self.counts.iter().enumerate())
+            .filter(|(_, count)| **count > 0)
+            .map(|(at, count)| (self.first + at, *count))
     }
 
     /// Quantiles, each the midpoint of its histogram bucket (within 0.1%), except
-    /// the exact maximum. All zero when nothing was recorded.
-    /// `None` when nothing was recorded: a latency that does not exist is
-    /// not zero.
+    /// the exact maximum. `None` when nothing was recorded: a latency that
+    /// does not exist is not zero.
+    ///
+    /// Read from the counts in one pass, as `hdrhistogram` reads its own
+    /// (`value_at_quantile`, `median_equivalent`, `mean`), to the bit: building
+    /// that histogram allocated and cleared 350 KB and walked every bucket
+    /// once per figure, most of a small run's time.
     pub fn quantiles(&self) -> Option<Quantiles> {
-        let histogram = self.histogram();
-        if histogram.is_empty() {
+        let total = self.count();
+        if total == 0 {
             return None;
         }
-        let q = |p: f64| {
-            let v = histogram.value_at_quantile(p);
-            round_ms(histogram.median_equivalent(v).min(self.max.as_nanos()) as f64 / 1e6)
-        };
+        const LEVELS: [f64; 4] = [0.50, 0.90, 0.99, 0.999];
+        // The rank each level needs, as `value_at_quantile` counts it: the
+        // ceiling of its share of the total, at least the first.
+        let ranks = LEVELS.map(|p| ((p * total as f64).ceil() as u64).max(1));
+        let mut at = [0u64; 4];
+        let mut found = 0;
+        let (mut seen, mut mean) = (0u64, 0.0f64);
+        for (index, count) in self.recorded() {
+            let midpoint = Self::bucket_midpoint(index);
+            seen += count;
+            while found < ranks.len() && seen >= ranks[found] {
+                at[found] = midpoint;
+                found += 1;
+            }
+            mean += midpoint as f64 * count as f64 / total as f64;
+        }
+        let ms = |ns: u64| round_ms(ns.min(self.max.as_nanos()) as f64 / 1e6);
         Some(Quantiles {
-            p50: q(0.50),
-            p90: q(0.90),
-            p99: q(0.99),
-            p999: q(0.999),
+            p50: ms(at[0]),
+            p90: ms(at[1]),
+            p99: ms(at[2]),
+            p999: ms(at[3]),
             max: round_ms(self.max.as_ms()),
-            mean: round_ms(histogram.mean() / 1e6),
+            mean: round_ms(mean / 1e6),
         })
     }
 
-    /// The empirical CDF as `(latency ms, fraction ≤ it)` points, one per bucket.
+    /// The empirical CDF as `(latency ms, fraction ≤ it)` points, one per
+    /// recorded bucket, at the bucket's midpoint.
     pub fn cdf(&self) -> Vec<(f64, f64)> {
-        let histogram = self.histogram();
-        let n = histogram.len() as f64;
+        let n = self.count() as f64;
         let mut seen = 0u64;
-        histogram
-            .iter_recorded()
-            .map(|v| {
-                seen += v.count_at_value();
-                let ms = histogram.median_equivalent(v.value_iterated_to()) as f64 / 1e6;
+        self.recorded()
+            .map(|(index, count)| {
+                seen += count;
+                let ms = Self::bucket_midpoint(index) as f64 / 1e6;
                 (round_ms(ms), seen as f64 / n)
             })
             .collect()
@@ -519,17 +588,127 @@ mod tests {
         values
     }
 
+    use hdrhistogram::Histogram;
+
+    /// A histogram sized for an hour, resizing itself past it: the one
+    /// whose bucket indices the recorder's counts share.
+    fn empty_histogram() -> Histogram<u64> {
+        let mut histogram = Histogram::new_with_bounds(1, 3_600_000_000_000, 3)
+            .expect("valid bounds and precision");
+        histogram.auto(true);
+        histogram
+    }
+
+    /// The recorder's counts as an `hdrhistogram`: each bucket's count
+    /// recorded at the bucket's lowest value.
+    fn histogram(recorder: &LatencyRecorder) -> Histogram<u64> {
+        let mut histogram = empty_histogram();
+        for (index, count) in recorder.recorded() {
+            histogram
+                .record_n(hdr_value(index), count)
+                .expect("an auto-resizing histogram takes any u64");
+        }
+        histogram
+    }
+
+    /// The quantiles as `hdrhistogram` reads them from its histogram (how
+    /// the recorder read them before it read its counts itself).
+    fn quantiles_by_hdrhistogram(recorder: &LatencyRecorder) -> Option<Quantiles> {
+        let histogram = histogram(recorder);
+        if histogram.is_empty() {
+            return None;
+        }
+        let max = recorder.max.as_nanos();
+        let q = |p: f64| {
+            let v = histogram.value_at_quantile(p);
+            round_ms(histogram.median_equivalent(v).min(max) as f64 / 1e6)
+        };
+        Some(Quantiles {
+            p50: q(0.50),
+            p90: q(0.90),
+            p99: q(0.99),
+            p999: q(0.999),
+            max: round_ms(recorder.max.as_ms()),
+            mean: round_ms(histogram.mean() / 1e6),
+        })
+    }
+
+    fn cdf_by_hdrhistogram(recorder: &LatencyRecorder) -> Vec<(f64, f64)> {
+        let histogram = histogram(recorder);
+        let n = histogram.len() as f64;
+        let mut seen = 0u64;
+        histogram
+            .iter_recorded()
+            .map(|v| {
+                seen += v.count_at_value();
+                let ms = histogram.median_equivalent(v.value_iterated_to()) as f64 / 1e6;
+                (round_ms(ms), seen as f64 / n)
+            })
+            .collect()
+    }
+
+    /// The quantiles, mean and CDF read from the counts are, bit for bit,
+    /// those `hdrhistogram` reads from the same counts: on the awkward
+    /// latencies, on sets of one to a few latencies (where each rank is a
+    /// ceiling), and on log-normal-like spreads of many sizes.
+    #[test]
+    fn reading_the_counts_is_reading_hdrhistogram() {
+        let mut sets: Vec<Vec<u64>> = vec![awkward_latencies(), vec![0], vec![7], vec![1, 2]];
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for size in [1usize, 2, 3, 5, 10, 99, 100, 101, 999, 1000, 1001, 12_345] {
+            for _ in 0..4 {
+                // Latencies from 1 µs to about an hour, denser at the low end.
+                let set = (0..size)
+                    .map(|_| (next() % 1_000_000) << (next() % 32))
+                    .collect();
+                sets.push(set);
+            }
+        }
+        for set in sets {
+            let mut recorder = LatencyRecorder::default();
+            for &ns in &set {
+                recorder.record(SimDuration(ns));
+            }
+            let (quantiles, reference) =
+                (recorder.quantiles(), quantiles_by_hdrhistogram(&recorder));
+            let bits = |q: Option<Quantiles>| {
+                q.map(|q| [q.p50, q.p90, q.p99, q.p999, q.max, q.mean].map(f64::to_bits))
+            };
+            assert_eq!(bits(quantiles), bits(reference), "{} latencies", set.len());
+            let bits = |cdf: Vec<(f64, f64)>| {
+                cdf.into_iter()
+                    .map(|(x, y)| (x.to_bits(), y.to_bits()))
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(bits(recorder.cdf()), bits(cdf_by_hdrhistogram(&recorder)));
+            // Recorded the other way round, the span grows downwards: the
+            // same recorder.
+            let mut reversed = LatencyRecorder::default();
+            for &ns in set.iter().rev() {
+                reversed.record(SimDuration(ns));
+            }
+            assert_eq!(reversed, recorder);
+        }
+        assert_eq!(quantiles_by_hdrhistogram(&LatencyRecorder::default()), None);
+    }
+
     /// The counts give the very histogram, counts, total, extremes and all,
     /// that recording each latency in `hdrhistogram` gives.
     #[test]
     fn counts_rebuild_the_histogram_that_records_each_latency() {
-        let mut direct = LatencyRecorder::empty_histogram();
+        let mut direct = empty_histogram();
         let mut recorder = LatencyRecorder::default();
         for ns in awkward_latencies() {
             direct.record(ns).expect("auto-resizing");
             recorder.record(SimDuration(ns));
         }
-        let rebuilt = recorder.histogram();
+        let rebuilt = histogram(&recorder);
         assert!(rebuilt == direct);
         assert_eq!(rebuilt.len(), direct.len());
         assert_eq!(recorder.count(), direct.len());
@@ -545,7 +724,7 @@ mod tests {
     #[test]
     fn merging_adds_the_counts() {
         let (mut a, mut b) = (LatencyRecorder::default(), LatencyRecorder::default());
-        let mut direct = LatencyRecorder::empty_histogram();
+        let mut direct = empty_histogram();
         for (i, ns) in awkward_latencies().into_iter().enumerate() {
             if i % 3 == 0 {
                 a.record(SimDuration(ns))
@@ -555,7 +734,7 @@ mod tests {
             direct.record(ns).expect("auto-resizing");
         }
         let merged = LatencyRecorder::merged([&a, &b]);
-        assert!(merged.histogram() == direct);
+        assert!(histogram(&merged) == direct);
         assert_eq!(merged.max, a.max.max(b.max));
         assert_eq!(merged.quantiles(), {
             let both = LatencyRecorder::merged([&b, &a]);
