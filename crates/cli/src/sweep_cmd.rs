@@ -1,7 +1,7 @@
 //! `stormsim sweep`: run a sweep file and write its tables.
 
 use crate::outdir::{self, Kind, Manifest, OutputLock, SWEEP_FILES};
-use crate::output::write_atomically;
+use crate::output::{write_atomically, write_atomically_with};
 use crate::sweep_charts::{draw_sweep_folder, Drawn, SPEC_FILE};
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -14,7 +14,7 @@ use stormsim_sweep::resume::{
     check_inputs, merge, partial_path, run_resumable, shard_slice, ResultsError, RESULTS_FILE,
 };
 use stormsim_sweep::search::{describe_left_out, search_csv, Probe};
-use stormsim_sweep::{aggregate_csv, results_csv, Sweep};
+use stormsim_sweep::{write_aggregate_csv, write_results_csv, Sweep};
 
 /// Locks `out` for a sweep, merge or search of the sweep `name`, removes what
 /// an interrupted write left there, and checks that the folder may be
@@ -259,14 +259,19 @@ fn write_tables_and_charts(
     with_results: bool,
 ) -> Result<Drawn> {
     std::fs::create_dir_all(out)?;
+    // Each written as it is made: a million points' tables are gigabytes.
     if with_results {
-        write_atomically(
-            &out.join("results.csv"),
-            results_csv(sweep, results)?.as_bytes(),
-        )?;
+        write_atomically_with(&out.join("results.csv"), |file| {
+            Ok(write_results_csv(
+                sweep,
+                results,
+                std::io::BufWriter::new(file),
+            )?)
+        })?;
     }
-    let table = aggregate_csv(sweep, results)?;
-    write_atomically(&out.join("aggregate.csv"), table.as_bytes())?;
+    write_atomically_with(&out.join("aggregate.csv"), |file| {
+        Ok(write_aggregate_csv(sweep, results, file)?)
+    })?;
     draw_sweep_folder(out)
 }
 

@@ -19,7 +19,7 @@ pub use check::{PointWarning, METASTABLE_SHARE};
 pub use design::Point;
 pub use row::Row;
 pub use spec::{ChartSpec, ModelSource, SearchSpec, SweepSpec};
-pub use table::{aggregate_csv, results_csv};
+pub use table::{aggregate_csv, results_csv, write_aggregate_csv, write_results_csv};
 
 use rayon::prelude::*;
 use serde_json::Value;
@@ -560,9 +560,9 @@ impl Sweep {
 }
 
 /// The problems of the sweep file's own fields that no point's model shows:
-/// a name that cannot be a folder, two axes on one path (the second would
-/// silently win while rows carry both), a column named twice or like one of
-/// the tables' own, and a search that cannot end.
+/// a name that cannot be a folder, two axes on one path or two `variants`
+/// axes (the second would silently win while rows carry both), a column
+/// named twice or like one of the tables' own, and a search that cannot end.
 fn spec_problems(spec: &SweepSpec, base: &stormsim_model::LoadedModel) -> Vec<Problem> {
     let mut problems = Vec::new();
     if let Some(message) = stormsim_model::folder_name_problem(&spec.name) {
@@ -578,7 +578,19 @@ fn spec_problems(spec: &SweepSpec, base: &stormsim_model::LoadedModel) -> Vec<Pr
                 .position(|a| a.path.as_deref().map(str::trim) == Some(path.trim()))
                 .map(|j| (path, j))
         });
-        if let Some((path, j)) = same_path {
+        let earlier_variants = (axis.path.is_none() && axis.variants.is_some())
+            .then(|| {
+                spec.axes[..i]
+                    .iter()
+                    .position(|a| a.path.is_none() && a.variants.is_some())
+            })
+            .flatten();
+        if let Some(j) = earlier_variants {
+            problems.push(Problem::new(
+                format!("axes[{i}].variants"),
+                format!("axes[{j}] is a `variants` axis too: a run has one variant, and this axis's would silently override that one's (list every variant on one axis)"),
+            ));
+        } else if let Some((path, j)) = same_path {
             problems.push(Problem::new(
                 format!("axes[{i}].path"),
                 format!("{path:?} is axes[{j}]'s path too: one would silently override the other (sweep each path on one axis)"),

@@ -114,7 +114,8 @@ pub struct AxisSpec {
     /// For `random` and `latin_hypercube` designs: the interval sampled.
     #[serde(default)]
     pub range: Option<SampleRangeSpec>,
-    /// A categorical axis over the model's variants.
+    /// A categorical axis over the model's variants (one such axis per
+    /// sweep: a run has one variant).
     #[serde(default)]
     pub variants: Option<Vec<String>>,
     /// Axes with the same `zip` group move together (equal lengths) instead of

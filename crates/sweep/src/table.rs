@@ -17,11 +17,19 @@ fn cell(value: &serde_json::Value) -> String {
 /// columns of `summary.csv` but those an axis already holds
 /// ([`held_by_axis`]). Library API (see [`Sweep::from_text`]).
 pub fn results_csv(sweep: &Sweep, results: &[RunResult]) -> Result<String, csv::Error> {
-    let mut text = String::new();
+    in_memory(|bytes| write_results_csv(sweep, results, bytes))
+}
+
+/// [`results_csv`] written to `sink` run by run.
+pub fn write_results_csv(
+    sweep: &Sweep,
+    results: &[RunResult],
+    mut sink: impl std::io::Write,
+) -> Result<(), csv::Error> {
     for (i, r) in results.iter().enumerate() {
-        text.push_str(&results_line(sweep, r, i == 0)?);
+        sink.write_all(results_line(sweep, r, i == 0)?.as_bytes())?;
     }
-    Ok(text)
+    Ok(sink.flush()?)
 }
 
 /// One run's line of `results.csv`, with the header line first for run 0.
@@ -58,9 +66,8 @@ pub(crate) fn results_line(
 /// other axis may be named like a summary column: checked on loading.)
 pub(crate) fn held_by_axis(sweep: &Sweep) -> Option<(usize, usize)> {
     let point = sweep.points.first()?;
-    // The variant a run has is the last `variants` axis's: an earlier one
-    // holds a value the run did not use, and the summary's column stays.
-    let axis = (point.values.iter()).rposition(|(_, path, _)| path.is_none())?;
+    // (A sweep has at most one `variants` axis: checked on loading.)
+    let axis = (point.values.iter()).position(|(_, path, _)| path.is_none())?;
     if point.values[axis].0 != "variant" {
         return None;
     }
@@ -120,16 +127,42 @@ pub(crate) fn row_under(columns: &[String], header: &[String], row: Vec<String>)
 /// Mean, and with two or more values the sample standard deviation and the
 /// half-width of the 95% Student-t interval.
 pub(crate) fn mean_ci(xs: &[f64]) -> (f64, Option<(f64, f64)>) {
+    mean_ci_with(xs, &mut StudentT975::default())
+}
+
+/// [`mean_ci`] with the t quantiles of earlier calls at hand.
+fn mean_ci_with(xs: &[f64], t975: &mut StudentT975) -> (f64, Option<(f64, f64)>) {
     let n = xs.len() as f64;
     let mean = xs.iter().sum::<f64>() / n;
     if xs.len() < 2 {
         return (mean, None);
     }
     let sd = (xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
-    let t = StudentsT::new(0.0, 1.0, n - 1.0)
-        .map(|d| d.inverse_cdf(0.975))
-        .unwrap_or(f64::NAN);
+    let t = t975.of(xs.len() - 1);
     (mean, Some((sd, t * sd / n.sqrt())))
+}
+
+/// Student's t 97.5% quantile by degrees of freedom, each found once: it is
+/// a root search, and aggregate.csv asks for it once per numeric column
+/// (by the hundred) at each of up to a million points, nearly always with
+/// the same replications.
+#[derive(Default)]
+struct StudentT975 {
+    /// `by_dof[d]`: the quantile at `d` degrees of freedom, once found.
+    by_dof: Vec<Option<f64>>,
+}
+
+impl StudentT975 {
+    fn of(&mut self, dof: usize) -> f64 {
+        if dof >= self.by_dof.len() {
+            self.by_dof.resize(dof + 1, None);
+        }
+        *self.by_dof[dof].get_or_insert_with(|| {
+            StudentsT::new(0.0, 1.0, dof as f64)
+                .map(|d| d.inverse_cdf(0.975))
+                .unwrap_or(f64::NAN)
+        })
+    }
 }
 
 fn fmt(x: f64) -> String {
@@ -160,9 +193,19 @@ const OUTCOMES: [&str; 4] = [
 /// but the mean empty with one value, all empty with none). Library API (see
 /// [`Sweep::from_text`]).
 pub fn aggregate_csv(sweep: &Sweep, results: &[RunResult]) -> Result<String, csv::Error> {
-    let mut out = csv::Writer::from_writer(Vec::new());
+    in_memory(|bytes| write_aggregate_csv(sweep, results, bytes))
+}
+
+/// [`aggregate_csv`] written to `sink` line by line: a sweep of a million
+/// points has a table of a gigabyte, which need not be held.
+pub fn write_aggregate_csv(
+    sweep: &Sweep,
+    results: &[RunResult],
+    sink: impl std::io::Write,
+) -> Result<(), csv::Error> {
+    let mut out = csv::Writer::from_writer(sink);
     let Some(first) = results.first() else {
-        return finish(out);
+        return Ok(out.flush()?);
     };
     let header = &first.header;
     // Numeric columns: a number in some run and nothing but numbers or empty
@@ -204,6 +247,7 @@ pub fn aggregate_csv(sweep: &Sweep, results: &[RunResult]) -> Result<String, csv
     // Each run's row under its point, in one pass: looking every point's runs
     // up among all runs made a 10^6-point sweep quadratic.
     let slots = sweep.points.iter().map(|p| p.index + 1).max().unwrap_or(0);
+    let mut t975 = StudentT975::default();
     let mut by_point: Vec<Vec<&Row>> = vec![Vec::new(); slots];
     for r in results {
         if let Some(rows) = by_point.get_mut(r.point) {
@@ -244,7 +288,7 @@ pub fn aggregate_csv(sweep: &Sweep, results: &[RunResult]) -> Result<String, csv
                 line.extend([String::new(), String::new(), String::new(), String::new()]);
                 continue;
             }
-            let (mean, spread) = mean_ci(&xs);
+            let (mean, spread) = mean_ci_with(&xs, &mut t975);
             line.push(fmt(mean));
             match spread {
                 Some((sd, h)) => {
@@ -257,7 +301,7 @@ pub fn aggregate_csv(sweep: &Sweep, results: &[RunResult]) -> Result<String, csv
         }
         out.write_record(&line)?;
     }
-    finish(out)
+    Ok(out.flush()?)
 }
 
 /// The share of `verdicts` (`summary.csv`'s `metastable` cells of one
@@ -273,6 +317,15 @@ fn metastable_share(verdicts: &[&str]) -> Option<(f64, f64, f64)> {
     let metastable = verdicts.iter().filter(|v| **v == "true").count();
     let (low, high) = wilson_interval(metastable, judged);
     Some((metastable as f64 / judged as f64, low, high))
+}
+
+/// A table that `write` writes, as text.
+fn in_memory(
+    write: impl FnOnce(&mut Vec<u8>) -> Result<(), csv::Error>,
+) -> Result<String, csv::Error> {
+    let mut bytes = Vec::new();
+    write(&mut bytes)?;
+    Ok(String::from_utf8(bytes).expect("CSV of UTF-8 strings is UTF-8"))
 }
 
 fn finish(out: csv::Writer<Vec<u8>>) -> Result<String, csv::Error> {
@@ -310,6 +363,25 @@ mod tests {
         assert!((sd - 1.2910).abs() < 1e-4, "{sd}");
         assert!((half - 2.0542).abs() < 1e-3, "{half}");
         assert_eq!(mean_ci(&[7.0]), (7.0, None));
+    }
+
+    /// Each quantile is its own degrees of freedom's, whatever was asked
+    /// before it (tables: t(0.975) = 12.706, 3.182, 2.042 at 1, 3, 30).
+    #[test]
+    fn remembered_t_quantiles_are_each_their_own() {
+        let mut t975 = StudentT975::default();
+        for (dof, expected) in [
+            (3, 3.1824),
+            (1, 12.7062),
+            (30, 2.0423),
+            (3, 3.1824),
+            (1, 12.7062),
+        ] {
+            let t = t975.of(dof);
+            assert!((t - expected).abs() < 1e-4, "{dof}: {t}");
+        }
+        let xs = [1.0, 2.0, 3.0, 4.0];
+        assert_eq!(mean_ci_with(&xs, &mut t975), mean_ci(&xs));
     }
 
     /// A replication without a verdict counts neither way: 1 of 2 judged is
