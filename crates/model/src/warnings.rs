@@ -718,7 +718,7 @@ fn arrivals_outnumber_max_events(variant: &Variant) -> Vec<Warning> {
         "arrivals-outnumber-max-events",
         "limits.max_events",
         format!(
-            "the workloads surely bring at least {} requests before the run ends, each an event at least, more than limits.max_events ({}) allows: the run stops there, partial; raise limits.max_events, or lower the rates or the run's length",
+            "the workloads surely bring at least {} requests before the run ends, each an event at least, more than limits.max_events ({}) allows: the run stops there (if another limit does not stop it first), partial; raise limits.max_events, or lower the rates or the run's length",
             count(surely),
             count(max_events as f64),
         ),

@@ -547,7 +547,7 @@ fn arrivals_outnumbering_max_events_warn_only_when_surely() {
             doc,
             "arrivals-outnumber-max-events",
             "limits.max_events",
-            &format!("the workloads surely bring at least {surely} requests before the run ends, each an event at least, more than limits.max_events (1,000) allows: the run stops there, partial; raise limits.max_events, or lower the rates or the run's length"),
+            &format!("the workloads surely bring at least {surely} requests before the run ends, each an event at least, more than limits.max_events (1,000) allows: the run stops there (if another limit does not stop it first), partial; raise limits.max_events, or lower the rates or the run's length"),
         )
     };
     fires(&open(poisson.clone(), 140.0, None), "1,025");
