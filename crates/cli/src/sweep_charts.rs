@@ -15,7 +15,7 @@ use stormsim_plot::{
 };
 use stormsim_sweep::search::{replay_brackets, Probe, SEARCH_COLUMNS};
 use stormsim_sweep::spec::DesignSpec;
-use stormsim_sweep::{ChartSpec, SweepSpec, METASTABLE_SHARE};
+use stormsim_sweep::{ChartSpec, Row, SweepSpec, METASTABLE_SHARE};
 
 /// `sweep.json`: the sweep's spec, written beside its tables so that the
 /// folder says what was swept and its charts and page can be drawn again.
@@ -90,9 +90,8 @@ pub fn draw_sweep_folder(dir: &Path) -> Result<Drawn> {
     let spec = read_spec(dir)?;
     let aggregate_path = dir.join("aggregate.csv");
     let (sweep, shape) = if aggregate_path.exists() {
-        let aggregate = read_text(&aggregate_path)?;
-        let shape = read_sweep_shape(&spec, &aggregate, dir)?;
-        let drawn = sweep_chart(&shape, &aggregate);
+        let (shape, table) = read_aggregate(&spec, &aggregate_path, dir)?;
+        let drawn = sweep_chart(&shape, &table);
         write_or_remove(dir, SWEEP_CHART, &drawn)?;
         (Some(drawn.map(|_| ())), Some(shape))
     } else {
@@ -139,11 +138,15 @@ pub fn read_spec(dir: &Path) -> Result<SweepSpec> {
         .with_context(|| format!("{} is not a sweep's spec", path.display()))
 }
 
-/// A sweep's shape: its name, size and chart from its spec, its axes from
-/// the columns of `aggregate.csv` between `point` and `replications` (as the
-/// sweep wrote them), its points from the table's rows.
-fn read_sweep_shape(spec: &SweepSpec, aggregate: &str, dir: &Path) -> Result<SweepShape> {
-    let mut reader = csv::Reader::from_reader(aggregate.as_bytes());
+/// A sweep's shape, and the columns of `aggregate.csv` its chart may draw,
+/// read from the file row by row (a million points' table is half a
+/// gigabyte). The name, size and chart come from the spec; the axes from the
+/// table's columns between `point` and `replications` (as the sweep wrote
+/// them); the points from its rows.
+fn read_aggregate(spec: &SweepSpec, path: &Path, dir: &Path) -> Result<(SweepShape, Table)> {
+    let file =
+        std::fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let mut reader = csv::Reader::from_reader(file);
     let header: Vec<String> = reader.headers()?.iter().map(str::to_string).collect();
     let axes = match (
         header.iter().position(|h| h == "point"),
@@ -155,14 +158,18 @@ fn read_sweep_shape(spec: &SweepSpec, aggregate: &str, dir: &Path) -> Result<Swe
             dir.display()
         ),
     };
-    Ok(SweepShape {
+    let mut shape = SweepShape {
         name: spec.name.clone(),
         axes,
-        points: reader.records().count(),
+        points: 0,
         replications: spec.replications,
         grid: matches!(spec.design, DesignSpec::Grid),
         chart: spec.chart.clone().unwrap_or_default(),
-    })
+    };
+    let (table, records) = Table::read(reader, &chart_columns(&shape))
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    shape.points = records;
+    Ok((shape, table))
 }
 
 /// The metric a chart draws: its columns in `aggregate.csv` and how it is
@@ -202,7 +209,7 @@ impl Metric {
     }
 
     /// The point at `x` of a row.
-    fn point(&self, table: &Table, row: &[String], x: f64) -> SweepPoint {
+    fn point(&self, table: &Table, row: &Row, x: f64) -> SweepPoint {
         SweepPoint {
             x,
             mean: table.number(row, &self.mean).unwrap_or(f64::NAN),
@@ -215,41 +222,42 @@ impl Metric {
 /// The columns of `aggregate.csv` a chart reads, by name.
 struct Table {
     header: Vec<String>,
-    rows: Vec<Vec<String>>,
+    /// Each row's cells of `header`'s columns, in one text.
+    rows: Vec<Row>,
 }
 
 impl Table {
     /// Only the columns named in `keep` are kept: a table of a million
-    /// points has a hundred-odd columns, most of them not drawn.
-    fn read(aggregate: &str, keep: &[&str]) -> Option<Table> {
-        let mut reader = csv::Reader::from_reader(aggregate.as_bytes());
-        let kept: Vec<usize> = reader
-            .headers()
-            .ok()?
-            .iter()
-            .enumerate()
-            .filter(|(_, h)| keep.contains(h))
+    /// points has a hundred-odd columns, most of them not drawn. With the
+    /// count of records read, a row that cannot be read included.
+    fn read<R: std::io::Read>(
+        mut reader: csv::Reader<R>,
+        keep: &[String],
+    ) -> std::result::Result<(Table, usize), csv::Error> {
+        let kept: Vec<usize> = (reader.headers()?.iter().enumerate())
+            .filter(|(_, h)| keep.iter().any(|k| k == h))
             .map(|(i, _)| i)
             .collect();
-        let pick = |r: &csv::StringRecord| -> Vec<String> {
-            kept.iter()
-                .map(|&i| r.get(i).unwrap_or("").to_string())
-                .collect()
-        };
-        let header = pick(reader.headers().ok()?);
-        let rows = reader
-            .records()
-            .filter_map(|r| r.ok())
-            .map(|r| pick(&r))
-            .collect();
-        Some(Table { header, rows })
+        let pick = |r: &csv::StringRecord| Row::new(kept.iter().map(|&i| r.get(i).unwrap_or("")));
+        let header = pick(reader.headers()?).iter().map(str::to_string).collect();
+        let (mut rows, mut records) = (Vec::new(), 0);
+        let mut record = csv::StringRecord::new();
+        loop {
+            match reader.read_record(&mut record) {
+                Ok(true) => rows.push(pick(&record)),
+                Ok(false) => break,
+                Err(_) => {}
+            }
+            records += 1;
+        }
+        Ok((Table { header, rows }, records))
     }
 
     fn column(&self, name: &str) -> Option<usize> {
         self.header.iter().position(|h| h == name)
     }
 
-    fn number(&self, row: &[String], name: &str) -> Option<f64> {
+    fn number(&self, row: &Row, name: &str) -> Option<f64> {
         self.column(name).and_then(|c| row[c].parse().ok())
     }
 
@@ -259,6 +267,20 @@ impl Table {
     }
 }
 
+/// The columns of `aggregate.csv` [`sweep_chart`] may draw for `shape`:
+/// the axes, the share metastable, the success rate and the chosen metric,
+/// each with its interval.
+fn chart_columns(shape: &SweepShape) -> Vec<String> {
+    let mut metrics = vec![
+        Metric::named(METASTABLE_SHARE),
+        Metric::named("success_rate"),
+    ];
+    metrics.extend(shape.chart.metric.as_deref().map(Metric::named));
+    let mut keep = shape.axes.clone();
+    keep.extend(metrics.into_iter().flat_map(|m| [m.mean, m.low, m.high]));
+    keep
+}
+
 /// The sweep's chart, from its aggregate table, or why it has none. The
 /// metric is the sweep file's `chart.metric`, by default the share
 /// metastable where every point has one, else the success rate. With one
@@ -266,22 +288,10 @@ impl Table {
 /// rate); with two: a heatmap (phase diagram), the 0.5 boundary drawn for a
 /// share; with one numeric and one categorical axis (variants): a line per
 /// category. Other shapes have no chart.
-pub fn sweep_chart(shape: &SweepShape, aggregate: &str) -> std::result::Result<String, String> {
-    let share_columns = [
-        METASTABLE_SHARE,
-        "metastable_share.ci95_low",
-        "metastable_share.ci95_high",
-    ];
+fn sweep_chart(shape: &SweepShape, table: &Table) -> std::result::Result<String, String> {
     let chosen = shape.chart.metric.as_deref();
     let chosen_metric = chosen.map(Metric::named);
     let success = Metric::named("success_rate");
-    let mut keep: Vec<&str> = share_columns.to_vec();
-    keep.extend([&success.mean, &success.low, &success.high].map(String::as_str));
-    if let Some(m) = &chosen_metric {
-        keep.extend([&m.mean, &m.low, &m.high].map(String::as_str));
-    }
-    keep.extend(shape.axes.iter().map(String::as_str));
-    let table = Table::read(aggregate, &keep).ok_or("aggregate.csv cannot be read")?;
     let has_share = table.all_numbers(METASTABLE_SHARE);
     let metric = match chosen_metric {
         Some(m) => m,
@@ -331,7 +341,7 @@ pub fn sweep_chart(shape: &SweepShape, aggregate: &str) -> std::result::Result<S
         })
         .map_err(|e| e.to_string())
     };
-    let x_of = |axis: &str, row: &[String]| table.number(row, axis).unwrap_or(f64::NAN);
+    let x_of = |axis: &str, row: &Row| table.number(row, axis).unwrap_or(f64::NAN);
     match (shape.axes.len(), numeric.len()) {
         (1, 1) => {
             let axis = numeric[0];
@@ -340,7 +350,7 @@ pub fn sweep_chart(shape: &SweepShape, aggregate: &str) -> std::result::Result<S
                 points: table
                     .rows
                     .iter()
-                    .map(|r| m.point(&table, r, x_of(axis, r)))
+                    .map(|r| m.point(table, r, x_of(axis, r)))
                     .collect(),
             };
             let series = if two_lines {
@@ -363,7 +373,7 @@ pub fn sweep_chart(shape: &SweepShape, aggregate: &str) -> std::result::Result<S
             let by_col = table.column(by).expect("an axis's column is kept");
             let mut categories: Vec<&str> = Vec::new();
             for r in &table.rows {
-                if !categories.contains(&r[by_col].as_str()) {
+                if !categories.contains(&&r[by_col]) {
                     categories.push(&r[by_col]);
                 }
             }
@@ -380,8 +390,8 @@ pub fn sweep_chart(shape: &SweepShape, aggregate: &str) -> std::result::Result<S
                     let points: Vec<SweepPoint> = table
                         .rows
                         .iter()
-                        .filter(|r| r[by_col] == *c)
-                        .map(|r| metric.point(&table, r, x_of(axis, r)))
+                        .filter(|r| &r[by_col] == *c)
+                        .map(|r| metric.point(table, r, x_of(axis, r)))
                         .collect();
                     // A variant without the metric (another variant's
                     // service's column) has a legend entry and no line.
