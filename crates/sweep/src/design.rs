@@ -3,6 +3,7 @@
 
 use crate::spec::{AxisSpec, DesignSpec, Scale, SweepSpec};
 use serde_json::Value;
+use std::sync::Arc;
 use stormsim_engine::StreamKey;
 use stormsim_model::Problem;
 
@@ -11,8 +12,10 @@ use stormsim_model::Problem;
 pub struct Point {
     /// Position in the sweep, from 0.
     pub index: usize,
-    /// `(axis column, path or None for the variant axis, value)`, in axis order.
-    pub values: Vec<(String, Option<String>, Value)>,
+    /// `(axis column, path or None for the variant axis, value)`, in axis
+    /// order. The column and path are each axis's, shared by every point (a
+    /// sweep has up to a million).
+    pub values: Vec<(Arc<str>, Option<Arc<str>>, Value)>,
 }
 
 /// The column name of an axis.
@@ -252,6 +255,7 @@ fn grid(spec: &SweepSpec) -> Result<Vec<Point>, Vec<Problem>> {
     }
     let sizes: Vec<usize> = groups.iter().map(|(_, m)| values[m[0]].len()).collect();
     let total: usize = sizes.iter().product();
+    let names = axis_names(spec);
     let mut out = Vec::with_capacity(total);
     for index in 0..total {
         // Mixed-radix digits, the first group most significant.
@@ -262,16 +266,12 @@ fn grid(spec: &SweepSpec) -> Result<Vec<Point>, Vec<Problem>> {
             rest /= sizes[g];
         }
         let mut point = Vec::with_capacity(spec.axes.len());
-        for (i, axis) in spec.axes.iter().enumerate() {
+        for (i, (column, path)) in names.iter().enumerate() {
             let g = groups
                 .iter()
                 .position(|(_, m)| m.contains(&i))
                 .expect("every axis has a group");
-            point.push((
-                column(axis),
-                axis.path.clone(),
-                values[i][digits[g]].clone(),
-            ));
+            point.push((column.clone(), path.clone(), values[i][digits[g]].clone()));
         }
         out.push(Point {
             index,
@@ -339,17 +339,22 @@ fn sample(spec: &SweepSpec, seed: u64, n: u32, latin: bool) -> Result<Vec<Point>
             .collect();
         columns.push(column);
     }
+    let names = axis_names(spec);
     Ok((0..n)
         .map(|k| Point {
             index: k,
-            values: spec
-                .axes
-                .iter()
-                .zip(&columns)
-                .map(|(axis, c)| (column(axis), axis.path.clone(), c[k].clone()))
+            values: (names.iter().zip(&columns))
+                .map(|((column, path), c)| (column.clone(), path.clone(), c[k].clone()))
                 .collect(),
         })
         .collect())
+}
+
+/// Each axis's column and path, once for all the points.
+fn axis_names(spec: &SweepSpec) -> Vec<(Arc<str>, Option<Arc<str>>)> {
+    (spec.axes.iter())
+        .map(|axis| (Arc::from(column(axis)), axis.path.as_deref().map(Arc::from)))
+        .collect()
 }
 
 #[cfg(test)]

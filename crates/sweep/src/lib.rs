@@ -376,7 +376,7 @@ impl Sweep {
             match path {
                 Some(path) => overrides.push(Override {
                     label,
-                    path: path.clone(),
+                    path: path.to_string(),
                     value: value.clone(),
                 }),
                 None => {

@@ -192,7 +192,7 @@ fn read_rows(
                 .points
                 .first()
                 .into_iter()
-                .flat_map(|p| p.values.iter().map(|(c, _, _)| c.clone())),
+                .flat_map(|p| p.values.iter().map(|(c, _, _)| c.to_string())),
         )
         .collect();
     let held = table::held_by_axis(sweep);

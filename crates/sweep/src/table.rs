@@ -43,7 +43,7 @@ pub(crate) fn results_line(
     let held = held_by_axis(sweep);
     if with_header {
         let mut h = vec!["point".to_string(), "replication".into(), "seed".into()];
-        h.extend(point.values.iter().map(|(c, _, _)| c.clone()));
+        h.extend(point.values.iter().map(|(c, _, _)| c.to_string()));
         h.extend(without_held(held, r.header.iter()).map(String::from));
         out.write_record(&h)?;
     }
@@ -68,7 +68,7 @@ pub(crate) fn held_by_axis(sweep: &Sweep) -> Option<(usize, usize)> {
     let point = sweep.points.first()?;
     // (A sweep has at most one `variants` axis: checked on loading.)
     let axis = (point.values.iter()).position(|(_, path, _)| path.is_none())?;
-    if point.values[axis].0 != "variant" {
+    if &*point.values[axis].0 != "variant" {
         return None;
     }
     let column = sweep.columns.iter().position(|c| c == "variant")?;
@@ -223,7 +223,7 @@ pub fn write_aggregate_csv(
     let mut h: Vec<String> = sweep.points[0]
         .values
         .iter()
-        .map(|(c, _, _)| c.clone())
+        .map(|(c, _, _)| c.to_string())
         .collect();
     h.insert(0, "point".into());
     h.extend(
