@@ -442,7 +442,33 @@ pub fn load_model_in(
     cli_sets: &[(String, Value)],
     seed: Option<u64>,
 ) -> Result<LoadedModel, ModelError> {
-    let (mut written_base, duplicates) = parse_json_and_duplicates(text)?;
+    let (written_base, duplicates) = parse_json_and_duplicates(text)?;
+    load_parsed(written_base, duplicates, dir, cli_sets, seed)
+}
+
+/// [`load_model_in`] for a model already parsed into a JSON document (which
+/// has no duplicate keys: a map holds each once). A sweep builds each
+/// point's document from the model's as values, and would otherwise write
+/// it out and parse it again, for each of up to a million points and each
+/// of their runs.
+pub fn load_model_document(
+    doc: Value,
+    dir: Option<&std::path::Path>,
+    cli_sets: &[(String, Value)],
+    seed: Option<u64>,
+) -> Result<LoadedModel, ModelError> {
+    load_parsed(doc, Vec::new(), dir, cli_sets, seed)
+}
+
+/// Loads a parsed model document whose duplicate keys were `duplicates`
+/// (reported with its other problems).
+fn load_parsed(
+    mut written_base: Value,
+    duplicates: Vec<Problem>,
+    dir: Option<&std::path::Path>,
+    cli_sets: &[(String, Value)],
+    seed: Option<u64>,
+) -> Result<LoadedModel, ModelError> {
     // Trace files become the rates they hold, wherever a trace is written
     // whole: in the file (its workloads, variants, timeline) or a `--set`.
     let mut files = trace_file::TraceFiles::new(dir);

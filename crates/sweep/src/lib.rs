@@ -28,7 +28,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use stormsim_engine::StreamKey;
 use stormsim_model::{
-    apply_overrides, inline_trace_files, load_model, load_model_in, parse_json, ModelError, Problem,
+    apply_overrides, inline_trace_files, load_model, load_model_document, parse_json, ModelError,
+    Problem,
 };
 use stormsim_sim::memory::{check_variant_memory, DEFAULT_MEMORY_LIMIT_BYTES};
 use stormsim_sim::{run_variant, RunReport, VariantReport};
@@ -47,6 +48,8 @@ pub struct Sweep {
     pub model_path: PathBuf,
     /// The model file's text.
     pub model_text: String,
+    /// `model_text` parsed, once for every point.
+    model_doc: Value,
     /// The master seed.
     pub seed: u64,
     /// Every point.
@@ -282,6 +285,7 @@ impl Sweep {
             spec,
             model_path,
             model_text,
+            model_doc,
             seed,
             points,
             memory_limit,
@@ -417,10 +421,7 @@ impl Sweep {
         overrides: &[Override],
     ) -> (Value, Option<String>, Vec<Problem>) {
         let mut problems = Vec::new();
-        let mut doc = parse_json(&self.model_text).unwrap_or_else(|e| {
-            problems.extend(e.problems);
-            Value::Object(Default::default())
-        });
+        let mut doc = self.model_doc.clone();
         // Fold the chosen variant into the base and drop the variants, so the
         // sweep's overrides apply on top of it.
         let variants = doc
@@ -494,7 +495,7 @@ impl Sweep {
     ) -> Result<stormsim_model::Variant, Vec<Problem>> {
         let (doc, name, mut problems) = self.document(variant, overrides);
         // (A trace written whole by an axis or `set` may still name a file.)
-        match load_model_in(&doc.to_string(), self.model_path.parent(), &[], Some(seed)) {
+        match load_model_document(doc, self.model_path.parent(), &[], Some(seed)) {
             Ok(model) if problems.is_empty() => {
                 let mut v = model
                     .variants
