@@ -246,6 +246,9 @@ impl Table {
             match reader.read_record(&mut record) {
                 Ok(true) => rows.push(pick(&record)),
                 Ok(false) => break,
+                // A file that cannot be read is an error; a row that is
+                // not CSV is no point to draw (but counts as a point).
+                Err(e) if e.is_io_error() => return Err(e),
                 Err(_) => {}
             }
             records += 1;

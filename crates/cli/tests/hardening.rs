@@ -433,7 +433,7 @@ fn variants_axis_writes_variant_twice() {
 /// `variant` column once said the first's: a sweep has one `variants` axis,
 /// and a second is refused, with its path, before anything runs.
 #[test]
-fn two_variants_axes_keep_the_variant_that_ran() {
+fn second_variants_axis_overriding_the_first_is_refused() {
     let f = Fixture::new(json!([{"variants": ["as-is", "tight"]},
                                 {"name": "v2", "variants": ["tight"]}]));
     let out = f.sweep_into("whole", &[]);

@@ -518,8 +518,8 @@ impl LatencyRecorder {
     ///
     /// Read from the counts in one pass, as `hdrhistogram` reads its own
     /// (`value_at_quantile`, `median_equivalent`, `mean`), to the bit: building
-    /// that histogram allocated and cleared 350 KB and walked every bucket
-    /// once per figure, most of a small run's time.
+    /// that histogram allocated and cleared 270 KB (33,792 buckets) and
+    /// walked its buckets again for each figure, most of a small run's time.
     pub fn quantiles(&self) -> Option<Quantiles> {
         let total = self.count();
         if total == 0 {

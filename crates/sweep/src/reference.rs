@@ -303,7 +303,8 @@ pub fn markdown() -> String {
     out.push_str(
         "- **An axis takes exactly one of** `values`, `linear`, `log` and `variants` in a \
          grid, and `range` in a `random` or `latin_hypercube` design. Every axis but a \
-         `variants` axis has a `path`.\n\
+         `variants` axis has a `path`, and a sweep has at most one `variants` axis (a run \
+         has one variant).\n\
          - **Overrides apply in order**: the chosen variant's own `set`, then the sweep's \
          `set`, then each axis's value, so that an axis always wins.\n\
          - **Everything is checked when the sweep is loaded**, before any run: the model, \

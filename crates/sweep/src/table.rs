@@ -148,16 +148,14 @@ fn mean_ci_with(xs: &[f64], t975: &mut StudentT975) -> (f64, Option<(f64, f64)>)
 /// the same replications.
 #[derive(Default)]
 struct StudentT975 {
-    /// `by_dof[d]`: the quantile at `d` degrees of freedom, once found.
-    by_dof: Vec<Option<f64>>,
+    /// The quantile by degrees of freedom, once found (a map: a sweep may
+    /// have ten million replications, and a table a few distinct counts).
+    by_dof: std::collections::BTreeMap<usize, f64>,
 }
 
 impl StudentT975 {
     fn of(&mut self, dof: usize) -> f64 {
-        if dof >= self.by_dof.len() {
-            self.by_dof.resize(dof + 1, None);
-        }
-        *self.by_dof[dof].get_or_insert_with(|| {
+        *self.by_dof.entry(dof).or_insert_with(|| {
             StudentsT::new(0.0, 1.0, dof as f64)
                 .map(|d| d.inverse_cdf(0.975))
                 .unwrap_or(f64::NAN)
