@@ -48,7 +48,8 @@ pub struct Sweep {
     pub model_path: PathBuf,
     /// The model file's text.
     pub model_text: String,
-    /// `model_text` parsed, once for every point.
+    /// `model_text` parsed when the sweep was loaded: each point's model is
+    /// built from it.
     model_doc: Value,
     /// The master seed.
     pub seed: u64,
