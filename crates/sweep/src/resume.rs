@@ -104,13 +104,15 @@ struct Appender {
     next: usize,
     waiting: BTreeMap<usize, RunResult>,
     written: Vec<RunResult>,
+    /// The summary column an axis holds ([`table::held_by_axis`]).
+    held: Option<(usize, usize)>,
 }
 
 impl Appender {
     /// Writes every waiting result that continues the file's prefix.
     fn flush_prefix(&mut self, sweep: &Sweep) -> std::io::Result<()> {
         while let Some(result) = self.waiting.remove(&self.next) {
-            let line = table::results_line(sweep, &result, self.next == self.first)
+            let line = table::results_line(sweep, self.held, &result, self.next == self.first)
                 .map_err(std::io::Error::other)?;
             self.file.write_all(line.as_bytes())?;
             self.next += 1;
@@ -387,6 +389,7 @@ pub fn run_resumable(
         next: start,
         waiting: BTreeMap::new(),
         written: done,
+        held: table::held_by_axis(sweep),
     });
     let counter = AtomicUsize::new(start);
     let failure: Mutex<Option<std::io::Error>> = Mutex::new(None);

@@ -26,21 +26,23 @@ pub fn write_results_csv(
     results: &[RunResult],
     mut sink: impl std::io::Write,
 ) -> Result<(), csv::Error> {
+    let held = held_by_axis(sweep);
     for (i, r) in results.iter().enumerate() {
-        sink.write_all(results_line(sweep, r, i == 0)?.as_bytes())?;
+        sink.write_all(results_line(sweep, held, r, i == 0)?.as_bytes())?;
     }
     Ok(sink.flush()?)
 }
 
-/// One run's line of `results.csv`, with the header line first for run 0.
+/// One run's line of `results.csv`, with the header line first for run 0;
+/// `held` is the sweep's [`held_by_axis`].
 pub(crate) fn results_line(
     sweep: &Sweep,
+    held: Option<(usize, usize)>,
     r: &RunResult,
     with_header: bool,
 ) -> Result<String, csv::Error> {
     let mut out = csv::Writer::from_writer(Vec::new());
     let point = &sweep.points[r.point];
-    let held = held_by_axis(sweep);
     if with_header {
         let mut h = vec!["point".to_string(), "replication".into(), "seed".into()];
         h.extend(point.values.iter().map(|(c, _, _)| c.to_string()));
