@@ -1,7 +1,6 @@
 //! Duration distributions, sampled in `f64` milliseconds and rounded once to
 //! whole nanoseconds.
 
-use statrs::function::{erf::erfc, gamma::gamma};
 use stormsim_engine::{SimDuration, StreamRng};
 
 /// z of the standard normal's 99th percentile: turns (median, p99) into σ.
@@ -151,7 +150,7 @@ impl Dist {
                 mean_ms + sd_ms * truncation_shift(*mean_ms, *sd_ms)
             }
             Dist::Gamma { shape, scale_ms } => shape * scale_ms,
-            Dist::Weibull { shape, scale_ms } => scale_ms * gamma(1.0 + 1.0 / shape),
+            Dist::Weibull { shape, scale_ms } => scale_ms * libm::tgamma(1.0 + 1.0 / shape),
             Dist::Pareto { shape, scale_ms } if *shape > 1.0 => shape * scale_ms / (shape - 1.0),
             Dist::Pareto { .. } => f64::INFINITY,
         }
@@ -181,7 +180,9 @@ impl Dist {
                     + mean_ms * sd_ms * truncation_shift(*mean_ms, *sd_ms)
             }
             Dist::Gamma { shape, scale_ms } => shape * (shape + 1.0) * scale_ms * scale_ms,
-            Dist::Weibull { shape, scale_ms } => scale_ms * scale_ms * gamma(1.0 + 2.0 / shape),
+            Dist::Weibull { shape, scale_ms } => {
+                scale_ms * scale_ms * libm::tgamma(1.0 + 2.0 / shape)
+            }
             Dist::Pareto { shape, scale_ms } if *shape > 2.0 => {
                 shape * scale_ms * scale_ms / (shape - 2.0)
             }
@@ -243,7 +244,7 @@ fn truncation_shift(mean_ms: f64, sd_ms: f64) -> f64 {
     }
     let beta = mean_ms / sd_ms;
     let density = libm::exp(-0.5 * beta * beta) / std::f64::consts::TAU.sqrt();
-    let cdf = 0.5 * erfc(-beta / std::f64::consts::SQRT_2);
+    let cdf = 0.5 * libm::erfc(-beta / std::f64::consts::SQRT_2);
     density / cdf
 }
 

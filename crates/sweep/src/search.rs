@@ -7,7 +7,6 @@
 use crate::spec::SearchSpec;
 use crate::{summary_of, Sweep};
 use rayon::prelude::*;
-use statrs::distribution::{ContinuousCDF, Normal};
 use stormsim_model::Problem;
 use stormsim_sim::analysis::Outcome;
 use stormsim_sim::{run_variant, VariantReport};
@@ -312,9 +311,7 @@ pub fn wilson_interval(successes: usize, n: usize) -> (f64, f64) {
     if n == 0 {
         return (0.0, 1.0);
     }
-    let z = Normal::new(0.0, 1.0)
-        .map(|d| d.inverse_cdf(0.975))
-        .unwrap_or(1.959_963_984_540_054);
+    let z = stormsim_stats::normal_quantile(0.975);
     let n = n as f64;
     let p = successes as f64 / n;
     let z2 = z * z;

@@ -4,7 +4,6 @@
 
 use crate::search::wilson_interval;
 use crate::{Row, RunResult, Sweep};
-use statrs::distribution::{ContinuousCDF, StudentsT};
 
 fn cell(value: &serde_json::Value) -> String {
     match value {
@@ -157,11 +156,10 @@ struct StudentT975 {
 
 impl StudentT975 {
     fn of(&mut self, dof: usize) -> f64 {
-        *self.by_dof.entry(dof).or_insert_with(|| {
-            StudentsT::new(0.0, 1.0, dof as f64)
-                .map(|d| d.inverse_cdf(0.975))
-                .unwrap_or(f64::NAN)
-        })
+        *self
+            .by_dof
+            .entry(dof)
+            .or_insert_with(|| stormsim_stats::student_t_quantile(0.975, dof as f64))
     }
 }
 

@@ -2,8 +2,6 @@
 //! observation, so the dependence between requests inside a run (strong near
 //! saturation) is accounted for by the spread between runs, not assumed away.
 
-use statrs::distribution::{ContinuousCDF, StudentsT};
-
 /// A two-sided Student-t interval for the mean of independent observations.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Interval {
@@ -32,9 +30,7 @@ pub fn t_interval(xs: &[f64], confidence: f64) -> Interval {
     let n = xs.len() as f64;
     let m = mean(xs);
     let sd = (xs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
-    let t = StudentsT::new(0.0, 1.0, n - 1.0)
-        .map(|d| d.inverse_cdf(1.0 - (1.0 - confidence) / 2.0))
-        .unwrap_or(f64::NAN);
+    let t = stormsim_stats::student_t_quantile(1.0 - (1.0 - confidence) / 2.0, n - 1.0);
     let half = t * sd / n.sqrt();
     Interval {
         low: m - half,
