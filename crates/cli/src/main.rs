@@ -22,6 +22,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use stormsim_model::{
     load_model, load_model_in, parse_cli_value, LoadedModel, ModelError, Problem,
 };
+use stormsim_plot::style::format_counted;
 use stormsim_sim::memory::check_memory;
 use stormsim_sweep::MAX_JOBS;
 
@@ -873,7 +874,7 @@ fn check_sweep(
     let Some(sweep) = load_sweep_or_report(path, memory_limit, false) else {
         return ExitCode::from(EXIT_BAD_INPUT);
     };
-    let plural = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
+    let plural = |n: usize, what: &str| format_counted(n as u64, what);
     let reps = sweep.spec.replications as usize;
     let mut what = Vec::new();
     if !sweep.points.is_empty() {

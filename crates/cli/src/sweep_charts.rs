@@ -8,7 +8,7 @@ use crate::output::write_atomically;
 use crate::sweep_page::{sweep_page, SearchView};
 use anyhow::{anyhow, bail, Context, Result};
 use std::path::Path;
-use stormsim_plot::style::{format_count, MAX_SERIES};
+use stormsim_plot::style::{format_counted, MAX_SERIES};
 use stormsim_plot::{
     render_heatmap_svg, render_search_svg, render_sweep_lines_svg, HeatmapChart, SearchChart,
     SweepLineChart, SweepPoint, SweepSeries,
@@ -311,7 +311,10 @@ fn sweep_chart(shape: &SweepShape, table: &Table) -> std::result::Result<String,
     let numeric: Vec<&String> = shape.axes.iter().filter(|a| table.all_numbers(a)).collect();
     // One numeric axis and no metric chosen: the share and the success rate.
     let two_lines = chosen.is_none() && has_share && (shape.axes.len(), numeric.len()) == (1, 1);
-    let intervals = if two_lines {
+    let intervals = if shape.replications == 1 && metric.mean != METASTABLE_SHARE {
+        // Student's t needs two values; Wilson's interval of a share does not.
+        "no intervals from one replication"
+    } else if two_lines {
         "95% intervals: Wilson for the share, Student-t for the success rate"
     } else if metric.mean == METASTABLE_SHARE {
         "95% Wilson intervals"
@@ -319,9 +322,9 @@ fn sweep_chart(shape: &SweepShape, table: &Table) -> std::result::Result<String,
         "95% Student-t intervals"
     };
     let subtitle = format!(
-        "{} points × {} replications; {intervals}",
-        format_count(shape.points as u64),
-        format_count(u64::from(shape.replications))
+        "{} × {}; {intervals}",
+        format_counted(shape.points as u64, "point"),
+        format_counted(u64::from(shape.replications), "replication")
     );
     let log_y = shape.chart.log_y && !metric.share;
     let lines = |x_label: &str, series: Vec<SweepSeries>, dodge: bool| {
@@ -433,11 +436,18 @@ fn sweep_chart(shape: &SweepShape, table: &Table) -> std::result::Result<String,
             render_heatmap_svg(&HeatmapChart {
                 title: format!("{}: phase diagram", shape.name),
                 // A cell shows a mean, not its interval: aggregate.csv has them.
-                subtitle: format!(
-                    "{} points × {} replications; each cell the mean of its replications (95% intervals in aggregate.csv)",
-                    format_count(shape.points as u64),
-                    format_count(u64::from(shape.replications))
-                ),
+                subtitle: if shape.replications == 1 {
+                    format!(
+                        "{} × 1 replication; each cell one run",
+                        format_counted(shape.points as u64, "point")
+                    )
+                } else {
+                    format!(
+                        "{} × {}; each cell the mean of its replications (95% intervals in aggregate.csv)",
+                        format_counted(shape.points as u64, "point"),
+                        format_counted(u64::from(shape.replications), "replication")
+                    )
+                },
                 x_label: xa.clone(),
                 y_label: ya.clone(),
                 x_values: xs,
@@ -543,13 +553,15 @@ fn search_chart(spec: &SweepSpec, view: &SearchView) -> std::result::Result<Stri
             stormsim_plot::style::format_number(search.threshold)
         ),
         subtitle: format!(
-            "{} probes × {} replications; 95% {} intervals",
-            view.probes.len(),
-            format_count(u64::from(spec.replications)),
+            "{} × {}; {}",
+            format_counted(view.probes.len() as u64, "probe"),
+            format_counted(u64::from(spec.replications), "replication"),
             if search.metric == "metastable" {
-                "Wilson"
+                "95% Wilson intervals"
+            } else if spec.replications == 1 {
+                "no intervals from one replication"
             } else {
-                "Student-t"
+                "95% Student-t intervals"
             }
         ),
         parameter: search.path.clone(),

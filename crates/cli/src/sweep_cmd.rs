@@ -9,6 +9,7 @@ use std::io::IsTerminal;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
+use stormsim_plot::style::format_counted;
 use stormsim_sweep::inputs::{Inputs, INPUTS_FILE};
 use stormsim_sweep::resume::{
     check_inputs, merge, partial_path, run_resumable, shard_slice, ResultsError, RESULTS_FILE,
@@ -110,11 +111,11 @@ pub fn run_sweep(
     let (first, total) = (slice.start, slice.len());
     if !quiet {
         eprintln!(
-            "sweep {:?}: {} points × {} replications = {} runs of {}",
+            "sweep {:?}: {} × {} = {} of {}",
             sweep.spec.name,
-            sweep.points.len(),
-            sweep.spec.replications,
-            sweep.runs(),
+            format_counted(sweep.points.len() as u64, "point"),
+            format_counted(u64::from(sweep.spec.replications), "replication"),
+            format_counted(sweep.runs() as u64, "run"),
             sweep.model_path.display()
         );
         if let Some((index, count)) = shard {
@@ -361,13 +362,13 @@ pub fn run_search(
         .context("cannot start the worker threads")?;
     if !quiet {
         eprintln!(
-            "search: where {} crosses {} as {} goes from {} to {} ({} replications per probe)",
+            "search: where {} crosses {} as {} goes from {} to {} ({} per probe)",
             search.metric,
             search.threshold,
             search.path,
             search.from,
             search.to,
-            sweep.spec.replications
+            format_counted(u64::from(sweep.spec.replications), "replication")
         );
     }
     // A share of replications has Wilson's interval, any other metric Student's t.
@@ -385,8 +386,8 @@ pub fn run_search(
                 String::new()
             } else {
                 format!(
-                    "; over {} replications, left out: {}",
-                    p.used,
+                    "; over {}, left out: {}",
+                    format_counted(p.used as u64, "replication"),
                     describe_left_out(&p.left_out)
                 )
             };

@@ -7,7 +7,7 @@ use crate::sweep_charts::{
     search_metric_label, Drawn, SweepShape, PAGE, SEARCH_CHART, SPEC_FILE, SWEEP_CHART,
 };
 use serde_json::Value;
-use stormsim_plot::style::format_count;
+use stormsim_plot::style::{format_count, format_counted};
 use stormsim_sweep::search::Probe;
 use stormsim_sweep::spec::{AxisSpec, DesignSpec, Scale};
 use stormsim_sweep::{ModelSource, SweepSpec};
@@ -109,11 +109,7 @@ fn link(file: &str) -> String {
 
 /// "3 replications", "1 replication".
 fn replications(n: u32) -> String {
-    format!(
-        "{} replication{}",
-        format_count(u64::from(n)),
-        if n == 1 { "" } else { "s" }
-    )
+    format_counted(u64::from(n), "replication")
 }
 
 /// The page of a sweep folder holding `spec`'s sweep (`shape`, with its

@@ -279,3 +279,70 @@ fn check_refuses_a_chart_metric_not_in_the_aggregate() {
     );
     assert_ok(&stormsim(&["check", good.to_str().unwrap()], &[]));
 }
+
+/// One replication is said in the singular, and its charts claim no
+/// interval a single run cannot give: the line chart's subtitle said
+/// "× 1 replications; 95% Student-t intervals", the heatmap's "each cell the
+/// mean of its replications", and `sweep` began "× 1 replications".
+#[test]
+fn one_replication_is_said_in_the_singular_and_claims_no_interval() {
+    let dir = tempfile::tempdir().unwrap();
+    let line = json!({
+        "name": "one-rep-line",
+        "model": model("deadline-chain.json"),
+        "replications": 1,
+        "axes": [{"path": "workloads[users].arrival.rate_per_s", "name": "rate", "values": [10, 20, 40]}]
+    });
+    let grid = json!({
+        "name": "one-rep-grid",
+        "model": model("deadline-chain.json"),
+        "replications": 1,
+        "axes": [
+            {"path": "workloads[users].arrival.rate_per_s", "name": "rate", "values": [10, 20]},
+            {"path": "services[B].workers", "name": "workers", "values": [4, 8]}
+        ]
+    });
+    for (name, sweep, expected) in [
+        (
+            "line",
+            line,
+            [
+                "sweep \"one-rep-line\": 3 points × 1 replication = 3 runs",
+                "3 points × 1 replication; no intervals from one replication",
+            ],
+        ),
+        (
+            "grid",
+            grid,
+            [
+                "sweep \"one-rep-grid\": 4 points × 1 replication = 4 runs",
+                "4 points × 1 replication; each cell one run",
+            ],
+        ),
+    ] {
+        let file = write_json(&dir.path().join(format!("{name}.json")), sweep);
+        let out = dir.path().join(name);
+        let run = stormsim(
+            &[
+                "sweep",
+                file.to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+            ],
+            &[],
+        );
+        assert_ok(&run);
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert!(stderr.contains(expected[0]), "{stderr}");
+        let texts = svg_texts(&out.join("sweep.svg"));
+        assert!(
+            texts.iter().any(|t| t == expected[1]),
+            "no {:?} in {texts:?}",
+            expected[1]
+        );
+        assert!(
+            !texts.iter().any(|t| t.contains("replications")),
+            "{texts:?}"
+        );
+    }
+}

@@ -252,6 +252,14 @@ pub fn format_count(n: u64) -> String {
     group_digits(&n.to_string())
 }
 
+/// A count of something, grouped and in the singular for one:
+/// `1 replication`, `12,000 points` (`noun` in the singular, its plural
+/// with an `s`).
+pub fn format_counted(n: u64, noun: &str) -> String {
+    let plural = if n == 1 { "" } else { "s" };
+    format!("{} {noun}{plural}", format_count(n))
+}
+
 /// A number in at most about five characters, for tight spots (labels on
 /// narrow bars, count axes): below 10,000 as [`format_number`], above with
 /// a k / M / G suffix and three significant digits (`10.6k`, `250k`,

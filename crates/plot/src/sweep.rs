@@ -587,6 +587,29 @@ fn cell(chart: &HeatmapChart, row: usize, col: usize) -> Option<f64> {
         .filter(|v| v.is_finite())
 }
 
+/// An edge between two cells of a heatmap: of cell (row, column), the one
+/// on its right or the one below it.
+enum CellEdge {
+    Right(usize, usize),
+    Below(usize, usize),
+}
+
+/// The edges whose two cells lie on either side of `level` (≥ it on one
+/// side, below it on the other; an empty cell has no side).
+fn boundary_edges(chart: &HeatmapChart, level: f64) -> impl Iterator<Item = CellEdge> + '_ {
+    let (rows, cols) = (chart.y_values.len(), chart.x_values.len());
+    let side = move |r: usize, c: usize| cell(chart, r, c).map(|v| v >= level);
+    (0..rows).flat_map(move |r| {
+        (0..cols).flat_map(move |c| {
+            let here = side(r, c);
+            let differs = move |other: Option<bool>| here.zip(other).is_some_and(|(a, b)| a != b);
+            let right = (c + 1 < cols && differs(side(r, c + 1))).then_some(CellEdge::Right(r, c));
+            let below = (r + 1 < rows && differs(side(r + 1, c))).then_some(CellEdge::Below(r, c));
+            right.into_iter().chain(below)
+        })
+    })
+}
+
 /// A boundary piece from `a` to `b` (horizontal or vertical): a dark line
 /// with a white casing, readable on every colour of the scale. `pass` 0
 /// draws both; 1 only the casing, 2 only the line (so casings of all pieces
@@ -700,9 +723,16 @@ pub fn render_heatmap_svg(chart: &HeatmapChart) -> Result<String, PlotError> {
         } else {
             chart.value_label.clone()
         };
+        // The swatch also stands for the level's mark on the colour bar, so
+        // it stays when no cell edge has the level between its two sides.
+        let nowhere = if boundary_edges(chart, l).next().is_none() {
+            " (nowhere in this grid)"
+        } else {
+            ""
+        };
         legend.push(LegendEntry {
             swatch: Swatch::Boundary,
-            label: format!("boundary: {what} crosses {}", format_number(l)),
+            label: format!("boundary: {what} crosses {}{nowhere}", format_number(l)),
         });
     }
     let any_missing = (0..rows).any(|r| (0..cols).any(|c| cell(chart, r, c).is_none()));
@@ -820,21 +850,18 @@ pub fn render_heatmap_svg(chart: &HeatmapChart) -> Result<String, PlotError> {
         }
         // Boundary.
         if let Some(l) = level {
-            let side = |r: usize, c: usize| cell(chart, r, c).map(|v| v >= l);
-            let mut pieces = Vec::new();
-            for r in 0..rows {
-                for c in 0..cols {
-                    let Some(here) = side(r, c) else { continue };
-                    if c + 1 < cols && side(r, c + 1).is_some_and(|s| s != here) {
+            let pieces: Vec<_> = boundary_edges(chart, l)
+                .map(|edge| match edge {
+                    CellEdge::Right(r, c) => {
                         let x = col_x(c + 1);
-                        pieces.push(((x, row_y(r + 1)), (x, row_y(r))));
+                        ((x, row_y(r + 1)), (x, row_y(r)))
                     }
-                    if r + 1 < rows && side(r + 1, c).is_some_and(|s| s != here) {
+                    CellEdge::Below(r, c) => {
                         let y = row_y(r + 1);
-                        pieces.push(((col_x(c), y), (col_x(c + 1), y)));
+                        ((col_x(c), y), (col_x(c + 1), y))
                     }
-                }
-            }
+                })
+                .collect();
             for pass in [1, 2] {
                 for (a, b) in &pieces {
                     boundary_segment(canvas, *a, *b, pass, Some(plot))?;

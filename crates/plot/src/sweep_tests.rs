@@ -146,6 +146,27 @@ fn realistic_heatmap_is_a_readable_svg() {
     assert_eq!(render_heatmap_svg(&chart).expect("renders"), svg);
 }
 
+/// The legend named a boundary the grid never crossed: with every cell on
+/// one side of the level it says so (the colour bar still marks the level).
+#[test]
+fn heatmap_legend_says_when_no_cell_crosses_the_boundary() {
+    let mut chart = realistic_heatmap();
+    let crossed = render_heatmap_svg(&chart).expect("renders");
+    assert!(crossed.contains("crosses 0.5") && !crossed.contains("nowhere"));
+    for row in &mut chart.cells {
+        for value in row.iter_mut().flatten() {
+            *value = value.min(0.4);
+        }
+    }
+    let below = render_heatmap_svg(&chart).expect("renders");
+    assert!(below.contains("crosses 0.5 (nowhere in this grid)"), "{below}");
+    // An empty cell between two sides is no crossing either.
+    chart.cells[0][0] = Some(0.9);
+    chart.cells[0][1] = None;
+    chart.cells[1][0] = None;
+    assert!(render_heatmap_svg(&chart).expect("renders").contains("nowhere in this grid"));
+}
+
 #[test]
 fn viridis_ends_and_clamps() {
     assert_eq!(viridis(0.0), plotters::style::RGBColor(0x44, 0x01, 0x54));
