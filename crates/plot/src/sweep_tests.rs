@@ -159,12 +159,17 @@ fn heatmap_legend_says_when_no_cell_crosses_the_boundary() {
         }
     }
     let below = render_heatmap_svg(&chart).expect("renders");
-    assert!(below.contains("crosses 0.5 (nowhere in this grid)"), "{below}");
+    assert!(
+        below.contains("crosses 0.5 (nowhere in this grid)"),
+        "{below}"
+    );
     // An empty cell between two sides is no crossing either.
     chart.cells[0][0] = Some(0.9);
     chart.cells[0][1] = None;
     chart.cells[1][0] = None;
-    assert!(render_heatmap_svg(&chart).expect("renders").contains("nowhere in this grid"));
+    assert!(render_heatmap_svg(&chart)
+        .expect("renders")
+        .contains("nowhere in this grid"));
 }
 
 #[test]

@@ -11,10 +11,9 @@ const LN_GAMMA_HALF: f64 = 0.572_364_942_924_700_1;
 /// first omitted term is below 4·10⁻³/a¹¹: 2·10⁻¹⁶ at 16.
 const SERIES_FROM: f64 = 16.0;
 
-/// The most terms of the continued fraction. It converges in O(√a) terms
-/// near its switch-over point, where a t quantile's argument lies: about a
-/// hundred at a = 2,000 (the 4,000 degrees of freedom past which the t
-/// quantile does not use it).
+/// The most terms of the continued fraction, a bound that is never reached:
+/// it converges in O(√a) terms near its switch-over point, where a t
+/// quantile's argument lies, and the t quantile uses it for a < 2,000 only.
 const MAX_TERMS: usize = 100_000;
 
 /// ln B(a, ½) = ln Γ(a) + ln Γ(½) − ln Γ(a + ½).
@@ -42,8 +41,8 @@ fn ln_gamma_ratio_half(a: f64) -> f64 {
 
 /// Where I_x(a, b) is evaluated: `x`, `1 − x` and their logarithms, each
 /// computed by the caller without cancellation. (At 10⁴ degrees of freedom
-/// the t's x is 1 − 1.6·10⁻⁴; ln x taken of x rounded would be off by
-/// 7·10⁻¹³ of itself, and a·ln x, the 5,000th power, by as much.)
+/// the t's x is 1 − 3.8·10⁻⁴: ln x taken of x rounded would be off by up
+/// to 3·10⁻¹³ of itself, and x^a, a = 5,000, by 5·10⁻¹³.)
 #[derive(Debug, Clone, Copy)]
 pub struct At {
     pub x: f64,

@@ -45,7 +45,7 @@ fn normal_quantile_known_values() {
 /// quantile or to 1 near the median (statrs stops its Newton steps at about
 /// 10⁻¹³ of the beta's argument, AS R83; and its ln B(a, b) is a difference
 /// of two ln Γs, which loses digits as the degrees of freedom grow: at
-/// 1,000, each ln Γ's last bit is 2·10⁻¹³).
+/// 1,000, ln Γ(500) is 2,600, whose last bit is 5·10⁻¹³).
 #[test]
 fn student_t_quantile_matches_statrs() {
     let dofs = (1..=120)
@@ -82,7 +82,7 @@ fn student_t_quantile_closed_forms() {
 /// crates/stats/reference-quantiles.py`), across the methods: Newton on the
 /// continued fraction below 4,000 degrees of freedom, Cornish–Fisher from
 /// 4,000 on. Both keep within 10⁻¹³ of the truth (the continued fraction's
-/// rounding at 3,000 is 2·10⁻¹⁴; statrs is off by 10⁻¹¹ at 10⁴).
+/// rounding at 3,000 is 2·10⁻¹⁴).
 #[test]
 fn student_t_quantile_matches_high_precision_references() {
     for (p, dof, expected) in REFERENCE_QUANTILES {
