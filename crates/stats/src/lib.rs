@@ -113,7 +113,8 @@ fn t_upper_tail_root(tail: f64, dof: f64) -> f64 {
 /// 40 digits: 4·10⁻¹⁵ of the 97.5% quantile at 1,000, 5·10⁻¹⁴ at 10⁴,
 /// 6·10⁻¹² at 10⁶), and the expansion's first omitted term falls as ν⁻⁵:
 /// at 4,000 it is 3·10⁻¹⁷ of the quantile at a tail of 5·10⁻⁴ (99.9%
-/// two-sided), 10⁻¹⁶ at 5·10⁻⁵.
+/// two-sided), 10⁻¹⁶ at 5·10⁻⁵. (It grows with the tail's normal quantile:
+/// far tails, 10⁻¹⁰ and beyond, lose digits here; the intervals use none.)
 const CORNISH_FISHER_FROM: f64 = 4_000.0;
 
 /// The t quantile from the normal's `x` at the same tail, to the fourth
@@ -143,13 +144,43 @@ fn newton_from_below(
     for _ in 0..MAX_STEPS {
         let step = (upper(x) - tail) / density(x);
         let next = x + step;
-        // Not rising (or NaN, where a density underflows): done.
+        if next == f64::INFINITY {
+            // The density underflowed (a far tail of few degrees of
+            // freedom, 10⁻³⁰⁰ at 3): no tangent to follow.
+            return bisect_from_below(x, tail, upper);
+        }
+        // Not rising (or NaN): done.
         if next.partial_cmp(&x) != Some(std::cmp::Ordering::Greater) {
             break;
         }
         x = next;
     }
     x
+}
+
+/// The root of `upper(x) = tail` above `low` (where `upper(low) > tail`) by
+/// doubling until past it, then bisection to the last bit; ∞ if it is past
+/// the largest f64.
+fn bisect_from_below(mut low: f64, tail: f64, upper: impl Fn(f64) -> f64) -> f64 {
+    let mut high = low.max(1.0) * 2.0;
+    while upper(high) > tail {
+        low = high;
+        high *= 2.0;
+        if high == f64::INFINITY {
+            return f64::INFINITY;
+        }
+    }
+    loop {
+        let middle = low + (high - low) / 2.0;
+        if middle <= low || middle >= high {
+            return high;
+        }
+        if upper(middle) > tail {
+            low = middle;
+        } else {
+            high = middle;
+        }
+    }
 }
 
 #[cfg(test)]
