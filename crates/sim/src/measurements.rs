@@ -10,7 +10,7 @@ use crate::metrics::{
 use crate::timeseries::TimeSeries;
 use crate::zombie::Zombies;
 use stormsim_engine::{SimDuration, SimTime};
-use stormsim_model::{Arrival, Model};
+use stormsim_model::{Arrival, Model, Service};
 
 /// Everything a run measures.
 pub(crate) struct Measurements<'m> {
@@ -34,6 +34,9 @@ pub(crate) struct Measurements<'m> {
     /// edge, whose calls are not timed).
     pub branch_latency: Vec<Option<LatencyRecorder>>,
     pub series: TimeSeries,
+    /// `capacity[service]`: its workers and cores up, integrated over the
+    /// open bucket.
+    pub capacity: Vec<Capacity>,
     /// Events before this instant fall in the open bucket: a comparison per
     /// event instead of a 64-bit division ([`TimeSeries::first_unopened_instant`]).
     pub next_bucket_at: SimTime,
@@ -83,6 +86,11 @@ impl Measurements<'_> {
                 model.services.iter().map(|s| s.cpu.is_some()),
                 model.reported_workloads.len(),
             ),
+            capacity: model
+                .services
+                .iter()
+                .map(|s| Capacity::new(workers_up(s), cores_up(s)))
+                .collect(),
             next_bucket_at: SimTime::ZERO,
             last_answer: SimTime::ZERO,
             peak_in_flight: 0,
@@ -114,6 +122,7 @@ impl Measurements<'_> {
             edges: self.edges.clone(),
             branch_latency: self.branch_latency.clone(),
             series: self.series.clone(),
+            capacity: self.capacity.clone(),
             next_bucket_at: self.next_bucket_at,
             last_answer: self.last_answer,
             peak_in_flight: self.peak_in_flight,
@@ -158,5 +167,87 @@ impl Measurements<'_> {
                 self.series.answered(workload, latency, Some(reason));
             }
         }
+    }
+}
+
+/// A service's workers up: over its instances up (`None`: unbounded).
+pub(crate) fn workers_up(service: &Service) -> Option<u64> {
+    let up = u64::from(service.instances - service.instances_down);
+    (service.workers != u32::MAX).then(|| u64::from(service.workers) * up)
+}
+
+/// A service's cores up: over its instances up (0 without a `cpu`).
+pub(crate) fn cores_up(service: &Service) -> u64 {
+    let up = u64::from(service.instances - service.instances_down);
+    service.cpu.map_or(0, |cpu| u64::from(cpu.cores) * up)
+}
+
+/// A service's workers and cores up, integrated over the open time-series
+/// bucket: utilisation's denominator, exact when a timeline change adds or
+/// removes them inside a bucket (the workers at the bucket's start would
+/// make a bucket that gained workers more than fully busy).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Capacity {
+    /// Workers up since `since` (`None`: unbounded).
+    workers: Option<u64>,
+    /// Cores up since `since`.
+    cores: u64,
+    since: SimTime,
+    /// Worker-nanoseconds up in the open bucket until `since` (`None`: the
+    /// workers were unbounded for some of it).
+    worker_ns: Option<u128>,
+    /// Core-nanoseconds up in the open bucket until `since`.
+    core_ns: u128,
+}
+
+/// What a closed bucket had of a service's workers and cores.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) struct BucketCapacity {
+    /// Worker-nanoseconds up (`None`: unbounded for some of the bucket).
+    pub worker_ns: Option<u128>,
+    /// Core-nanoseconds up.
+    pub core_ns: u128,
+}
+
+impl Capacity {
+    fn new(workers: Option<u64>, cores: u64) -> Self {
+        Capacity {
+            workers,
+            cores,
+            since: SimTime::ZERO,
+            worker_ns: Some(0),
+            core_ns: 0,
+        }
+    }
+
+    fn advance(&mut self, now: SimTime) {
+        let elapsed = u128::from((now - self.since).as_nanos());
+        if elapsed > 0 {
+            self.worker_ns = match (self.worker_ns, self.workers) {
+                (Some(ns), Some(workers)) => Some(ns + u128::from(workers) * elapsed),
+                _ => None,
+            };
+            self.core_ns += u128::from(self.cores) * elapsed;
+        }
+        self.since = now;
+    }
+
+    /// From `now` on, `workers` and `cores` are up (a timeline change).
+    pub fn set(&mut self, now: SimTime, workers: Option<u64>, cores: u64) {
+        self.advance(now);
+        self.workers = workers;
+        self.cores = cores;
+    }
+
+    /// Closes the open bucket at `at` (its end, or the run's): what it had.
+    pub fn close_bucket(&mut self, at: SimTime) -> BucketCapacity {
+        self.advance(at);
+        let closed = BucketCapacity {
+            worker_ns: self.worker_ns,
+            core_ns: self.core_ns,
+        };
+        self.worker_ns = Some(0);
+        self.core_ns = 0;
+        closed
     }
 }

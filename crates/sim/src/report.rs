@@ -332,36 +332,34 @@ fn peak_rps(series: &TimeSeries, count: impl Fn(usize) -> u64) -> f64 {
         .fold(0.0, f64::max)
 }
 
-/// Busy worker-time of service `s` over its workers' time, from the series'
-/// buckets up to `ended` (the last bucket may be cut short): the buckets with
-/// bounded workers and an instance up; `None` if there are none.
-fn mean_utilisation(series: &TimeSeries, s: usize, ended: SimTime) -> Option<f64> {
-    let width = u128::from(series.bucket.as_nanos());
+/// Busy worker-time of service `s` over its workers' time up, summed over
+/// the series' buckets (the last one cut short at the run's end): the
+/// buckets with bounded workers and some up; `None` if there are none.
+fn mean_utilisation(series: &TimeSeries, s: usize) -> Option<f64> {
     let (mut busy, mut available) = (0u128, 0u128);
     for b in 0..series.len() {
         let x = series.service(b, s);
-        let start = b as u128 * width;
-        let open = width.min(u128::from(ended.as_nanos()).saturating_sub(start));
-        if x.workers != u32::MAX && x.workers > 0 && open > 0 {
+        if let Some(worker_ns) = x.worker_ns.filter(|&ns| ns > 0) {
             busy += x.busy_ns;
-            available += u128::from(x.workers) * open;
+            available += worker_ns;
         }
     }
     (available > 0).then(|| busy as f64 / available as f64)
 }
 
-/// A service's utilisation in one bucket `width_ns` wide, timeseries.csv's
-/// `S.utilisation`: busy worker-time over the workers at the bucket's start
-/// (`None` with unbounded workers).
-fn bucket_utilisation(x: &ServiceBucket, width_ns: f64) -> Option<f64> {
-    (x.workers != u32::MAX).then(|| x.busy_ns as f64 / width_ns / f64::from(x.workers.max(1)))
+/// A service's utilisation in one bucket, timeseries.csv's `S.utilisation`:
+/// busy worker-time over worker-time up, both over the bucket (`None` with
+/// unbounded workers, or none up). Workers still finishing work on an
+/// instance taken down count as busy, but not as up: the only way above 1.
+fn bucket_utilisation(x: &ServiceBucket) -> Option<f64> {
+    let worker_ns = x.worker_ns.filter(|&ns| ns > 0)?;
+    Some(x.busy_ns as f64 / worker_ns as f64)
 }
 
 /// Service `s`'s highest utilisation in a bucket, as timeseries.csv gives it.
 fn peak_utilisation(series: &TimeSeries, s: usize) -> Option<f64> {
-    let width = series.bucket.as_nanos() as f64;
     (0..series.len())
-        .filter_map(|b| bucket_utilisation(series.service(b, s), width))
+        .filter_map(|b| bucket_utilisation(series.service(b, s)))
         .reduce(f64::max)
 }
 
@@ -479,7 +477,7 @@ pub(crate) fn variant_report(
                     .then_some(parallel),
                 breaker_open_s: round_ratio(breaker_open_s),
                 peak_offered_rps: round_ratio(peak_rps(series, |b| series.service(b, s).offered())),
-                utilisation: mean_utilisation(series, s, measured.ended).map(round_ratio),
+                utilisation: mean_utilisation(series, s).map(round_ratio),
                 peak_utilisation: peak_utilisation(series, s).map(round_ratio),
             }
         })
@@ -1112,7 +1110,7 @@ impl RunReport {
                         Some(s) => {
                             let x = ts.service(b, s);
                             let busy = x.busy_ns as f64 / width_ns;
-                            let utilisation = bucket_utilisation(x, width_ns).map(round_ratio);
+                            let utilisation = bucket_utilisation(x).map(round_ratio);
                             row.extend([
                                 x.offered().to_string(),
                                 x.offered_first.to_string(),
@@ -1138,10 +1136,8 @@ impl RunReport {
                                 let cpu = ts.cpu(b, s);
                                 let cores_busy =
                                     cpu.map(|c| round_ratio(c.cores_busy_ns as f64 / width_ns));
-                                let utilisation = cpu.filter(|c| c.cores > 0).map(|c| {
-                                    round_ratio(
-                                        c.cores_busy_ns as f64 / width_ns / f64::from(c.cores),
-                                    )
+                                let utilisation = cpu.filter(|c| c.core_ns > 0).map(|c| {
+                                    round_ratio(c.cores_busy_ns as f64 / c.core_ns as f64)
                                 });
                                 row.extend([opt(&cores_busy), opt(&utilisation)]);
                             }

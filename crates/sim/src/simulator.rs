@@ -20,7 +20,7 @@
 //! composed in one place, [`crate::call`].
 
 use crate::attempts::{AttemptLog, AttemptSink};
-use crate::measurements::Measurements;
+use crate::measurements::{cores_up, workers_up, Measurements};
 use crate::metrics::{FailReason, Outcome};
 use crate::policy::breaker::BreakerState;
 use crate::policy_state::PolicyState;
@@ -560,7 +560,10 @@ impl<'m> Simulator<'m> {
                     cpu.work_done_at_bucket_start = work_done;
                 }
             }
-            self.measured.series.set_busy(b, s, busy, cores_busy);
+            let capacity = self.measured.capacity[s].close_bucket(at);
+            self.measured
+                .series
+                .close_service(b, s, busy, cores_busy, capacity);
         }
     }
 
@@ -577,6 +580,9 @@ impl<'m> Simulator<'m> {
         let (before, old_edges) = self.topology.apply(index);
         let model = self.topology.model;
         let now = self.now();
+        for (capacity, spec) in self.measured.capacity.iter_mut().zip(&model.services) {
+            capacity.set(now, workers_up(spec), cores_up(spec));
+        }
         self.world.add_instances(model, now);
         self.apply_cpu_change();
         let instances: Vec<usize> = self.world.instances.iter().map(Vec::len).collect();
@@ -915,12 +921,11 @@ fn gauges(
         .map(|(instances, spec)| {
             let queued: u64 = instances.iter().map(|i| i.queue.len() as u64).sum();
             let busy: u64 = instances.iter().map(|i| u64::from(i.busy)).sum();
-            let up = spec.instances - spec.instances_down;
             Gauges {
                 queue: queued,
                 in_flight: queued + busy,
-                workers: spec.workers.saturating_mul(up),
-                cores: spec.cpu.map_or(0, |cpu| cpu.cores.saturating_mul(up)),
+                workers: workers_up(spec).map_or(u32::MAX, saturating_u32),
+                cores: saturating_u32(cores_up(spec)),
                 ..Gauges::default()
             }
         })
@@ -939,6 +944,10 @@ fn gauges(
         }
     }
     gauges
+}
+
+fn saturating_u32(n: u64) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
 }
 
 /// Whether an owned timer still stands (see [`Simulator::next_event`]).

@@ -5,6 +5,7 @@
 //! utilisation is the true mean over the bucket. Memory grows with buckets, not
 //! with requests.
 
+use crate::measurements::BucketCapacity;
 use crate::metrics::{FailReason, FailureCounts, LatencyRecorder};
 use stormsim_engine::{SimDuration, SimTime};
 
@@ -73,6 +74,10 @@ pub struct ServiceBucket {
     pub in_flight: u64,
     /// Worker-nanoseconds busy during the bucket.
     pub busy_ns: u128,
+    /// Worker-nanoseconds up during the bucket: its workers over its
+    /// instances up, integrated over the bucket's time, within the run
+    /// (`None`: unbounded for some of it).
+    pub worker_ns: Option<u128>,
     /// Workers at the bucket's start (`u32::MAX`: unbounded).
     pub workers: u32,
     /// Breakers guarding calls to this service that are open at the bucket's start.
@@ -91,6 +96,9 @@ pub struct CpuBucket {
     /// cores' time, where [`ServiceBucket::busy_ns`] is the busy workers'
     /// (threads').
     pub cores_busy_ns: u128,
+    /// Core-nanoseconds up during the bucket, over its instances up, within
+    /// the run.
+    pub core_ns: u128,
     /// Cores at the bucket's start, over its instances up (0 when none is).
     pub cores: u32,
 }
@@ -394,12 +402,23 @@ impl TimeSeries {
         &mut self.per_service[self.open_row + s]
     }
 
-    /// Closes the open bucket's busy time for service `s`: its workers'
-    /// and its cores'.
-    pub(crate) fn set_busy(&mut self, b: usize, s: usize, busy_ns: u128, cores_busy_ns: u128) {
-        self.per_service[b * self.services + s].busy_ns = busy_ns;
+    /// Closes bucket `b`'s time integrals for service `s`: its workers' and
+    /// cores' time busy, and the time they were up.
+    pub(crate) fn close_service(
+        &mut self,
+        b: usize,
+        s: usize,
+        busy_ns: u128,
+        cores_busy_ns: u128,
+        capacity: BucketCapacity,
+    ) {
+        let x = &mut self.per_service[b * self.services + s];
+        x.busy_ns = busy_ns;
+        x.worker_ns = capacity.worker_ns;
         if let Some(place) = self.cpu_place[s] {
-            self.per_cpu[b * self.cpus + place].cores_busy_ns = cores_busy_ns;
+            let cpu = &mut self.per_cpu[b * self.cpus + place];
+            cpu.cores_busy_ns = cores_busy_ns;
+            cpu.core_ns = capacity.core_ns;
         }
     }
 

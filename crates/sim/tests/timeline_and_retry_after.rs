@@ -110,3 +110,44 @@ fn a_timeline_can_turn_hedging_off_while_calls_hedge() {
     );
     assert_eq!(off.requests, always.requests);
 }
+
+/// A service saturated from the start (one request each 10 ms, 100 ms of
+/// work each), given 4 workers instead of 1, and 4 cores instead of 1,
+/// half-way through its first 1 s bucket. The bucket had 2.5 worker-seconds
+/// up, all busy: its utilisation is 1, where dividing by the workers at the
+/// bucket's start made it 2.5; and so for the cores.
+#[test]
+fn utilisation_is_at_most_one_when_workers_are_added_inside_a_bucket() {
+    let doc = json!({
+        "name": "scale-up",
+        "workloads": [{"name": "w", "target": "s",
+                       "arrival": {"kind": "constant", "rate_per_s": 100}, "duration_s": 3}],
+        "services": [{"name": "s", "workers": 1, "cpu": {"cores": 1},
+                      "steps": [{"work": {"kind": "constant", "ms": 100}}]}],
+        "timeline": [{"name": "scale up", "at_s": 0.5,
+                      "set": {"services[s].workers": 4, "services[s].cpu.cores": 4}}]
+    });
+    let model = load_model(&doc.to_string(), &[], None).expect("valid model");
+    let report = stormsim_sim::run_model(&model);
+    let csv = report.timeseries_csv().unwrap();
+    let mut rows = csv.lines();
+    let header: Vec<&str> = rows.next().unwrap().split(',').collect();
+    let column = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let (workers, cores) = (column("s.utilisation"), column("s.cpu_utilisation"));
+    let first: Vec<&str> = rows.next().unwrap().split(',').collect();
+    assert_eq!(first[workers], "1", "{csv}");
+    assert_eq!(first[cores], "1", "{csv}");
+    for row in rows {
+        let cells: Vec<&str> = row.split(',').collect();
+        for at in [workers, cores] {
+            let share: f64 = cells[at].parse().unwrap();
+            assert!(share <= 1.0, "{} above 1: {row}", header[at]);
+        }
+    }
+    // Over the run: 300 requests of 0.1 s are 30 worker-seconds busy; 5
+    // end by 0.5 s, the other 295 take 74 rounds of the 4 workers (the last
+    // of 3), to 7.9 s: 0.5 + 4 × 7.4 = 30.1 worker-seconds up.
+    let s = &report.variants[0].services[0];
+    assert_eq!(s.utilisation, Some((30.0f64 / 30.1 * 1e6).round() / 1e6));
+    assert_eq!(s.peak_utilisation, Some(1.0));
+}
