@@ -907,7 +907,8 @@ impl<'m> Simulator<'m> {
 }
 
 /// Each service's state at `at`, for the time series: the live world's
-/// queues and workers, the policies' open breakers and budget tokens.
+/// queues and requests in flight, the policies' open breakers and budget
+/// tokens.
 fn gauges(
     topology: &Topology<'_>,
     world: &World,
@@ -917,15 +918,12 @@ fn gauges(
     let mut gauges: Vec<Gauges> = world
         .instances
         .iter()
-        .zip(&topology.model.services)
-        .map(|(instances, spec)| {
+        .map(|instances| {
             let queued: u64 = instances.iter().map(|i| i.queue.len() as u64).sum();
             let busy: u64 = instances.iter().map(|i| u64::from(i.busy)).sum();
             Gauges {
                 queue: queued,
                 in_flight: queued + busy,
-                workers: workers_up(spec).map_or(u32::MAX, saturating_u32),
-                cores: saturating_u32(cores_up(spec)),
                 ..Gauges::default()
             }
         })
@@ -944,10 +942,6 @@ fn gauges(
         }
     }
     gauges
-}
-
-fn saturating_u32(n: u64) -> u32 {
-    u32::try_from(n).unwrap_or(u32::MAX)
 }
 
 /// Whether an owned timer still stands (see [`Simulator::next_event`]).

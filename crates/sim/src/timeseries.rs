@@ -78,8 +78,6 @@ pub struct ServiceBucket {
     /// instances up, integrated over the bucket's time, within the run
     /// (`None`: unbounded for some of it).
     pub worker_ns: Option<u128>,
-    /// Workers at the bucket's start (`u32::MAX`: unbounded).
-    pub workers: u32,
     /// Breakers guarding calls to this service that are open at the bucket's start.
     pub breakers_open: u32,
     /// Retry-budget tokens on the edges to this service at the bucket's start,
@@ -99,8 +97,6 @@ pub struct CpuBucket {
     /// Core-nanoseconds up during the bucket, over its instances up, within
     /// the run.
     pub core_ns: u128,
-    /// Cores at the bucket's start, over its instances up (0 when none is).
-    pub cores: u32,
 }
 
 /// A service's state at a bucket's start.
@@ -108,8 +104,6 @@ pub struct CpuBucket {
 pub(crate) struct Gauges {
     pub queue: u64,
     pub in_flight: u64,
-    pub workers: u32,
-    pub cores: u32,
     pub breakers_open: u32,
     pub budget_tokens: Option<f64>,
 }
@@ -376,15 +370,11 @@ impl TimeSeries {
         self.open_row = self.per_service.len();
         for (g, place) in gauges.zip(&self.cpu_place) {
             if place.is_some() {
-                self.per_cpu.push(CpuBucket {
-                    cores: g.cores,
-                    ..CpuBucket::default()
-                });
+                self.per_cpu.push(CpuBucket::default());
             }
             self.per_service.push(ServiceBucket {
                 queue: g.queue,
                 in_flight: g.in_flight,
-                workers: g.workers,
                 breakers_open: g.breakers_open,
                 budget_tokens: g.budget_tokens,
                 ..ServiceBucket::default()
