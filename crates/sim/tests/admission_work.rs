@@ -5,7 +5,7 @@
 //! slowdown tips the storm (the sweep `models/admission-work-tipping.sweep.json`
 //! measures the tipping points: 6 s drawn at start, 4 s at admission).
 
-mod common;
+use crate::common;
 
 use common::{assert_outcome, run_bundled};
 use stormsim_sim::analysis::Outcome;

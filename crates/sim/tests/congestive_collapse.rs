@@ -8,7 +8,7 @@
 //! queue.
 //! Without contention S does 6,400/s and the peak passes.
 
-mod common;
+use crate::common;
 
 use common::{assert_outcome, run_bundled, verdict};
 use stormsim_sim::analysis::Outcome;

@@ -8,7 +8,7 @@
 //! drain. With 4 threads and a FIFO queue of 50 the same CPU serves about
 //! 200/s throughout.
 
-mod common;
+use crate::common;
 
 use common::{assert_outcome, run_bundled, variant, verdict};
 use stormsim_sim::analysis::Outcome;

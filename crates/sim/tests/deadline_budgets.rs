@@ -9,7 +9,7 @@
 //! than the seed-to-seed spread, which the tests measure over three seeds
 //! rather than trust to one.
 
-mod common;
+use crate::common;
 
 use common::{ms, run_recording_attempts as run_text, service};
 use stormsim_model::load_model;

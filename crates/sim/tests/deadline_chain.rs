@@ -7,7 +7,7 @@
 //! confidence interval, and single runs (the default seed, and the article's own
 //! single measurement) within a 99.9% prediction interval of one run.
 
-mod common;
+use crate::common;
 
 use common::service;
 use statrs::distribution::{ContinuousCDF, StudentsT};

@@ -5,7 +5,7 @@
 //! after the spike. One attempt, a 10% retry budget, or failures that cost S
 //! 1 ms instead of the whole work, stay below 800/s and recover.
 
-mod common;
+use crate::common;
 
 use common::{assert_outcome, run_bundled, variant};
 use stormsim_sim::analysis::Outcome;

@@ -25,7 +25,7 @@
 //!
 //! ```text
 //! STORMSIM_FUZZ_CASES=50000 STORMSIM_FUZZ_SEED=7 \
-//!     cargo test -p stormsim-sim --test fuzz_models -- --nocapture
+//!     cargo test -p stormsim-sim --test integration fuzz_models -- --nocapture
 //! ```
 //!
 //! `STORMSIM_FUZZ_PROGRESS=1` prints every hundredth case. One case alone:

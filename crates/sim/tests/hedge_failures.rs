@@ -6,7 +6,7 @@
 //! fails. Each test is one request on a hand-built timeline (1 ms hops), its
 //! attempts' instants computed by hand.
 
-mod common;
+use crate::common;
 
 use common::run_recording_attempts;
 use stormsim_sim::{RunReport, VariantReport};

@@ -2,7 +2,7 @@
 //! a work step's own errors, durations drawn at admission, and queue
 //! disciplines.
 
-mod common;
+use crate::common;
 
 use common::{ms, run_recording_attempts};
 use stormsim_model::load_model;

@@ -5,7 +5,7 @@
 //! stays near the service time's and fewer workers' time goes to callers that
 //! left. Adaptive LIFO orders as FIFO while the queue is short.
 
-mod common;
+use crate::common;
 
 use common::{run_bundled, variant};
 

@@ -3,7 +3,7 @@
 //! network latency), waiting for all, for the first `k`, or with optional
 //! branches; failures, deadlines and cancellation flowing to each branch.
 
-mod common;
+use crate::common;
 
 use common::{ms, run_recording_attempts, service};
 use stormsim_sim::VariantReport;

@@ -9,7 +9,7 @@
 //! each way, so a page's latency is exactly `2 ms + max(W_inventory,
 //! W_pricing, W_reviews)`: the closed form below, with no queueing in it.
 
-mod common;
+use crate::common;
 
 use common::{run_bundled, service, variant};
 use statrs::distribution::{ContinuousCDF, Normal};

@@ -2,7 +2,7 @@
 //! hand-computed sequences: with `n` requests working on an instance of
 //! `cores`, each progresses at `min(1, cores / n)`.
 
-mod common;
+use crate::common;
 
 use common::{ms, run_recording_attempts, service};
 

@@ -9,7 +9,7 @@
 //! are equalities with the arithmetic (no tolerance), except where a closed-form
 //! bound is stated instead.
 
-mod common;
+use crate::common;
 
 use common::service;
 use stormsim_model::load_model;

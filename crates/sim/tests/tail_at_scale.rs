@@ -2,7 +2,7 @@
 //! tied requests, correlated slowness, and the hedge brake; plus hand-built
 //! hedge timelines and the conservation of attempts.
 
-mod common;
+use crate::common;
 
 use common::{ms, run_recording_attempts};
 use std::collections::BTreeSet;

@@ -13,8 +13,9 @@
 //! The timeline is compact so that CI affords 2,400 verdicts: a baseline from
 //! 5 s to 35 s, a 3 s trigger, `hold_s` 20 and `max_recovery_s` 40 (two and
 //! four buckets of 10 s). A shorter window of a noisy system is the harder
-//! case for the detector (fewer requests per window, the same swings). `cargo test --release -p
-//! stormsim-sim --test verdicts -- --ignored` runs the same cases at the
+//! case for the detector (fewer requests per window, the same swings).
+//! `cargo test --release -p stormsim-sim --test integration verdicts:: --
+//! --ignored` runs the same cases at the
 //! defaults (`hold_s` 30, `max_recovery_s` 120, a 60 s baseline).
 
 use serde_json::{json, Value};

@@ -1,5 +1,4 @@
 //! Helpers shared by the simulator's integration tests.
-#![allow(dead_code)]
 
 use stormsim_model::load_model;
 use stormsim_sim::analysis::Verdict;
