@@ -339,7 +339,7 @@ fn mean_utilisation(series: &TimeSeries, s: usize) -> Option<f64> {
     let (mut busy, mut available) = (0u128, 0u128);
     for b in 0..series.len() {
         let x = series.service(b, s);
-        if let Some(worker_ns) = x.worker_ns.filter(|&ns| ns > 0) {
+        if let Some(worker_ns) = x.worker_ns_up() {
             busy += x.busy_ns;
             available += worker_ns;
         }
@@ -352,7 +352,7 @@ fn mean_utilisation(series: &TimeSeries, s: usize) -> Option<f64> {
 /// unbounded workers, or none up). Workers still finishing work on an
 /// instance taken down count as busy, but not as up: the only way above 1.
 fn bucket_utilisation(x: &ServiceBucket) -> Option<f64> {
-    let worker_ns = x.worker_ns.filter(|&ns| ns > 0)?;
+    let worker_ns = x.worker_ns_up()?;
     Some(x.busy_ns as f64 / worker_ns as f64)
 }
 

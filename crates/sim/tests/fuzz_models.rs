@@ -859,6 +859,10 @@ fn failure_report(seed: u64, i: u64, why: &str) -> String {
     )
 }
 
+/// The prefix of the fuzzer's threads' names, whose panics (caught, and
+/// reported with their model) its panic hook keeps quiet.
+const FUZZ_THREAD: &str = "fuzz-";
+
 #[test]
 fn random_valid_models_run_without_panic_and_add_up() {
     let cases = env_u64("STORMSIM_FUZZ_CASES", DEFAULT_CASES);
@@ -866,12 +870,22 @@ fn random_valid_models_run_without_panic_and_add_up() {
     let first = env_u64("STORMSIM_FUZZ_FIRST", 0);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(2)
+        .thread_name(|i| format!("{FUZZ_THREAD}pool-{i}"))
         .build()
         .expect("a pool of two threads");
     // Panics are caught and reported with their model; keep the default
-    // hook's message from drowning the report.
-    let hook = std::panic::take_hook();
-    std::panic::set_hook(Box::new(|_| {}));
+    // hook's message from drowning the report, on the fuzzer's own threads
+    // only: the other tests share this process, and keep theirs.
+    let default_hook = std::sync::Arc::new(std::panic::take_hook());
+    let hook = std::sync::Arc::clone(&default_hook);
+    std::panic::set_hook(Box::new(move |info| {
+        if !std::thread::current()
+            .name()
+            .is_some_and(|name| name.starts_with(FUZZ_THREAD))
+        {
+            hook(info);
+        }
+    }));
     let progress = std::env::var_os("STORMSIM_FUZZ_PROGRESS").is_some();
     // The cases are independent: each core takes the next one not yet taken.
     // Which core ran a case changes nothing in it (a case is a pure function
@@ -881,29 +895,32 @@ fn random_valid_models_run_without_panic_and_add_up() {
     let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
     let (valid, mut failures) = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..cores)
-            .map(|_| {
-                scope.spawn(|| {
-                    let (mut valid, mut failures) = (0u64, Vec::new());
-                    // Up to five failures are enough to read; stop there.
-                    while failed.load(Ordering::Relaxed) < 5 {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        if i >= first + cases {
-                            break;
-                        }
-                        if progress && i.is_multiple_of(100) {
-                            eprintln!("fuzz: case {i}");
-                        }
-                        match run_case(seed, i, &pool) {
-                            Ok(true) => valid += 1,
-                            Ok(false) => {}
-                            Err(why) => {
-                                failed.fetch_add(1, Ordering::Relaxed);
-                                failures.push((i, failure_report(seed, i, &why)));
+            .map(|k| {
+                let thread = std::thread::Builder::new().name(format!("{FUZZ_THREAD}case-{k}"));
+                thread
+                    .spawn_scoped(scope, || {
+                        let (mut valid, mut failures) = (0u64, Vec::new());
+                        // Up to five failures are enough to read; stop there.
+                        while failed.load(Ordering::Relaxed) < 5 {
+                            let i = next.fetch_add(1, Ordering::Relaxed);
+                            if i >= first + cases {
+                                break;
+                            }
+                            if progress && i.is_multiple_of(100) {
+                                eprintln!("fuzz: case {i}");
+                            }
+                            match run_case(seed, i, &pool) {
+                                Ok(true) => valid += 1,
+                                Ok(false) => {}
+                                Err(why) => {
+                                    failed.fetch_add(1, Ordering::Relaxed);
+                                    failures.push((i, failure_report(seed, i, &why)));
+                                }
                             }
                         }
-                    }
-                    (valid, failures)
-                })
+                        (valid, failures)
+                    })
+                    .expect("a fuzz worker thread")
             })
             .collect();
         workers
@@ -914,7 +931,7 @@ fn random_valid_models_run_without_panic_and_add_up() {
                 (v + wv, f)
             })
     });
-    std::panic::set_hook(hook);
+    std::panic::set_hook(Box::new(move |info| default_hook(info)));
     failures.sort_by_key(|(i, _)| *i);
     eprintln!("fuzz: {cases} cases from {first} (seed {seed}) on {cores} threads, {valid} valid models run");
     let failures: Vec<String> = failures.into_iter().map(|(_, f)| f).collect();

@@ -115,9 +115,9 @@ fn t_upper_tail_root(tail: f64, dof: f64) -> f64 {
         return 2.0 * (0.5 - tail) / (2.0 * (1.0 - tail) * tail).sqrt();
     }
     let half = 0.5 * dof;
-    if half == 0.0 {
-        // ν/2 underflowed (ν is the smallest subnormal): every quantile but
-        // the median is beyond the largest f64.
+    if half < f64::MIN_POSITIVE {
+        // A subnormal ν: every quantile but the median is beyond the largest
+        // f64 (and ln B(ν/2, ½) overflows).
         return f64::INFINITY;
     }
     let normal = normal_upper_tail_root(tail);

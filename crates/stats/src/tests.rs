@@ -231,6 +231,12 @@ fn student_t_quantile_symmetry_and_edges() {
     assert!(student_t_quantile(0.975, 0.0).is_nan());
     assert!(student_t_quantile(0.975, -3.0).is_nan());
     assert!(student_t_quantile(0.975, f64::NAN).is_nan());
+    // Subnormal degrees of freedom: beyond the largest f64 (it was the
+    // normal's quantile, ln B(ν/2, ½) having overflowed).
+    for dof in [1e-310, 5e-324] {
+        assert_eq!(student_t_quantile(0.975, dof), f64::INFINITY, "dof {dof}");
+        assert_eq!(student_t_quantile(0.4, dof), f64::NEG_INFINITY, "dof {dof}");
+    }
     assert!(student_t_quantile(1.2, 5.0).is_nan());
 }
 
