@@ -170,16 +170,20 @@ impl Measurements<'_> {
     }
 }
 
+fn instances_up(service: &Service) -> u64 {
+    u64::from(service.instances - service.instances_down)
+}
+
 /// A service's workers up: over its instances up (`None`: unbounded).
 pub(crate) fn workers_up(service: &Service) -> Option<u64> {
-    let up = u64::from(service.instances - service.instances_down);
-    (service.workers != u32::MAX).then(|| u64::from(service.workers) * up)
+    (service.workers != u32::MAX).then(|| u64::from(service.workers) * instances_up(service))
 }
 
 /// A service's cores up: over its instances up (0 without a `cpu`).
 pub(crate) fn cores_up(service: &Service) -> u64 {
-    let up = u64::from(service.instances - service.instances_down);
-    service.cpu.map_or(0, |cpu| u64::from(cpu.cores) * up)
+    service
+        .cpu
+        .map_or(0, |cpu| u64::from(cpu.cores) * instances_up(service))
 }
 
 /// A service's workers and cores up, integrated over the open time-series
