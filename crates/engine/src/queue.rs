@@ -509,6 +509,22 @@ impl<E: Copy> EventQueue<E> {
         entry
     }
 
+    /// Whether no event is due at the current instant
+    /// ([`EventQueue::schedule_now`]).
+    #[inline]
+    pub fn nothing_due_now(&self) -> bool {
+        self.at_now.is_empty()
+    }
+
+    /// Counts an event of the current instant that its caller delivered
+    /// itself, at once, instead of scheduling it with
+    /// [`EventQueue::schedule_now`] and popping it with
+    /// [`EventQueue::pop_now`]: [`EventQueue::delivered`] counts it the same.
+    #[inline]
+    pub fn count_delivered_at_once(&mut self) {
+        self.delivered += 1;
+    }
+
     /// Removes the next event due at the current instant (see
     /// [`EventQueue::schedule_now`]), if any: lets the caller deliver a chain of
     /// instantaneous messages without going back through its run loop.

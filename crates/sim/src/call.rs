@@ -27,7 +27,7 @@ use crate::policy::deadline::{plan_attempt, AttemptPlan};
 use crate::policy::hedge::{after_copy, after_unsent_hedge, AfterCopy};
 use crate::policy::rate_limit::RateDecision;
 use crate::policy::retry::{is_retryable, outcome_of, RetryDecision};
-use crate::simulator::{Event, Simulator, NET_DOWN};
+use crate::simulator::{Delivery, Event, Simulator, NET_DOWN};
 use crate::topology::Topology;
 use crate::world::*;
 use crate::zombie::NO_ROOT;
@@ -168,7 +168,7 @@ impl Simulator<'_> {
             class,
         });
         let Some(bulkhead) = bulkhead else {
-            self.send_attempt(call);
+            self.send_attempt(call, Delivery::Queued);
             return call;
         };
         // Bulkhead layer (resilience4j semantics): a slot for the whole call.
@@ -177,7 +177,7 @@ impl Simulator<'_> {
         if state.bulkhead_in_use < bulkhead.max_concurrent_calls {
             state.bulkhead_in_use += 1;
             self.world.calls[call].bulkhead = BulkheadHold::Holding;
-            self.send_attempt(call);
+            self.send_attempt(call, Delivery::Queued);
             return call;
         }
         let give_up = (now + SimDuration::from_ms(bulkhead.max_wait_ms))
@@ -240,10 +240,12 @@ impl Simulator<'_> {
 
     /// The call's next try: its first attempt, or a retry. Its own copy of
     /// [`Self::launch_attempt`] for hedge 0 (the one every attempt but a
-    /// hedge takes), without the hedges' work and checks.
+    /// hedge takes), without the hedges' work and checks. `delivery`: where
+    /// the caller sends it (an attempt sent as the handler's last act may
+    /// reach a callee with no latency at once).
     #[inline(never)]
-    pub(crate) fn send_attempt(&mut self, call_id: CallId) {
-        self.launch_attempt(call_id, 0);
+    pub(crate) fn send_attempt(&mut self, call_id: CallId, delivery: Delivery) {
+        self.launch_attempt(call_id, 0, delivery);
     }
 
     /// Deadline layer, then the breaker, then the per-attempt timeout and the
@@ -257,7 +259,7 @@ impl Simulator<'_> {
     /// Inlined into its two callers, [`Self::send_attempt`] and
     /// [`Self::send_hedge`], so that a try's copy is compiled with `hedge` 0.
     #[inline(always)]
-    fn launch_attempt(&mut self, call_id: CallId, hedge: u32) -> bool {
+    fn launch_attempt(&mut self, call_id: CallId, hedge: u32, delivery: Delivery) -> bool {
         let now = self.now();
         // The replicas this try has sent a copy to: a hedge goes elsewhere.
         let tried: Vec<u32> = if hedge == 0 {
@@ -537,13 +539,18 @@ impl Simulator<'_> {
             }
             self.world.attempts[attempt].timer = AttemptTimer::Armed;
         }
+        // A call that hedges arms its hedge's timer after sending: then
+        // the attempt is not the last act.
+        let hedges = self.topology.edges[edge as usize].hedge.is_some();
         if send_at > now {
             self.queue
                 .schedule(send_at + hop, Event::AttemptArrives(attempt));
+        } else if delivery == Delivery::Last && !hedges {
+            self.deliver_last(hop, Event::AttemptArrives(attempt));
         } else {
             self.deliver_after(hop, Event::AttemptArrives(attempt));
         }
-        if self.topology.edges[edge as usize].hedge.is_some() {
+        if hedges {
             self.schedule_hedge(call_id);
         }
         true
@@ -633,7 +640,7 @@ impl Simulator<'_> {
         }
         hedging.sent += 1;
         let hedge = hedging.sent;
-        self.launch_attempt(call_id, hedge)
+        self.launch_attempt(call_id, hedge, Delivery::Queued)
     }
 
     /// The call's attempts in flight: its current one and its hedges.
@@ -1070,7 +1077,7 @@ impl Simulator<'_> {
             // At once, in place (the order of a run's events as it has always
             // been) ...
             self.world.retry_depth += 1;
-            self.send_attempt(call_id);
+            self.send_attempt(call_id, Delivery::Queued);
             self.world.retry_depth -= 1;
         } else if delay == SimDuration::ZERO {
             // ... but a retry refused locally at once (no healthy upstream)
@@ -1100,13 +1107,14 @@ impl Simulator<'_> {
     }
 
     /// Delivered only while the call sleeps (an owned timer: see
-    /// `Simulator::next_event`), so the call is alive.
+    /// `Simulator::next_event`), so the call is alive. Sending the retry is
+    /// all it does.
     pub(crate) fn on_backoff_done(&mut self, call: CallId) {
         debug_assert!(
             self.world.calls.contains_key(call),
             "a backoff outlived its call"
         );
-        self.send_attempt(call);
+        self.send_attempt(call, Delivery::Last);
     }
 
     /// The call ended: hand the outcome to whoever waits.

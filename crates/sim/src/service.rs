@@ -3,7 +3,7 @@
 
 use crate::metrics::{FailReason, Outcome};
 use crate::policy::rate_limit::RateDecision;
-use crate::simulator::{Event, Simulator, NET_UP};
+use crate::simulator::{Delivery, Event, Simulator, NET_UP};
 use crate::world::*;
 use stormsim_engine::{SimDuration, SimTime, StreamKey};
 use stormsim_model::{CallContext, DownMode, DrawnAt, ErrorStatus, ErrorWork, OnCancel, Step};
@@ -35,7 +35,10 @@ impl Simulator<'_> {
         if (instance as u32) < service.instances_down {
             // A down instance: nobody counts the call.
             match service.down_mode {
-                DownMode::Refuse => self.refuse(attempt, timer, key, FailReason::ConnectionRefused),
+                DownMode::Refuse => {
+                    let reason = FailReason::ConnectionRefused;
+                    self.refuse(attempt, timer, key, reason, Delivery::Last)
+                }
                 DownMode::Blackhole if orphaned => {
                     self.world.attempts.remove(attempt);
                     self.measured.zombies.release(a_root);
@@ -89,7 +92,7 @@ impl Simulator<'_> {
                 counters.refused_429 += 1;
                 self.measured.series.service_mut(service_id).rejected += 1;
                 self.world.attempts[attempt].retry_after = after;
-                self.refuse(attempt, timer, key, FailReason::RateLimited);
+                self.refuse(attempt, timer, key, FailReason::RateLimited, Delivery::Last);
                 return;
             }
         }
@@ -124,7 +127,8 @@ impl Simulator<'_> {
             if deadline().is_some_and(|d| now + margin >= d) {
                 self.measured.services[service_id].expired += 1;
                 self.count_shed(service_id, class);
-                self.refuse(attempt, timer, key, FailReason::DeadlineExceeded);
+                let reason = FailReason::DeadlineExceeded;
+                self.refuse(attempt, timer, key, reason, Delivery::Last);
                 return;
             }
         }
@@ -226,7 +230,8 @@ impl Simulator<'_> {
         self.refuse_with_retry_after(service, attempt, timer, key, reason);
     }
 
-    /// A 503 at arrival, with the service's Retry-After if it sends one.
+    /// A 503 at arrival, with the service's Retry-After if it sends one, as
+    /// the arrival's last act.
     /// Inlined: it is the answer to most arrivals in a storm, and a call of
     /// its own only to make another.
     #[inline(always)]
@@ -241,7 +246,7 @@ impl Simulator<'_> {
         if let Some(after) = self.topology.service_of(service).admission.retry_after {
             self.world.attempts[attempt].retry_after = after;
         }
-        self.refuse(attempt, timer, key, reason);
+        self.refuse(attempt, timer, key, reason, Delivery::Last);
     }
 
     /// Counts a request refused or dropped by admission control, in the
@@ -258,13 +263,15 @@ impl Simulator<'_> {
     /// `timer`: the attempt's timer as read when it arrived, if it is
     /// answered on arrival. Most refusals answer long before a timeout still
     /// pending: then there is nothing to arm, and no need to look the attempt
-    /// up again to find that out.
+    /// up again to find that out. `delivery`: [`Delivery::Last`] for a
+    /// refusal on arrival, the arrival's last act.
     fn refuse(
         &mut self,
         attempt: AttemptId,
         timer: Option<AttemptTimer>,
         key: StreamKey,
         reason: FailReason,
+        delivery: Delivery,
     ) {
         let hop = self.topology.network_delay(key, NET_UP);
         let answer_at = self.now() + hop;
@@ -275,10 +282,11 @@ impl Simulator<'_> {
         if !answered_first {
             self.arm_timer_unless_answered_by(attempt, answer_at);
         }
-        self.deliver_after(
-            hop,
-            Event::ResponseArrives(attempt, Outcome::Failed(reason)),
-        );
+        let answer = Event::ResponseArrives(attempt, Outcome::Failed(reason));
+        match delivery {
+            Delivery::Last => self.deliver_last(hop, answer),
+            Delivery::Queued => self.deliver_after(hop, answer),
+        }
     }
 
     /// Runs the task's current step, or answers if the handler is done.
@@ -705,7 +713,8 @@ impl Simulator<'_> {
                 } else {
                     FailReason::Rejected
                 };
-                self.refuse(task.parent, None, task.key, reason);
+                // The queue goes on: not the last act.
+                self.refuse(task.parent, None, task.key, reason, Delivery::Queued);
             }
         }
         let busy = self.world.instances[service_id][instance].busy - 1;

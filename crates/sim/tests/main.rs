@@ -7,6 +7,7 @@
 mod common;
 
 mod admission_work;
+mod at_once_delivery;
 mod bulkhead;
 mod cache_stampede;
 mod catalog_incident;
