@@ -230,7 +230,7 @@ const FROM_HEAP: usize = usize::MAX;
 
 /// A priority queue of events of type `E` over virtual time, with a clock.
 ///
-/// Events are `Copy` (the simulator's are 12 bytes): the queue keeps them in
+/// Events are `Copy` (the simulator's are 16 bytes): the queue keeps them in
 /// rings and hands out copies.
 ///
 /// A clone is the same queue at the same instant: both deliver the same
