@@ -411,6 +411,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    end_quietly_when_stdout_closes();
     let cli = Cli::parse();
     match dispatch(cli) {
         Ok(code) => code,
@@ -418,6 +419,20 @@ fn main() -> ExitCode {
             eprintln!("error: {err:#}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// A reader that stops reading (`stormsim bench … | head`) ends the command
+/// as it ends `cat`: by SIGPIPE's default action, quietly. Rust's runtime
+/// ignores SIGPIPE, so that a write to a closed pipe fails instead, and
+/// `println!` panics on that failure (and a release build aborts). Ended
+/// this way mid-run, a command leaves its output folder as a kill at any
+/// other moment does (see `outdir`).
+fn end_quietly_when_stdout_closes() {
+    // SAFETY: first thing in `main`, before any other thread exists; the
+    // default action is a valid disposition for SIGPIPE.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }
 

@@ -1085,3 +1085,36 @@ fn writing_into_a_foreign_folder_needs_force() {
         "a finished sweep of the same name starts over"
     );
 }
+
+/// `stormsim bench … | head` and the like: a reader that stops reading ends
+/// the command quietly, as it ends `cat`, instead of a panic on the failed
+/// write ("failed printing to stdout: Broken pipe").
+#[test]
+fn a_closed_stdout_ends_the_command_quietly() {
+    use std::os::unix::process::ExitStatusExt;
+    let m = model("deadline-chain.json");
+    for args in [
+        vec!["bench", m.to_str().unwrap()],
+        vec!["check", m.to_str().unwrap()],
+    ] {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_stormsim"))
+            .args(&args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The reader leaves before the command writes its first line.
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !stderr.contains("panicked"),
+            "{args:?} panicked when its reader left: {stderr}"
+        );
+        assert!(
+            out.status.success() || out.status.signal() == Some(libc::SIGPIPE),
+            "{args:?}: {:?}, {stderr}",
+            out.status
+        );
+    }
+}
