@@ -16,8 +16,8 @@ use crate::canvas::{
 use crate::error::drawing;
 use crate::header::{note, Header, LegendItem};
 use crate::style::{
-    ensure_fonts, format_number, series_color, size, AXIS, BACKGROUND, GRID_MINOR, GUIDE, INK,
-    MAX_SERIES, MUTED_INK,
+    ensure_fonts, format_count, format_number, series_color, size, AXIS, BACKGROUND, GRID_MINOR,
+    GUIDE, INK, MAX_SERIES, MUTED_INK,
 };
 use crate::PlotError;
 
@@ -133,6 +133,8 @@ enum Swatch {
     Boundary,
     /// A no-data cell.
     NoData,
+    /// A cell that stands for a block of grid points.
+    Block,
 }
 
 struct LegendEntry {
@@ -174,6 +176,14 @@ impl LegendItem for LegendEntry {
             Swatch::Dashed => dashed_hline(canvas, x, x + SWATCH_W, cy, INK, 6, 4),
             Swatch::Boundary => boundary_segment(canvas, (x, cy), (x + SWATCH_W, cy), 0, None),
             Swatch::NoData => no_data_cell(canvas, Rect::new(x + 6, cy - 9, x + 30, cy + 9)),
+            Swatch::Block => {
+                let (left, top, right, bottom) = (x + 6, cy - 9, x + 30, cy + 9);
+                fill_rect(canvas, (left, top), (right, bottom), viridis(0.6))?;
+                let (mid_x, mid_y) = ((left + right) / 2, (top + bottom) / 2);
+                line(canvas, (mid_x, top), (mid_x, bottom), BACKGROUND)?;
+                line(canvas, (left, mid_y), (right, mid_y), BACKGROUND)?;
+                stroke_rect(canvas, (left, top), (right, bottom), AXIS)
+            }
         }
     }
 }
@@ -576,6 +586,67 @@ pub(crate) fn viridis(t: f64) -> RGBColor {
     RGBColor(c(a.0, b.0), c(a.1, b.1), c(a.2, b.2))
 }
 
+/// Most columns and rows a heatmap draws: cells at least about 4 px wide
+/// and tall on the chart's 1,200 px and at most 520 px of height. A finer
+/// grid's cells would be thinner than a pixel, and its SVG huge: a grid of
+/// 1,000 × 1,000 points, drawn a rectangle each, made 86 MB (155 MB with
+/// a boundary along most cells); in blocks, 2.2 MB.
+const MAX_DRAWN_COLUMNS: usize = 240;
+const MAX_DRAWN_ROWS: usize = 120;
+
+/// A grid too fine to draw cell by cell ([`MAX_DRAWN_COLUMNS`],
+/// [`MAX_DRAWN_ROWS`]) as blocks of neighbouring points, each block one
+/// cell: the mean of its points' values (no data if none has one),
+/// labelled with its middle point's grid values. With the block's size in
+/// points (columns, rows); `None` for a grid drawn as it is.
+pub(crate) fn in_blocks(chart: &HeatmapChart) -> Option<(HeatmapChart, (usize, usize))> {
+    let (cols, rows) = (chart.x_values.len(), chart.y_values.len());
+    if cols <= MAX_DRAWN_COLUMNS && rows <= MAX_DRAWN_ROWS {
+        return None;
+    }
+    // (At least 1: a grid with no columns may have too many rows.)
+    let wide = cols.div_ceil(MAX_DRAWN_COLUMNS).max(1);
+    let tall = rows.div_ceil(MAX_DRAWN_ROWS).max(1);
+    // Each block's grid indices, and the one in its middle.
+    let blocks = |n: usize, size: usize| -> Vec<std::ops::Range<usize>> {
+        (0..n.div_ceil(size))
+            .map(|b| b * size..((b + 1) * size).min(n))
+            .collect()
+    };
+    let (col_blocks, row_blocks) = (blocks(cols, wide), blocks(rows, tall));
+    let middle = |values: &[f64], block: &std::ops::Range<usize>| {
+        values[block.start + (block.len() - 1) / 2]
+    };
+    let cells = row_blocks
+        .iter()
+        .map(|rb| {
+            col_blocks
+                .iter()
+                .map(|cb| {
+                    let values: Vec<f64> = rb
+                        .clone()
+                        .flat_map(|r| cb.clone().filter_map(move |c| cell(chart, r, c)))
+                        .collect();
+                    (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
+                })
+                .collect()
+        })
+        .collect();
+    let drawn = HeatmapChart {
+        x_values: col_blocks
+            .iter()
+            .map(|b| middle(&chart.x_values, b))
+            .collect(),
+        y_values: row_blocks
+            .iter()
+            .map(|b| middle(&chart.y_values, b))
+            .collect(),
+        cells,
+        ..chart.clone()
+    };
+    Some((drawn, (wide, tall)))
+}
+
 /// A cell's value, if it has a usable one.
 fn cell(chart: &HeatmapChart, row: usize, col: usize) -> Option<f64> {
     chart
@@ -681,7 +752,8 @@ fn thinned(count: usize, slot: f64, widest: i32) -> Vec<usize> {
 /// Renders a heatmap (phase diagram) as an SVG document of [`SWEEP_WIDTH`]
 /// pixels.
 ///
-/// One rectangle per grid cell, coloured on the viridis scale over
+/// One rectangle per grid cell (per block of cells, for a grid finer than
+/// the chart's pixels: see `in_blocks`), coloured on the viridis scale over
 /// `value_range` (hatched grey where there is no data), with its value
 /// written in it when the cell is large enough; rows and columns labelled
 /// with their grid values (thinned when crowded); a colour bar with ticks on
@@ -695,6 +767,12 @@ fn thinned(count: usize, slot: f64, widest: i32) -> Vec<usize> {
 /// [`PlotError::Font`] / [`PlotError::Drawing`] if plotters fails.
 pub fn render_heatmap_svg(chart: &HeatmapChart) -> Result<String, PlotError> {
     ensure_fonts()?;
+    let grid = (chart.x_values.len(), chart.y_values.len());
+    let blocks = in_blocks(chart);
+    let (chart, block) = match &blocks {
+        Some((drawn, block)) => (drawn, Some(*block)),
+        None => (chart, None),
+    };
     let width = SWEEP_WIDTH as i32;
     let cols = chart.x_values.len();
     let rows = chart.y_values.len();
@@ -733,6 +811,16 @@ pub fn render_heatmap_svg(chart: &HeatmapChart) -> Result<String, PlotError> {
         legend.push(LegendEntry {
             swatch: Swatch::Boundary,
             label: format!("boundary: {what} crosses {}{nowhere}", format_number(l)),
+        });
+    }
+    if let Some((wide, tall)) = block {
+        legend.push(LegendEntry {
+            swatch: Swatch::Block,
+            label: format!(
+                "a cell: the mean of {wide} × {tall} grid points (the {} × {} grid as {cols} × {rows})",
+                format_count(grid.0 as u64),
+                format_count(grid.1 as u64),
+            ),
         });
     }
     let any_missing = (0..rows).any(|r| (0..cols).any(|c| cell(chart, r, c).is_none()));

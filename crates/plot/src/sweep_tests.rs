@@ -3,7 +3,7 @@
 //! can look at them (`rsvg-convert -w 1400
 //! target/plot-example/sweep-heatmap.svg -o sweep-heatmap.png`).
 
-use crate::sweep::viridis;
+use crate::sweep::{in_blocks, viridis};
 use crate::test_support::{assert_well_formed, save};
 use crate::{
     render_heatmap_svg, render_sweep_lines_svg, HeatmapChart, PlotError, SweepLineChart,
@@ -437,4 +437,84 @@ fn a_log_y_axis_labels_decades_and_skips_non_positive_means() {
     chart.series[0].points.retain(|p| p.mean > 0.0);
     let without_zero = render_sweep_lines_svg(&chart).expect("renders");
     assert_eq!(without_zero.matches("<circle").count(), markers);
+}
+
+/// A grid of `cols` × `rows` points, smooth (a ramp across a diagonal)
+/// with holes of no data.
+fn fine_grid(cols: usize, rows: usize) -> HeatmapChart {
+    HeatmapChart {
+        title: "A sweep of a million points".into(),
+        subtitle: "share of runs over the level".into(),
+        x_label: "x".into(),
+        y_label: "y".into(),
+        x_values: (0..cols).map(|i| i as f64).collect(),
+        y_values: (0..rows).map(|i| i as f64).collect(),
+        x_log: false,
+        y_log: false,
+        cells: (0..rows)
+            .map(|r| {
+                (0..cols)
+                    .map(|c| {
+                        if (r / 50 + c / 70) % 11 == 3 {
+                            None
+                        } else {
+                            let z = (r as f64 - 0.6 * c as f64) / (0.2 * rows as f64);
+                            Some((0.5 + z).clamp(0.0, 1.0))
+                        }
+                    })
+                    .collect()
+            })
+            .collect(),
+        value_label: "share".into(),
+        value_range: (0.0, 1.0),
+        boundary: Some(0.5),
+    }
+}
+
+/// A grid finer than the chart's pixels is drawn in blocks, each the mean
+/// of its points, labelled with its middle point: this million points made
+/// an SVG of 86 MB drawn a rectangle each.
+#[test]
+fn a_million_point_heatmap_is_drawn_in_blocks_of_their_mean() {
+    let svg = render_heatmap_svg(&fine_grid(1000, 1000)).unwrap();
+    save("sweep-heatmap-million.svg", &svg);
+    assert_well_formed(&svg);
+    assert!(svg.len() < 5_000_000, "{} bytes", svg.len());
+    assert!(
+        svg.contains("a cell: the mean of 5 × 9 grid points (the 1,000 × 1,000 grid as 200 × 112)"),
+        "the legend says how the grid is drawn"
+    );
+    // A grid that fits is drawn point by point, with no such entry.
+    let svg = render_heatmap_svg(&fine_grid(240, 120)).unwrap();
+    assert!(!svg.contains("a cell: the mean"));
+}
+
+#[test]
+fn a_block_is_the_mean_of_its_points_with_data_and_its_middle_labels_it() {
+    // 481 columns: blocks of 3, the last of one column; 5 rows: one each.
+    let mut chart = fine_grid(481, 5);
+    chart.cells[2][3] = None;
+    chart.cells[2][4] = None;
+    chart.cells[2][5] = Some(0.25);
+    for c in 0..3 {
+        chart.cells[4][c] = None;
+    }
+    let (drawn, block) = in_blocks(&chart).expect("too many columns to draw one by one");
+    assert_eq!(block, (3, 1));
+    assert_eq!(drawn.x_values.len(), 161);
+    assert_eq!(drawn.y_values, chart.y_values);
+    // Block 1 of row 2: columns 3, 4, 5, two without data.
+    assert_eq!(drawn.cells[2][1], Some(0.25));
+    // Block 0 of row 0: the mean of columns 0, 1, 2.
+    let mean = (0..3).map(|c| chart.cells[0][c].unwrap()).sum::<f64>() / 3.0;
+    assert_eq!(drawn.cells[0][0], Some(mean));
+    assert_eq!(drawn.cells[4][0], None, "no point with data: no data");
+    // Labelled by their middle point; the last block is column 480 alone.
+    assert_eq!(&drawn.x_values[..2], &[1.0, 4.0]);
+    assert_eq!(drawn.x_values[160], 480.0);
+    assert_eq!(drawn.cells[1][160], chart.cells[1][480]);
+    assert!(in_blocks(&fine_grid(240, 120)).is_none());
+    // No columns and too many rows: drawn, as an empty grid.
+    let svg = render_heatmap_svg(&fine_grid(0, 500)).unwrap();
+    assert_well_formed(&svg);
 }
