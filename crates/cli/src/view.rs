@@ -279,13 +279,12 @@ impl VariantView {
                 in_flight: at_focus(|x| x.in_flight),
                 succeeded: ts.global.iter().map(|g| g.succeeded).collect(),
                 zombies: ts.global.iter().map(|g| g.zombies).collect(),
-                cores_busy: {
-                    let width_ns = ts.bucket.as_nanos() as f64;
-                    (0..ts.len())
-                        .filter_map(|b| ts.cpu(b, s))
-                        .map(|c| (c.cores_busy_ns as f64 / width_ns * 1e6).round() / 1e6)
-                        .collect()
-                },
+                cores_busy: (0..ts.len())
+                    .filter_map(|b| {
+                        let mean = ts.mean_over_bucket(b, ts.cpu(b, s)?.cores_busy_ns);
+                        Some((mean * 1e6).round() / 1e6)
+                    })
+                    .collect(),
             },
             context: VariantContext {
                 description: variant.description.clone(),

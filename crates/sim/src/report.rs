@@ -1091,7 +1091,6 @@ impl RunReport {
         let mut table = TableWriter::new(layout, &TIMESERIES_COLUMNS[..2], &columns, out)?;
         for v in &self.variants {
             let ts = &v.series;
-            let width_ns = ts.bucket.as_nanos() as f64;
             let service_at = places(&service_names, &v.services, |s| &s.name);
             let workload_at = places(&workload_names, &v.workloads, |w| &w.name);
             for b in 0..ts.len() {
@@ -1109,7 +1108,7 @@ impl RunReport {
                     match at {
                         Some(s) => {
                             let x = ts.service(b, s);
-                            let busy = x.busy_ns as f64 / width_ns;
+                            let busy = ts.mean_over_bucket(b, x.busy_ns);
                             let utilisation = bucket_utilisation(x).map(round_ratio);
                             row.extend([
                                 x.offered().to_string(),
@@ -1134,8 +1133,8 @@ impl RunReport {
                                 // has a cpu (down instances finish their
                                 // work too); their share only of cores up.
                                 let cpu = ts.cpu(b, s);
-                                let cores_busy =
-                                    cpu.map(|c| round_ratio(c.cores_busy_ns as f64 / width_ns));
+                                let cores_busy = cpu
+                                    .map(|c| round_ratio(ts.mean_over_bucket(b, c.cores_busy_ns)));
                                 let utilisation = cpu.filter(|c| c.core_ns > 0).map(|c| {
                                     round_ratio(c.cores_busy_ns as f64 / c.core_ns as f64)
                                 });

@@ -419,6 +419,7 @@ impl<'m> Simulator<'m> {
         let end = self.measured.ended;
         self.open_buckets_until(SimTime(end.as_nanos().saturating_sub(1)));
         self.close_bucket(end);
+        self.measured.series.end_at(end);
         let drained = stopped.is_none() && horizon.is_none() && !self.world.hung_in_blackhole;
         if let Err(broken) = self.check_invariants(drained) {
             panic!("simulator invariant broken in variant {variant:?}: {broken}");

@@ -179,6 +179,9 @@ pub struct TimeSeries {
     pub per_workload: Vec<WorkloadBucket>,
     /// The latencies answered in the open bucket, per workload.
     open_latencies: Vec<OpenLatencies>,
+    /// When the run ended (`None` while it runs): the last bucket ends there,
+    /// which may cut it short.
+    ended: Option<SimTime>,
 }
 
 /// Most latencies of one workload a bucket keeps one by one (8 MB): its
@@ -289,6 +292,37 @@ impl TimeSeries {
             workloads,
             per_workload: Vec::new(),
             open_latencies: vec![OpenLatencies::default(); workloads],
+            ended: None,
+        }
+    }
+
+    /// The run ended at `end`, inside the last bucket (or at its end).
+    pub(crate) fn end_at(&mut self, end: SimTime) {
+        self.ended = Some(end);
+    }
+
+    /// How long bucket `b` lasted, ns: the bucket width, but the last one
+    /// only up to the run's end, which a horizon off the grid, a limit or a
+    /// run left to drain may put inside it. A mean over the bucket divides
+    /// by this, so that a bucket cut short is not read as idle for the rest.
+    pub fn width_ns(&self, b: usize) -> u64 {
+        let width = self.bucket.as_nanos();
+        match self.ended {
+            Some(end) if b + 1 == self.len() => {
+                let start = width.saturating_mul(b as u64);
+                end.as_nanos().saturating_sub(start).min(width)
+            }
+            _ => width,
+        }
+    }
+
+    /// An integral over bucket `b` (busy worker- or core-nanoseconds) as a
+    /// mean over its [width](Self::width_ns): 0 over a bucket of no width (a
+    /// run that ended at time zero).
+    pub fn mean_over_bucket(&self, b: usize, integral_ns: u128) -> f64 {
+        match self.width_ns(b) {
+            0 => 0.0,
+            width => integral_ns as f64 / width as f64,
         }
     }
 

@@ -127,21 +127,16 @@ fn utilisation_is_at_most_one_when_workers_are_added_inside_a_bucket() {
         "timeline": [{"name": "scale up", "at_s": 0.5,
                       "set": {"services[s].workers": 4, "services[s].cpu.cores": 4}}]
     });
-    let model = load_model(&doc.to_string(), &[], None).expect("valid model");
-    let report = stormsim_sim::run_model(&model);
-    let csv = report.timeseries_csv().unwrap();
-    let mut rows = csv.lines();
-    let header: Vec<&str> = rows.next().unwrap().split(',').collect();
+    let (report, csv) = run_with_timeseries(&doc);
+    let (header, rows) = cells(&csv);
     let column = |name: &str| header.iter().position(|h| *h == name).unwrap();
     let (workers, cores) = (column("s.utilisation"), column("s.cpu_utilisation"));
-    let first: Vec<&str> = rows.next().unwrap().split(',').collect();
-    assert_eq!(first[workers], "1", "{csv}");
-    assert_eq!(first[cores], "1", "{csv}");
-    for row in rows {
-        let cells: Vec<&str> = row.split(',').collect();
+    assert_eq!(rows[0][workers], "1", "{csv}");
+    assert_eq!(rows[0][cores], "1", "{csv}");
+    for row in &rows[1..] {
         for at in [workers, cores] {
-            let share: f64 = cells[at].parse().unwrap();
-            assert!(share <= 1.0, "{} above 1: {row}", header[at]);
+            let share: f64 = row[at].parse().unwrap();
+            assert!(share <= 1.0, "{} above 1: {row:?}", header[at]);
         }
     }
     // Over the run: 300 requests of 0.1 s are 30 worker-seconds busy; 5
@@ -150,4 +145,45 @@ fn utilisation_is_at_most_one_when_workers_are_added_inside_a_bucket() {
     let s = &report.variants[0].services[0];
     assert_eq!(s.utilisation, Some((30.0f64 / 30.1 * 1e6).round() / 1e6));
     assert_eq!(s.peak_utilisation, Some(1.0));
+}
+
+/// A service kept saturated (one worker and one core, a request each 10 ms
+/// of 100 ms of work) by a run whose horizon, 2.5 s, cuts its last 1 s
+/// bucket in half: every bucket has its worker and its core busy throughout,
+/// the last one too, where dividing by the bucket's whole width read it as
+/// idle half the time (0.5).
+#[test]
+fn busy_in_the_last_bucket_is_a_mean_over_the_part_the_run_lasted() {
+    let doc = json!({
+        "name": "cut-short",
+        "horizon_s": 2.5,
+        "workloads": [{"name": "w", "target": "s", "duration_s": 2.5,
+                       "arrival": {"kind": "constant", "rate_per_s": 100}}],
+        "services": [{"name": "s", "workers": 1, "cpu": {"cores": 1},
+                      "steps": [{"work": {"kind": "constant", "ms": 100}}]}]
+    });
+    let (_, csv) = run_with_timeseries(&doc);
+    let (header, rows) = cells(&csv);
+    let column = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let (t, busy, cores) = (column("t_s"), column("s.busy"), column("s.cores_busy"));
+    let starts: Vec<&str> = rows.iter().map(|r| r[t]).collect();
+    assert_eq!(starts, ["0", "1", "2"], "{csv}");
+    for row in &rows {
+        assert_eq!((row[busy], row[cores]), ("1", "1"), "{csv}");
+    }
+}
+
+/// The report of a run of `doc`, and its timeseries.csv.
+fn run_with_timeseries(doc: &serde_json::Value) -> (stormsim_sim::RunReport, String) {
+    let model = load_model(&doc.to_string(), &[], None).expect("valid model");
+    let report = stormsim_sim::run_model(&model);
+    let csv = report.timeseries_csv().unwrap();
+    (report, csv)
+}
+
+/// A CSV table's header and rows, as cells.
+fn cells(csv: &str) -> (Vec<&str>, Vec<Vec<&str>>) {
+    let mut lines = csv.lines().map(|line| line.split(',').collect::<Vec<_>>());
+    let header = lines.next().expect("a header");
+    (header, lines.collect())
 }
