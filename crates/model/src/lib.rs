@@ -56,7 +56,8 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{Map, Value};
-use std::collections::HashSet;
+use std::cmp::{Ordering, Reverse};
+use std::collections::{BinaryHeap, HashSet};
 use stormsim_engine::{SimDuration, SimTime};
 
 /// A model file, loaded and checked: its variants, each ready to run.
@@ -615,12 +616,9 @@ fn build_variant(
     description: &str,
 ) -> Result<Variant, Vec<Problem>> {
     let model = validate(spec);
-    let mut problems = model.as_ref().err().cloned().unwrap_or_default();
+    let problems = model.as_ref().err().cloned().unwrap_or_default();
     // The problems of the document as each change finds it, as found.
-    let mut seen: HashSet<Problem> = problems.iter().cloned().collect();
-    let mut order: Vec<usize> = (0..spec.timeline.len()).collect();
-    order.sort_by(|&a, &b| spec.timeline[a].at_s.total_cmp(&spec.timeline[b].at_s));
-    let mut changes = Vec::new();
+    let seen: HashSet<Problem> = problems.iter().cloned().collect();
     // The model each change leaves, without the timeline and the variants:
     // reading and checking those again at each of N changes would be
     // quadratic (their problems are the base's, reported with it).
@@ -629,63 +627,53 @@ fn build_variant(
         o.remove("timeline");
         o.remove("variants");
     }
+    let mut resolved = ResolvedTimeline {
+        current,
+        changes: Vec::new(),
+        problems,
+        seen,
+        failed: vec![false; spec.timeline.len()],
+    };
+    // Every step of every entry, in time order: a ramp's steps interleave
+    // with the entries that start while it moves, and each change is the
+    // model with every step before it applied. An entry's steps are made
+    // when it starts, from the values then (a ramp moves from there); a
+    // step due at or before that instant, made earlier, applies first.
+    let mut order: Vec<usize> = (0..spec.timeline.len()).collect();
+    order.sort_by(|&a, &b| spec.timeline[a].at_s.total_cmp(&spec.timeline[b].at_s));
+    let mut pending = BinaryHeap::new();
+    let mut made = 0;
     for i in order {
         let entry = &spec.timeline[i];
-        let here = format!("timeline[{i}] ({:?})", entry.name);
-        let steps = match timeline_steps(&current, entry, i) {
-            Ok(steps) => steps,
-            Err(p) => {
-                problems.push(p);
-                continue;
-            }
-        };
-        for (at_s, sets) in steps {
-            let (set_problems, applied) = apply_sets(
-                &mut current,
-                sets.iter().map(|(written, path, v)| {
-                    (
-                        format!("timeline[{i}].set[{written:?}]"),
-                        path.as_str(),
-                        v,
-                        true,
-                    )
-                }),
-            );
-            if !set_problems.is_empty() {
-                problems.extend(set_problems);
-                break;
-            }
-            match parse_spec(&current).and_then(|s| validate::validate_change(&s)) {
-                Ok(mut changed) => {
-                    if let Some(before) = changes
-                        .last()
-                        .map(|c: &Change| &c.model)
-                        .or(model.as_ref().ok())
-                    {
-                        changed.share_unchanged_parts(before);
-                    }
-                    if let Ok(model) = &model {
-                        if let Err(message) = validate::same_shape(model, &changed) {
-                            problems.push(Problem::new(here.clone(), message));
-                            break;
-                        }
-                    }
-                    changes.push(Change {
-                        at: SimTime::ZERO + SimDuration::from_ms(at_s * 1000.0),
-                        name: entry.name.clone(),
-                        role: entry.role,
-                        model: changed,
-                    });
-                }
-                Err(ps) => {
-                    let located = locate(ps.clone(), &applied, &current, &here, &seen);
-                    problems.extend(located);
-                    seen.extend(ps);
-                    break;
-                }
+        while pending
+            .peek()
+            .is_some_and(|Reverse(step): &Reverse<PendingStep>| step.at_s <= entry.at_s)
+        {
+            if let Some(Reverse(step)) = pending.pop() {
+                resolved.apply(step, spec, model.as_ref().ok());
             }
         }
+        match timeline_steps(&resolved.current, entry, i) {
+            Ok(steps) => {
+                for (at_s, sets) in steps {
+                    pending.push(Reverse(PendingStep {
+                        at_s,
+                        made,
+                        entry: i,
+                        sets,
+                    }));
+                    made += 1;
+                }
+            }
+            Err(p) => resolved.problems.push(p),
+        }
     }
+    while let Some(Reverse(step)) = pending.pop() {
+        resolved.apply(step, spec, model.as_ref().ok());
+    }
+    let ResolvedTimeline {
+        changes, problems, ..
+    } = resolved;
     match model {
         Ok(model) if problems.is_empty() => Ok(Variant {
             name: name.to_string(),
@@ -694,6 +682,112 @@ fn build_variant(
             changes,
         }),
         _ => Err(problems),
+    }
+}
+
+/// A step of a timeline entry (a plain change, or one second of a ramp),
+/// made when its entry starts and applied at its instant.
+struct PendingStep {
+    at_s: f64,
+    /// Its place among steps due at the same instant: the order made.
+    made: usize,
+    /// The entry's index in the timeline as written.
+    entry: usize,
+    /// (The path as written in the entry, the path to set, the value.)
+    sets: Vec<(String, String, Value)>,
+}
+
+impl PartialEq for PendingStep {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for PendingStep {}
+
+impl PartialOrd for PendingStep {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for PendingStep {
+    /// By instant, then in the order made.
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.at_s
+            .total_cmp(&other.at_s)
+            .then(self.made.cmp(&other.made))
+    }
+}
+
+/// A variant's timeline as it is resolved into changes, step by step in
+/// time order (see `build_variant`).
+struct ResolvedTimeline {
+    /// The document with every step so far applied.
+    current: Value,
+    /// The changes so far, in time order.
+    changes: Vec<Change>,
+    problems: Vec<Problem>,
+    /// The problems of the document as each change found it.
+    seen: HashSet<Problem>,
+    /// The entries a step of which had a problem: their later steps are
+    /// not applied.
+    failed: Vec<bool>,
+}
+
+impl ResolvedTimeline {
+    /// Applies `step` to the document and checks the model it makes, a
+    /// change of its own; `model`: the variant's model at time zero, if it
+    /// is valid.
+    fn apply(&mut self, step: PendingStep, spec: &ModelSpec, model: Option<&Model>) {
+        let i = step.entry;
+        if self.failed[i] {
+            return;
+        }
+        let entry = &spec.timeline[i];
+        let here = format!("timeline[{i}] ({:?})", entry.name);
+        let (set_problems, applied) = apply_sets(
+            &mut self.current,
+            step.sets.iter().map(|(written, path, v)| {
+                (
+                    format!("timeline[{i}].set[{written:?}]"),
+                    path.as_str(),
+                    v,
+                    true,
+                )
+            }),
+        );
+        if !set_problems.is_empty() {
+            self.problems.extend(set_problems);
+            self.failed[i] = true;
+            return;
+        }
+        match parse_spec(&self.current).and_then(|s| validate::validate_change(&s)) {
+            Ok(mut changed) => {
+                if let Some(before) = self.changes.last().map(|c| &c.model).or(model) {
+                    changed.share_unchanged_parts(before);
+                }
+                if let Some(model) = model {
+                    if let Err(message) = validate::same_shape(model, &changed) {
+                        self.problems.push(Problem::new(here, message));
+                        self.failed[i] = true;
+                        return;
+                    }
+                }
+                self.changes.push(Change {
+                    at: SimTime::ZERO + SimDuration::from_ms(step.at_s * 1000.0),
+                    name: entry.name.clone(),
+                    role: entry.role,
+                    model: changed,
+                });
+            }
+            Err(ps) => {
+                let located = locate(ps.clone(), &applied, &self.current, &here, &self.seen);
+                self.problems.extend(located);
+                self.seen.extend(ps);
+                self.failed[i] = true;
+            }
+        }
     }
 }
 

@@ -83,10 +83,12 @@ pub struct TimelineEntrySpec {
     pub name: String,
     /// When the change applies, seconds of virtual time.
     pub at_s: f64,
-    /// Ramp: move numeric values linearly from what they were to the values in
-    /// `set` over this many seconds, in 1-second steps. Absent: a step change.
-    /// At most 10,000 s; a model's timelines, its variants' included, resolve
-    /// into at most 500,000 steps in all.
+    /// Ramp: move numeric values linearly from what they were when it starts
+    /// to the values in `set` over this many seconds, in 1-second steps.
+    /// Absent: a step change. Entries that start while a ramp moves apply at
+    /// their own instants, between its steps. At most 10,000 s; a model's
+    /// timelines, its variants' included, resolve into at most 500,000 steps
+    /// in all.
     #[serde(default)]
     pub over_s: Option<f64>,
     /// What this change means for metastability detection.

@@ -35,6 +35,13 @@ pub(crate) struct Topology<'m> {
 impl<'m> Topology<'m> {
     /// The topology of `model` at time zero.
     pub fn new(model: &'m Model, changes: &'m [Change]) -> Topology<'m> {
+        // Each change is the model with every earlier one applied, and a run
+        // applies them by index as they come due (a fork resumes after the
+        // last one applied): they must be in time order.
+        debug_assert!(
+            changes.is_sorted_by_key(|c| c.at),
+            "timeline changes out of time order"
+        );
         let (edges, step_edge) = edges_of(model);
         Topology {
             model,

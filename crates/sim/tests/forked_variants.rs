@@ -111,6 +111,45 @@ fn a_forked_run_reports_what_its_own_run_does_on_any_number_of_threads() {
     }
 }
 
+/// A variant that adds an intervention while the base's ramp moves (and
+/// another change of the base's has started during it) forks from the base
+/// at the intervention, and runs the ramp's later steps as its own run does. (Found by the fuzzer of valid models: the ramp's steps
+/// once came after the entries that start during it, and the fork skipped
+/// the ones its trunk had not reached.)
+#[test]
+fn a_variant_that_intervenes_during_a_ramp_forks_to_its_own_run() {
+    let doc = serde_json::json!({
+        "name": "ramp-and-intervention",
+        "workloads": [{"name": "w", "target": "s", "duration_s": 30,
+                       "arrival": {"kind": "poisson", "rate_per_s": 100},
+                       "timeout_ms": 200, "retry": {"max_attempts": 3}}],
+        "services": [{"name": "s", "workers": 2, "queue_capacity": 50,
+                      "steps": [{"work": {"kind": "exponential", "mean_ms": 15}}]}],
+        "timeline": [{"name": "ramp", "at_s": 5, "over_s": 10,
+                      "set": {"workloads[w].arrival.rate_per_s": 160}},
+                     {"name": "slow", "at_s": 8,
+                      "set": {"services[s].steps[0].work.mean_ms": 20}}],
+        "variants": [
+            {"name": "base"},
+            {"name": "scale-out", "set": {"timeline[+]": {"name": "scale-out", "at_s": 9.5,
+                                                          "set": {"services[s].workers": 4}}}}
+        ]
+    });
+    let model = load_model(&doc.to_string(), &[], None).unwrap_or_else(|e| panic!("{e:?}"));
+    assert_eq!(
+        plan(&model.variants),
+        [
+            None,
+            Some(Branch {
+                trunk: 0,
+                at: at_s(9.5)
+            })
+        ]
+    );
+    let alone: Vec<VariantReport> = model.variants.iter().map(run_variant).collect();
+    assert_eq!(forked(&model, 2), alone);
+}
+
 #[test]
 fn a_trunk_that_stops_at_a_limit_before_the_fork_leaves_its_forks_to_run_alone() {
     // The baseline stops at 100,000 events, before any intervention.

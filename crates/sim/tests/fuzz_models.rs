@@ -44,7 +44,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
 use stormsim_engine::{StreamKey, StreamRng};
 use stormsim_model::load_model;
-use stormsim_sim::{run_model, run_model_parallel, RunReport, Simulator, VariantReport};
+use stormsim_sim::{fork, run_model, run_model_parallel, RunReport, Simulator, VariantReport};
 
 /// Models a plain `cargo test` runs.
 const DEFAULT_CASES: u64 = 20_000;
@@ -672,8 +672,19 @@ impl Gen {
         }
         let variants = self.int(0, 3);
         if variants > 0 {
+            // A variant changes the model from the start, or adds a
+            // timeline entry (an intervention): then it shares its past with
+            // the others until that entry, and the CLI's run forks it.
             let vs: Vec<Value> = (0..variants)
-                .map(|v| json!({"name": format!("v{v}"), "set": change(self).0}))
+                .map(|v| {
+                    let set = if self.chance(0.4) {
+                        let at = self.num(0.0, 1.0);
+                        json!({"timeline[+]": {"name": format!("late{v}"), "at_s": at, "set": change(self).0}})
+                    } else {
+                        Value::Object(change(self).0)
+                    };
+                    json!({"name": format!("v{v}"), "set": set})
+                })
                 .collect();
             m["variants"] = json!(vs);
         }
@@ -793,9 +804,10 @@ fn report_bytes(r: &RunReport) -> String {
     )
 }
 
-/// Generates, loads and checks case `i` of `seed`: `Ok(false)` if the model
-/// was invalid (skipped), `Err` with the reason on a failure.
-fn run_case(seed: u64, i: u64, pool: &rayon::ThreadPool) -> Result<bool, String> {
+/// Generates, loads and checks case `i` of `seed`: `Ok(None)` if the model
+/// was invalid (skipped), else `Ok` of how many of its variants the CLI's
+/// run continues from another's; `Err` with the reason on a failure.
+fn run_case(seed: u64, i: u64, pool: &rayon::ThreadPool) -> Result<Option<usize>, String> {
     let mut g = Gen {
         rng: StreamKey::root(seed).label("fuzz-model").index(i).rng(),
     };
@@ -807,7 +819,7 @@ fn run_case(seed: u64, i: u64, pool: &rayon::ThreadPool) -> Result<bool, String>
             if std::env::var_os("STORMSIM_FUZZ_SHOW_INVALID").is_some() {
                 eprintln!("case {i} invalid: {}", e.problems[0]);
             }
-            return Ok(false);
+            return Ok(None);
         }
         Err(_) => return Err("load_model panicked".into()),
     };
@@ -844,7 +856,7 @@ fn run_case(seed: u64, i: u64, pool: &rayon::ThreadPool) -> Result<bool, String>
     if report_bytes(&queued) != bytes {
         return Err("a third run, with every message queued, gave other bytes".into());
     }
-    Ok(true)
+    Ok(Some(fork::plan(&loaded.variants).iter().flatten().count()))
 }
 
 fn run_model_header(loaded: &stormsim_model::LoadedModel) -> RunReport {
@@ -913,13 +925,13 @@ fn random_valid_models_run_without_panic_and_add_up() {
     let next = AtomicU64::new(first);
     let failed = AtomicU64::new(0);
     let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
-    let (valid, mut failures) = std::thread::scope(|scope| {
+    let (valid, forked, mut failures) = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..cores)
             .map(|k| {
                 let thread = std::thread::Builder::new().name(format!("{FUZZ_THREAD}case-{k}"));
                 thread
                     .spawn_scoped(scope, || {
-                        let (mut valid, mut failures) = (0u64, Vec::new());
+                        let (mut valid, mut forked, mut failures) = (0u64, 0u64, Vec::new());
                         // Up to five failures are enough to read; stop there.
                         while failed.load(Ordering::Relaxed) < 5 {
                             let i = next.fetch_add(1, Ordering::Relaxed);
@@ -930,15 +942,18 @@ fn random_valid_models_run_without_panic_and_add_up() {
                                 eprintln!("fuzz: case {i}");
                             }
                             match run_case(seed, i, &pool) {
-                                Ok(true) => valid += 1,
-                                Ok(false) => {}
+                                Ok(Some(forks)) => {
+                                    valid += 1;
+                                    forked += forks as u64;
+                                }
+                                Ok(None) => {}
                                 Err(why) => {
                                     failed.fetch_add(1, Ordering::Relaxed);
                                     failures.push((i, failure_report(seed, i, &why)));
                                 }
                             }
                         }
-                        (valid, failures)
+                        (valid, forked, failures)
                     })
                     .expect("a fuzz worker thread")
             })
@@ -946,19 +961,24 @@ fn random_valid_models_run_without_panic_and_add_up() {
         workers
             .into_iter()
             .map(|w| w.join().expect("a fuzz worker"))
-            .fold((0, Vec::new()), |(v, mut f), (wv, wf)| {
+            .fold((0, 0, Vec::new()), |(v, k, mut f), (wv, wk, wf)| {
                 f.extend(wf);
-                (v + wv, f)
+                (v + wv, k + wk, f)
             })
     });
     std::panic::set_hook(Box::new(move |info| default_hook(info)));
     failures.sort_by_key(|(i, _)| *i);
-    eprintln!("fuzz: {cases} cases from {first} (seed {seed}) on {cores} threads, {valid} valid models run");
+    eprintln!("fuzz: {cases} cases from {first} (seed {seed}) on {cores} threads, {valid} valid models run, {forked} variants forked");
     let failures: Vec<String> = failures.into_iter().map(|(_, f)| f).collect();
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
     // The generator is only useful if most of what it writes is valid.
     assert!(
         valid * 10 >= cases * 7,
         "only {valid} of {cases} generated models were valid"
+    );
+    // Nor are its forks checked unless some variants fork.
+    assert!(
+        cases < 1_000 || forked * 50 >= cases,
+        "only {forked} variants forked in {cases} cases"
     );
 }

@@ -49,6 +49,37 @@ fn a_ramp_moves_in_one_second_steps() {
     );
 }
 
+/// A ramp from 10 to 20 requests/s over 10 s from t = 10 s, and work ten
+/// times slower from t = 12 s, while the ramp moves. The changes apply in
+/// time order: the slow work stays through the ramp's later steps, and the
+/// ramp's end is not applied at 12 s. (The timeline's steps were once
+/// resolved entry by entry: the change at 12 s carried the ramp's 20/s,
+/// and each later step of the ramp put the work back to 5 ms.)
+#[test]
+fn an_entry_that_starts_during_a_ramp_is_not_undone_by_its_later_steps() {
+    let doc = steady(json!([
+        {"name": "ramp", "at_s": 10, "over_s": 10,
+         "set": {"workloads[w].arrival.rate_per_s": 20}},
+        {"name": "slow", "at_s": 12,
+         "set": {"services[s].steps[0].work": {"kind": "constant", "ms": 50}}}]));
+    let m = load_model(&doc.to_string(), &[], None).expect("valid model");
+    let times: Vec<_> = m.variants[0].changes.iter().map(|c| c.at).collect();
+    assert!(times.is_sorted(), "changes in time order: {times:?}");
+    let r = run_variant(&m.variants[0]);
+    let mean = |b: usize| r.series.global[b].mean_latency_ms().unwrap();
+    let arrivals = |b: usize| r.series.global[b].requests;
+    assert_eq!(
+        (mean(11), mean(12), mean(15), mean(25)),
+        (5.0, 50.0, 50.0, 50.0)
+    );
+    assert!(
+        arrivals(12) < 15,
+        "the ramp at 12 s is at 12/s: {}",
+        arrivals(12)
+    );
+    assert_eq!(arrivals(25), 20);
+}
+
 /// One worker, no queue; two requests at once: the second is refused. With a
 /// Retry-After of 300 ms it retries after 300 ms, when the first (100 ms) is
 /// done, and succeeds; with only its own 10 ms backoff it is refused again.
