@@ -25,6 +25,11 @@ fn the_script_runs_the_binary_cargo_built_and_forces_sweeps() {
     }
     let script = d.join("scripts/regenerate-outputs");
     std::fs::copy(root().join("scripts/regenerate-outputs"), &script).unwrap();
+    std::fs::copy(
+        root().join("scripts/built-stormsim"),
+        d.join("scripts/built-stormsim"),
+    )
+    .unwrap();
     std::fs::write(d.join("models/a.json"), r#"{"name": "a"}"#).unwrap();
     std::fs::write(d.join("models/b.sweep.json"), r#"{"name": "b"}"#).unwrap();
     std::fs::write(
