@@ -94,7 +94,10 @@ pub struct TimelineEntrySpec {
     /// What this change means for metastability detection.
     #[serde(default)]
     pub role: Option<TimelineRole>,
-    /// Overrides as `PATH: VALUE`, as in a variant.
+    /// Overrides as `PATH: VALUE`, as in a variant, but not of what holds for
+    /// the whole run (`seed`, `limits`, `horizon_s`, `timeseries`,
+    /// `metastability`, `focus`), nor of the model's shape (its services,
+    /// workloads and steps).
     #[serde(default)]
     pub set: Map<String, Value>,
 }

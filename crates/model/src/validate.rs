@@ -2154,6 +2154,29 @@ pub fn role_name(role: TimelineRole) -> &'static str {
 /// A timeline may change parameters, not the shape of the system: in-flight
 /// requests hold indices of services and steps.
 pub fn same_shape(a: &Model, b: &Model) -> Result<(), String> {
+    // What a run reads once, for the whole run (as it starts, in its loop,
+    // or as it reports): a change halfway would be ignored by one reader
+    // and followed by another (a forked run's loop reads its limits and
+    // horizon again where a run of its own does not).
+    let run_wide = [
+        ("seed", a.seed != b.seed),
+        (
+            "limits",
+            format!("{:?}", a.limits) != format!("{:?}", b.limits),
+        ),
+        ("horizon_s", a.horizon != b.horizon),
+        ("timeseries", a.bucket != b.bucket),
+        (
+            "metastability",
+            format!("{:?}", a.metastability) != format!("{:?}", b.metastability),
+        ),
+        ("focus", a.focus != b.focus),
+    ];
+    if let Some((setting, _)) = run_wide.iter().find(|(_, changed)| *changed) {
+        return Err(format!(
+            "a timeline change cannot set `{setting}`: it holds for the whole run (set it in the model, a variant or with --set)"
+        ));
+    }
     let names = |m: &Model| {
         m.services
             .iter()

@@ -557,6 +557,51 @@ fn a_timeline_cannot_reshape_a_closed_loop() {
     );
 }
 
+/// What holds for the whole run (its seed, limits, horizon, time-series
+/// bucket, recovery analysis and focus) is read once: a timeline may not set
+/// it halfway, where a run from zero ignored the change and a forked run's
+/// loop followed it (a raised `limits.max_events` also let a message
+/// delivered at once pass the limit the loop kept). A variant may set it.
+#[test]
+fn a_timeline_cannot_set_what_holds_for_the_whole_run() {
+    let change = |path: &str, value: Value| {
+        with(
+            base(),
+            "timeline",
+            json!([{"name": "late", "at_s": 1, "set": {path: value}}]),
+        )
+    };
+    for (path, value, setting) in [
+        ("seed", json!(7), "seed"),
+        ("limits.max_events", json!(100_000_000), "limits"),
+        ("horizon_s", json!(30), "horizon_s"),
+        ("timeseries.bucket_s", json!(0.1), "timeseries"),
+        (
+            "metastability",
+            json!({"baseline_from_s": 0}),
+            "metastability",
+        ),
+        ("focus", json!("B"), "focus"),
+    ] {
+        let p = problems(&change(path, value.clone()));
+        assert_eq!(
+            p,
+            [format!(
+                "timeline[0] (\"late\"): a timeline change cannot set `{setting}`: it holds for the whole run (set it in the model, a variant or with --set)"
+            )],
+            "{path}"
+        );
+        let variant = with(
+            base(),
+            "variants",
+            json!([{"name": "v", "set": {path: value}}]),
+        );
+        // (A recovery analysis also needs a trigger in the timeline.)
+        let p = problems(&variant);
+        assert!(!p.iter().any(|x| x.contains("cannot set")), "{path}: {p:?}");
+    }
+}
+
 /// A service's `cpu`: at least one core, a whole number, no other field; a
 /// timeline may change its cores but not add or remove the block.
 #[test]
