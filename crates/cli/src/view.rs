@@ -279,12 +279,7 @@ impl VariantView {
                 in_flight: at_focus(|x| x.in_flight),
                 succeeded: ts.global.iter().map(|g| g.succeeded).collect(),
                 zombies: ts.global.iter().map(|g| g.zombies).collect(),
-                cores_busy: (0..ts.len())
-                    .filter_map(|b| {
-                        let mean = ts.mean_over_bucket(b, ts.cpu(b, s)?.cores_busy_ns);
-                        Some((mean * 1e6).round() / 1e6)
-                    })
-                    .collect(),
+                cores_busy: cores_busy(ts, s),
             },
             context: VariantContext {
                 description: variant.description.clone(),
@@ -314,6 +309,23 @@ impl VariantView {
             .find(|c| c.at_s <= t_s)
             .map_or(self.context.focus_capacity_rps, |c| c.focus_capacity_rps)
     }
+}
+
+/// The mean busy cores of `service` in each bucket, rounded as timeseries.csv
+/// writes them, as `plot` reads them back from it: none when the service has
+/// no cpu; a gap (NaN) where the mean is none (a last bucket of no width),
+/// and none at all if every bucket is one.
+fn cores_busy(ts: &stormsim_sim::timeseries::TimeSeries, service: usize) -> Vec<f64> {
+    let cores: Vec<f64> = (0..ts.len())
+        .filter_map(|b| {
+            let mean = ts.mean_over_bucket(b, ts.cpu(b, service)?.cores_busy_ns);
+            Some(mean.map_or(f64::NAN, |m| (m * 1e6).round() / 1e6))
+        })
+        .collect();
+    if cores.iter().all(|c| c.is_nan()) {
+        return Vec::new();
+    }
+    cores
 }
 
 /// Requests per second a service can complete with every worker busy:

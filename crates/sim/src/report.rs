@@ -1123,7 +1123,7 @@ impl RunReport {
                                 x.in_flight.to_string(),
                                 x.breakers_open.to_string(),
                                 opt(&x.budget_tokens.map(round_ratio)),
-                                round_ratio(busy).to_string(),
+                                opt(&busy.map(round_ratio)),
                                 opt(&utilisation),
                                 opt(&x.mean_wait_ms().map(round_ms)),
                                 opt(&x.mean_service_ms().map(round_ms)),
@@ -1134,7 +1134,8 @@ impl RunReport {
                                 // work too); their share only of cores up.
                                 let cpu = ts.cpu(b, s);
                                 let cores_busy = cpu
-                                    .map(|c| round_ratio(ts.mean_over_bucket(b, c.cores_busy_ns)));
+                                    .and_then(|c| ts.mean_over_bucket(b, c.cores_busy_ns))
+                                    .map(round_ratio);
                                 let utilisation = cpu.filter(|c| c.core_ns > 0).map(|c| {
                                     round_ratio(c.cores_busy_ns as f64 / c.core_ns as f64)
                                 });

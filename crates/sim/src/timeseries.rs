@@ -317,12 +317,13 @@ impl TimeSeries {
     }
 
     /// An integral over bucket `b` (busy worker- or core-nanoseconds) as a
-    /// mean over its [width](Self::width_ns): 0 over a bucket of no width (a
-    /// run that ended at time zero).
-    pub fn mean_over_bucket(&self, b: usize, integral_ns: u128) -> f64 {
+    /// mean over its [width](Self::width_ns); none over a last bucket of no
+    /// width: a run that ended on the instant the bucket starts (its events
+    /// at that instant are counted in it, but a mean over no time is none).
+    pub fn mean_over_bucket(&self, b: usize, integral_ns: u128) -> Option<f64> {
         match self.width_ns(b) {
-            0 => 0.0,
-            width => integral_ns as f64 / width as f64,
+            0 => None,
+            width => Some(integral_ns as f64 / width as f64),
         }
     }
 

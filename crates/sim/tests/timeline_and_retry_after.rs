@@ -204,6 +204,41 @@ fn busy_in_the_last_bucket_is_a_mean_over_the_part_the_run_lasted() {
     }
 }
 
+/// A run that drains on the instant a bucket starts (three requests a second
+/// apart, each 1 s of work, the last done at exactly 3 s) has a last bucket
+/// of no width: it counts what ended at that instant, and its busy means are
+/// empty, as a mean over no time is none. (They read 0, busy workers and
+/// cores of a service that never idled.)
+#[test]
+fn a_last_bucket_of_no_width_has_no_busy_mean() {
+    let doc = json!({
+        "name": "ends-on-a-boundary",
+        "workloads": [{"name": "w", "target": "s", "requests": 3,
+                       "arrival": {"kind": "constant", "rate_per_s": 1}}],
+        "services": [{"name": "s", "workers": 4, "cpu": {"cores": 4},
+                      "steps": [{"work": {"kind": "constant", "ms": 1000}}]}]
+    });
+    let (_, csv) = run_with_timeseries(&doc);
+    let (header, rows) = cells(&csv);
+    let column = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let (t, succeeded) = (column("t_s"), column("succeeded"));
+    let (busy, cores) = (column("s.busy"), column("s.cores_busy"));
+    let table: Vec<_> = rows
+        .iter()
+        .map(|r| (r[t], r[succeeded], r[busy], r[cores]))
+        .collect();
+    assert_eq!(
+        table,
+        [
+            ("0", "0", "1", "1"),
+            ("1", "1", "1", "1"),
+            ("2", "1", "1", "1"),
+            ("3", "1", "", "")
+        ],
+        "{csv}"
+    );
+}
+
 /// The report of a run of `doc`, and its timeseries.csv.
 fn run_with_timeseries(doc: &serde_json::Value) -> (stormsim_sim::RunReport, String) {
     let model = load_model(&doc.to_string(), &[], None).expect("valid model");
