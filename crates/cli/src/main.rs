@@ -67,8 +67,8 @@ struct WarningsArgs {
     /// envoy-budget-percent, timeout-below-round-trip,
     /// trigger-without-metastability, rate-limit-never-binds,
     /// horizon-before-timeline, uncapped-backoff-without-horizon,
-    /// arrivals-outlast-series-limit, arrivals-outnumber-max-events).
-    /// Repeatable.
+    /// arrivals-outlast-series-limit, arrivals-outnumber-max-events,
+    /// set-undone-by-ramp). Repeatable.
     #[arg(
         long = "no-warnings",
         value_name = "NAME",

@@ -57,7 +57,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::cmp::{Ordering, Reverse};
-use std::collections::{BinaryHeap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashSet};
 use stormsim_engine::{SimDuration, SimTime};
 
 /// A model file, loaded and checked: its variants, each ready to run.
@@ -143,6 +143,26 @@ pub struct Variant {
     pub model: Model,
     /// Its timeline: the model from each change on, in time order.
     pub changes: Vec<Change>,
+    /// The values its timeline sets that a ramp moving at the time sets
+    /// again at its next step (for a warning: the later step wins).
+    pub undone_by_ramps: Vec<UndoneByRamp>,
+}
+
+/// A timeline entry's set that a ramp already moving when the entry started
+/// overwrites at its next step: steps apply in time order, so the entry's
+/// value holds only until then, and the ramp's target from its end.
+#[derive(Clone, Debug, PartialEq)]
+pub struct UndoneByRamp {
+    /// The entry's name.
+    pub entry: String,
+    /// The path as the entry writes it.
+    pub path: String,
+    /// The ramp's name.
+    pub ramp: String,
+    /// When the ramp first sets the path again, s.
+    pub undone_at_s: f64,
+    /// When the ramp ends, s.
+    pub ramp_ends_s: f64,
 }
 
 /// Parses JSON text, reporting a syntax error with its line and column (once:
@@ -633,6 +653,10 @@ fn build_variant(
         problems,
         seen,
         failed: vec![false; spec.timeline.len()],
+        started: vec![usize::MAX; spec.timeline.len()],
+        last_set: BTreeMap::new(),
+        undone_by_ramps: Vec::new(),
+        undone_found: BTreeSet::new(),
     };
     // Every step of every entry, in time order: a ramp's steps interleave
     // with the entries that start while it moves, and each change is the
@@ -643,8 +667,9 @@ fn build_variant(
     order.sort_by(|&a, &b| spec.timeline[a].at_s.total_cmp(&spec.timeline[b].at_s));
     let mut pending = BinaryHeap::new();
     let mut made = 0;
-    for i in order {
+    for (start, i) in order.into_iter().enumerate() {
         let entry = &spec.timeline[i];
+        resolved.started[i] = start;
         while pending
             .peek()
             .is_some_and(|Reverse(step): &Reverse<PendingStep>| step.at_s <= entry.at_s)
@@ -672,7 +697,10 @@ fn build_variant(
         resolved.apply(step, spec, model.as_ref().ok());
     }
     let ResolvedTimeline {
-        changes, problems, ..
+        changes,
+        problems,
+        undone_by_ramps,
+        ..
     } = resolved;
     match model {
         Ok(model) if problems.is_empty() => Ok(Variant {
@@ -680,6 +708,7 @@ fn build_variant(
             description: description.to_string(),
             model,
             changes,
+            undone_by_ramps,
         }),
         _ => Err(problems),
     }
@@ -733,6 +762,17 @@ struct ResolvedTimeline {
     /// The entries a step of which had a problem: their later steps are
     /// not applied.
     failed: Vec<bool>,
+    /// Each entry's place in the order the entries start (ties in file
+    /// order): an entry that starts after a ramp did starts while it moves,
+    /// if a step of the ramp applies after it.
+    started: Vec<usize>,
+    /// Each JSON path a step has set (`services[0].workers`), with the entry
+    /// that set it last and the path as that entry writes it.
+    last_set: BTreeMap<String, (usize, String)>,
+    /// Sets undone by a ramp, each once, in the order found.
+    undone_by_ramps: Vec<UndoneByRamp>,
+    /// Those found: (the entry, its path as written, the ramp).
+    undone_found: BTreeSet<(usize, String, usize)>,
 }
 
 impl ResolvedTimeline {
@@ -774,6 +814,7 @@ impl ResolvedTimeline {
                         return;
                     }
                 }
+                self.note_sets(&step, &applied, spec);
                 self.changes.push(Change {
                     at: SimTime::ZERO + SimDuration::from_ms(step.at_s * 1000.0),
                     name: entry.name.clone(),
@@ -789,6 +830,62 @@ impl ResolvedTimeline {
             }
         }
     }
+}
+
+impl ResolvedTimeline {
+    /// Records what `step` (applied, as `applied`) set, and, for a ramp's
+    /// step, each value it sets again that an entry started after the ramp
+    /// had set: at, inside or around the same path.
+    fn note_sets(&mut self, step: &PendingStep, applied: &[Applied], spec: &ModelSpec) {
+        let i = step.entry;
+        let entry = &spec.timeline[i];
+        let is_ramp = entry.over_s.is_some_and(|o| o > 0.0);
+        for (applied, (written, _, _)) in applied.iter().zip(&step.sets) {
+            for path in &applied.paths {
+                if is_ramp {
+                    for (j, their_path) in overlapping(&self.last_set, path) {
+                        if *j == i || self.started[*j] < self.started[i] {
+                            continue;
+                        }
+                        let undone = UndoneByRamp {
+                            entry: spec.timeline[*j].name.clone(),
+                            path: their_path.clone(),
+                            ramp: entry.name.clone(),
+                            undone_at_s: step.at_s,
+                            ramp_ends_s: entry.at_s + entry.over_s.unwrap_or(0.0),
+                        };
+                        if self.undone_found.insert((*j, their_path.clone(), i)) {
+                            self.undone_by_ramps.push(undone);
+                        }
+                    }
+                }
+                self.last_set.insert(path.clone(), (i, written.clone()));
+            }
+        }
+    }
+}
+
+/// The entries of `last_set` whose path touches a value `path` sets too:
+/// the path itself, those it is inside (`work` for `work.mean_ms`), and
+/// those inside it.
+fn overlapping<'a, T>(
+    last_set: &'a BTreeMap<String, T>,
+    path: &'a str,
+) -> impl Iterator<Item = &'a T> + 'a {
+    let boundaries = path
+        .char_indices()
+        .filter(|&(_, c)| c == '.' || c == '[')
+        .map(|(k, _)| k);
+    let outside = boundaries.filter_map(|k| last_set.get(&path[..k]));
+    let inside = last_set
+        .range::<str, _>((std::ops::Bound::Included(path), std::ops::Bound::Unbounded))
+        .take_while(move |(set, _)| set.starts_with(path))
+        .filter(move |(set, _)| {
+            let rest = &set[path.len()..];
+            rest.is_empty() || rest.starts_with(['.', '['])
+        })
+        .map(|(_, t)| t);
+    outside.chain(inside)
 }
 
 /// The timeline's paths that name nothing, for a model whose types could not

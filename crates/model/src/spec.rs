@@ -86,7 +86,8 @@ pub struct TimelineEntrySpec {
     /// Ramp: move numeric values linearly from what they were when it starts
     /// to the values in `set` over this many seconds, in 1-second steps.
     /// Absent: a step change. Entries that start while a ramp moves apply at
-    /// their own instants, between its steps. At most 10,000 s; a model's
+    /// their own instants, between its steps (a value the ramp moves too is
+    /// set again by its next step). At most 10,000 s; a model's
     /// timelines, its variants' included, resolve into at most 500,000 steps
     /// in all.
     #[serde(default)]

@@ -58,6 +58,10 @@ pub const WARNINGS: &[(&str, &str)] = &[
         "arrivals-outnumber-max-events",
         "workloads that surely bring more requests before the run ends than limits.max_events allows events (each is one at least: the run stops there, partial)",
     ),
+    (
+        "set-undone-by-ramp",
+        "a timeline entry that sets a value a ramp already moving sets again at its next step (steps apply in time order: the ramp's wins)",
+    ),
 ];
 
 /// One warning: its name (one of [`WARNINGS`]), the JSON path it is about,
@@ -96,7 +100,7 @@ impl fmt::Display for Warning {
 /// of them). Library API: what `stormsim check` and `run` print, and the
 /// Python package returns.
 pub fn warnings(loaded: &LoadedModel) -> Vec<Warning> {
-    let rules: [fn(&Variant) -> Vec<Warning>; 9] = [
+    let rules: [fn(&Variant) -> Vec<Warning>; 10] = [
         hedges_that_never_fire,
         envoy_budget_percent,
         timeouts_below_round_trip,
@@ -106,6 +110,7 @@ pub fn warnings(loaded: &LoadedModel) -> Vec<Warning> {
         uncapped_backoff_without_horizon,
         arrivals_outlast_series_limit,
         arrivals_outnumber_max_events,
+        sets_undone_by_ramps,
     ];
     let mut found: Vec<(Warning, Vec<&str>)> = Vec::new();
     for rule in rules {
@@ -754,6 +759,30 @@ fn requests_surely_sent(workload: &crate::Workload, run_end: SimDuration) -> f64
         }
     };
     surely.min(limit)
+}
+
+/// A timeline entry that starts while a ramp moves and sets a value the ramp
+/// moves too holds only until the ramp's next step, which sets the ramp's
+/// value again (steps apply in time order; the resolution finds each case,
+/// [`crate::UndoneByRamp`]). An entry meant to win must start after the
+/// ramp ends, or the ramp end before it.
+fn sets_undone_by_ramps(variant: &Variant) -> Vec<Warning> {
+    variant
+        .undone_by_ramps
+        .iter()
+        .map(|u| {
+            Warning::new(
+                "set-undone-by-ramp",
+                format!("timeline[{}].set[{:?}]", u.entry, u.path),
+                format!(
+                    "the ramp {:?}, still moving when this entry starts, sets this value again at {} s and moves it to its own target by {} s: this entry's value holds only until then; start the entry after the ramp ends, or end the ramp before it",
+                    u.ramp,
+                    number(u.undone_at_s),
+                    number(u.ramp_ends_s),
+                ),
+            )
+        })
+        .collect()
 }
 
 /// A count for a message: whole, with thousands separated, in scientific

@@ -589,3 +589,52 @@ fn arrivals_outnumbering_max_events_warn_only_when_surely() {
         None,
     ));
 }
+
+#[test]
+fn a_set_a_moving_ramp_undoes_warns() {
+    let rate = "workloads[users].arrival.rate_per_s";
+    let ramp = json!({"name": "ramp up", "at_s": 5, "over_s": 10, "set": {rate: 50}});
+    let entry = |at_s: f64, path: &str, value: Value| json!({"name": "cap", "at_s": at_s, "set": {path: value}});
+    let timeline = |entries: Vec<Value>| with(base(), "timeline", json!(entries));
+    warns(
+        &timeline(vec![ramp.clone(), entry(9.5, rate, json!(20))]),
+        "set-undone-by-ramp",
+        "timeline[cap].set[\"workloads[users].arrival.rate_per_s\"]",
+        "the ramp \"ramp up\", still moving when this entry starts, sets this value again at 10 s and moves it to its own target by 15 s: this entry's value holds only until then; start the entry after the ramp ends, or end the ramp before it",
+    );
+    // An entry that sets around what the ramp moves is undone in part.
+    let arrival = "workloads[users].arrival";
+    let poisson = json!({"kind": "poisson", "rate_per_s": 20});
+    assert_eq!(
+        warnings_of(&timeline(vec![
+            ramp.clone(),
+            entry(9.5, arrival, poisson.clone())
+        ]))[0]
+            .path,
+        "timeline[cap].set[\"workloads[users].arrival\"]"
+    );
+    // In file order or not, an entry that starts during the ramp is undone.
+    assert_eq!(
+        warnings_of(&timeline(vec![entry(9.5, rate, json!(20)), ramp.clone()])).len(),
+        1
+    );
+    // Quiet: the entry starts at the ramp's end (it applies after its last
+    // step), before the ramp (the ramp moves from its value), at the ramp's
+    // start but written before it (the same), or sets another value.
+    quiet(&timeline(vec![ramp.clone(), entry(15.0, rate, json!(20))]));
+    quiet(&timeline(vec![ramp.clone(), entry(4.0, rate, json!(20))]));
+    quiet(&timeline(vec![entry(5.0, rate, json!(20)), ramp.clone()]));
+    quiet(&timeline(vec![
+        ramp.clone(),
+        entry(9.5, "services[B].workers", json!(3)),
+    ]));
+    quiet(&timeline(vec![
+        ramp.clone(),
+        entry(9.5, "workloads[users].requests", json!(3)),
+    ]));
+    // At the ramp's start but written after it: its first step undoes it.
+    assert_eq!(
+        warnings_of(&timeline(vec![ramp, entry(5.0, rate, json!(20))])).len(),
+        1
+    );
+}
