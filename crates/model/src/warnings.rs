@@ -734,8 +734,9 @@ fn arrivals_outnumber_max_events(variant: &Variant) -> Vec<Warning> {
 /// `duration_s` and `requests`): for Poisson arrivals, ten standard
 /// deviations below the mean (fewer has a chance under e^-50, 2·10^-22, by
 /// Chernoff's bound on a Poisson count's lower tail); for constant ones,
-/// the gaps that fit; for all at once, its `requests`. 0 for arrivals with
-/// no fixed rate (a shape, a closed loop).
+/// the gaps that fit; for a shape, ten standard deviations below its
+/// rate's integral (its arrivals are a Poisson count); for all at once, its
+/// `requests`. 0 for a closed loop, whose pace is the system's.
 fn requests_surely_sent(workload: &crate::Workload, run_end: SimDuration) -> f64 {
     let limit = workload.max_requests.map_or(f64::INFINITY, |n| n as f64);
     let end_ns = workload
@@ -753,10 +754,17 @@ fn requests_surely_sent(workload: &crate::Workload, run_end: SimDuration) -> f64
             (mean - 10.0 * mean.sqrt()).max(0.0)
         }
         crate::Arrival::Constant { rate_per_s } => (end_ns / (1e9 / rate_per_s).ceil()).floor(),
-        crate::Arrival::AtOnce if limit.is_finite() => limit,
-        crate::Arrival::AtOnce | crate::Arrival::Shaped(_) | crate::Arrival::ClosedLoop { .. } => {
-            0.0
+        crate::Arrival::Shaped(shape) => {
+            // Thinning's candidates come at the highest rate, each gap
+            // rounded as a Poisson one's; the kept ones are a Poisson count
+            // with the rate's integral for mean.
+            let candidate_gap_ns = 1e9 / shape.max_rate();
+            let rounded = candidate_gap_ns / (candidate_gap_ns + 0.5);
+            let mean = shape.arrivals_until(end_ns / 1e9) * rounded;
+            (mean - 10.0 * mean.sqrt()).max(0.0)
         }
+        crate::Arrival::AtOnce if limit.is_finite() => limit,
+        crate::Arrival::AtOnce | crate::Arrival::ClosedLoop { .. } => 0.0,
     };
     surely.min(limit)
 }

@@ -523,7 +523,7 @@ fn arrivals_outlasting_the_series_limit_warn_only_when_surely() {
 /// arrival is an event: the warning fires where the arrivals surely
 /// outnumber the limit (1,000 here), and not on a near miss. Poisson counts
 /// are taken ten standard deviations below their mean: 1,400 expected
-/// (10/s for 140 s) surely bring 1,025; 1,300 only 939.
+/// (10/s for 140 s) surely bring 1,025; 1,300 only 939. A load shape's too.
 #[test]
 fn arrivals_outnumbering_max_events_warn_only_when_surely() {
     let open = |arrival: Value, duration_s: f64, requests: Option<u64>| {
@@ -572,6 +572,17 @@ fn arrivals_outnumbering_max_events_warn_only_when_surely() {
     other["name"] = json!("more");
     two["workloads"].as_array_mut().unwrap().push(other);
     fires(&two, "1,200");
+    // A shape's arrivals are a Poisson count with its integral for mean:
+    // 1,800 up to 140 s (a ramp to 20/s over 100 s, then holding) surely
+    // bring 1,375; 1,000 by 100 s only 683. A trace of 10/s for 140 s is
+    // the Poisson case's 1,400.
+    let ramp = json!({"kind": "stages", "start_rate_per_s": 0,
+                      "stages": [{"duration_s": 100, "target_rate_per_s": 20}]});
+    fires(&open(ramp.clone(), 140.0, None), "1,375");
+    quiet(&open(ramp, 100.0, None));
+    let trace = |buckets: usize| json!({"kind": "trace", "rates_per_s": vec![10; buckets]});
+    fires(&open(trace(140), 1e6, None), "1,025");
+    quiet(&open(trace(130), 1e6, None));
     // All at once: its count; a closed loop has no fixed rate: quiet.
     fires(&open(json!({"kind": "at_once"}), 1.0, Some(1001)), "1,001");
     // An end that rounds to 0 ns lets nothing arrive; gaps round to whole
