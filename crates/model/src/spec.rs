@@ -1938,10 +1938,12 @@ pub struct VariantSpec {
 pub struct LimitsSpec {
     /// Most events one variant may simulate (zero-time loops included: a
     /// retry without backoff against a refusing instance counts its events
-    /// too).
+    /// too; so do the candidate arrivals a load shape draws and thins away).
     #[serde(default = "default_max_events")]
     pub max_events: u64,
-    /// Most requests (handler executions) alive at once, in all services.
+    /// Most requests alive at once: handler executions in all services, and,
+    /// counted on their own, calls waiting on an answer or on a retry's
+    /// backoff (a workload's requests among them).
     #[serde(default = "default_max_in_flight")]
     pub max_in_flight: u64,
     /// Most time-series rows one variant may keep (one per bucket, and one

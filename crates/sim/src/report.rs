@@ -29,9 +29,22 @@ pub enum LimitHit {
     /// Too many events.
     #[error("stopped after {0} events (limits.max_events): the model may be unstable; the report is partial")]
     Events(u64),
+    /// Too many events, counting the candidate arrivals a load shape's
+    /// thinning drew and did not keep.
+    #[error("stopped after {events} events and {thinned} candidate arrivals a load shape drew and thinned away (limits.max_events counts both): a shape whose rate stays far below its peak for long is slow to draw; the report is partial")]
+    EventsAndThinned {
+        /// Events delivered.
+        events: u64,
+        /// Candidate arrivals thinned away.
+        thinned: u64,
+    },
     /// Too many requests alive at once.
     #[error("stopped with {0} requests in flight (limits.max_in_flight): the model may be unstable; the report is partial")]
     InFlight(u64),
+    /// Too many calls alive at once: requests waiting on an answer or on a
+    /// retry's backoff.
+    #[error("stopped with {0} calls in flight, waiting on an answer or a retry's backoff (limits.max_in_flight): the model may be unstable; the report is partial")]
+    CallsInFlight(u64),
     /// The time series would outgrow `limits.max_series_rows` (at most
     /// [`stormsim_model::MAX_SERIES_ROWS`]): a run with no horizon whose events reach far (a
     /// work of 10^12 s, a backoff without a cap), or buckets far narrower
@@ -604,8 +617,8 @@ pub(crate) fn variant_report(
 /// The name of a limit in `stopped_by`: the model field that set it.
 fn limit_name(hit: &LimitHit) -> &'static str {
     match hit {
-        LimitHit::Events(_) => "max_events",
-        LimitHit::InFlight(_) => "max_in_flight",
+        LimitHit::Events(_) | LimitHit::EventsAndThinned { .. } => "max_events",
+        LimitHit::InFlight(_) | LimitHit::CallsInFlight(_) => "max_in_flight",
         LimitHit::Buckets { .. } => "series_rows",
     }
 }

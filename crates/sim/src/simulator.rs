@@ -380,13 +380,18 @@ impl<'m> Simulator<'m> {
             }
             self.warm_up_upcoming();
             if self.dispatch(event, limits.max_events) {
-                stopped = Some(LimitHit::Events(self.queue.delivered()));
+                stopped = Some(self.events_limit_hit());
                 break;
             }
-            if self.world.tasks.len() as u64 > limits.max_in_flight {
-                stopped = Some(LimitHit::InFlight(self.world.tasks.len() as u64));
+            if let Some(hit) = self.in_flight_limit_hit(limits.max_in_flight) {
+                stopped = Some(hit);
                 break;
             }
+        }
+        // A load shape that stopped drawing at the event limit leaves no
+        // event behind to notice it.
+        if stopped.is_none() && self.events_counted() >= limits.max_events {
+            stopped = Some(self.events_limit_hit());
         }
         Delivered::Ended(stopped)
     }
@@ -396,12 +401,46 @@ impl<'m> Simulator<'m> {
     #[inline(never)]
     fn deliver_watched(&mut self, event: Event, limits: stormsim_model::Limits) -> Delivered {
         if self.dispatch(event, limits.max_events) {
-            return Delivered::Ended(Some(LimitHit::Events(self.queue.delivered())));
+            return Delivered::Ended(Some(self.events_limit_hit()));
         }
-        if self.world.tasks.len() as u64 > limits.max_in_flight {
-            return Delivered::Ended(Some(LimitHit::InFlight(self.world.tasks.len() as u64)));
+        if let Some(hit) = self.in_flight_limit_hit(limits.max_in_flight) {
+            return Delivered::Ended(Some(hit));
         }
         Delivered::Watched
+    }
+
+    /// What counts against `limits.max_events`: the events delivered, and
+    /// the candidate arrivals a load shape drew and thinned away.
+    fn events_counted(&self) -> u64 {
+        self.queue
+            .delivered()
+            .saturating_add(self.world.thinned_away)
+    }
+
+    /// The run stopped at `limits.max_events`: what it had counted.
+    fn events_limit_hit(&self) -> LimitHit {
+        match self.world.thinned_away {
+            0 => LimitHit::Events(self.queue.delivered()),
+            thinned => LimitHit::EventsAndThinned {
+                events: self.queue.delivered(),
+                thinned,
+            },
+        }
+    }
+
+    /// Whether more requests are alive than `limits.max_in_flight` allows:
+    /// handler executions, or calls waiting on an answer or a backoff
+    /// (each counted on its own).
+    #[inline(always)]
+    fn in_flight_limit_hit(&self, max_in_flight: u64) -> Option<LimitHit> {
+        let (tasks, calls) = (self.world.tasks.len() as u64, self.world.calls.len() as u64);
+        if tasks > max_in_flight {
+            Some(LimitHit::InFlight(tasks))
+        } else if calls > max_in_flight {
+            Some(LimitHit::CallsInFlight(calls))
+        } else {
+            None
+        }
     }
 
     /// Ends the run (`stopped`: the limit it stopped at, if any) and reports.
@@ -675,7 +714,7 @@ impl<'m> Simulator<'m> {
     fn dispatch(&mut self, event: Event, max_events: u64) -> bool {
         self.handle(event);
         loop {
-            if self.queue.delivered() >= max_events {
+            if self.events_counted() >= max_events {
                 return true;
             }
             if let Some(task) = self.world.ready.pop_front() {
@@ -804,7 +843,9 @@ impl<'m> Simulator<'m> {
     /// A shaped workload's next arrival after `from`, by thinning: candidates
     /// at the shape's highest rate, each kept with probability `rate(t) /
     /// highest`, on the workload's own stream. `None` once the workload's
-    /// duration, the horizon, or the end of the shape's traffic is reached.
+    /// duration, the horizon, or the end of the shape's traffic is reached,
+    /// or once the candidates thinned away, with the events, reach
+    /// `limits.max_events` (the run then stops there, partial).
     fn next_shaped_arrival(
         &mut self,
         workload: usize,
@@ -822,7 +863,10 @@ impl<'m> Simulator<'m> {
             .min();
         let highest = shape.max_rate();
         let mean_gap_ns = 1e9 / highest;
-        let rng = &mut self.world.workloads[workload].rng;
+        let max_events = self.topology.model.limits.max_events;
+        let delivered = self.queue.delivered();
+        let world = &mut self.world;
+        let rng = &mut world.workloads[workload].rng;
         let mut t = from;
         loop {
             t += gap(rng.exponential(mean_gap_ns));
@@ -832,6 +876,13 @@ impl<'m> Simulator<'m> {
             let rate = shape.rate_at(t.as_nanos() as f64 / 1e9);
             if rng.unit() * highest < rate {
                 return Some(t);
+            }
+            // A rate far below the peak for long (or a peak so high that a
+            // gap rounds to 0 ns) draws without end here: the run stops at
+            // its event limit instead, the arrivals cut there.
+            world.thinned_away += 1;
+            if delivered.saturating_add(world.thinned_away) >= max_events {
+                return None;
             }
         }
     }
@@ -940,7 +991,7 @@ impl<'m> Simulator<'m> {
             && self.queue.nothing_due_now()
             && self.world.ready.is_empty()
             && self.world.ready_calls.is_empty()
-            && self.queue.delivered() < self.topology.model.limits.max_events;
+            && self.events_counted() < self.topology.model.limits.max_events;
         if next_anyway {
             self.queue.count_delivered_at_once();
             self.handle(event);

@@ -44,6 +44,11 @@ pub(crate) struct World {
     /// Each host's slow periods (models with `hosts.slow`), drawn as the run
     /// reaches them.
     pub host_periods: Vec<HostPeriods>,
+    /// Candidate arrivals a load shape's thinning drew and did not keep:
+    /// work that is no event, counted with the events against
+    /// `limits.max_events` (a shape whose rate is far below its peak for
+    /// long would otherwise draw without end inside one event).
+    pub thinned_away: u64,
 }
 
 impl World {
@@ -91,6 +96,7 @@ impl World {
                         .map(|i| HostPeriods::new(root.label("host").index(u64::from(i)), &periods))
                         .collect()
                 }),
+            thinned_away: 0,
         }
     }
 

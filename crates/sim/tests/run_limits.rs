@@ -96,3 +96,61 @@ fn replicas_add_no_series_rows_of_their_own() {
         "{refused}"
     );
 }
+
+/// Found by fuzzing extreme values: a load shape draws its arrivals by
+/// thinning (candidates at its peak rate, each kept with the rate's share
+/// of it), and the candidates it did not keep counted toward no limit. A
+/// ramp to 10^12/s drew candidates 0 ns apart, and a burst of 1 µs at
+/// 900 s drew 9·10^10 candidates before its first arrival: both ran until
+/// killed. They count with the events against `limits.max_events` now.
+#[test]
+fn regression_a_shape_far_below_its_peak_stops_at_the_event_limit() {
+    let shaped = |arrival: serde_json::Value, max_events: u64| {
+        json!({
+            "name": "thinned",
+            "limits": {"max_events": max_events},
+            "workloads": [{"name": "u", "target": "s", "duration_s": 1000, "arrival": arrival}],
+            "services": [{"name": "s", "steps": [{"work": {"kind": "constant", "ms": 1}}]}]
+        })
+    };
+    let ramp = json!({"kind": "stages",
+                      "stages": [{"duration_s": 10, "target_rate_per_s": 1e12}]});
+    let burst = json!({"kind": "bursts", "base_rate_per_s": 0, "burst_rate_per_s": 1e8,
+                       "every_s": 1000, "length_s": 1e-6, "first_at_s": 900});
+    for (arrival, max_events) in [(ramp, 100_000), (burst, 1000)] {
+        let doc = shaped(arrival, max_events);
+        let model = load_model(&doc.to_string(), &[], Some(1)).expect("a valid model");
+        let v = run_variant(&model.variants[0]);
+        let why = v.stopped_by_limit.as_deref().expect("stopped by a limit");
+        assert!(
+            why.contains("thinned away (limits.max_events counts both)"),
+            "{why}"
+        );
+        assert!(v.events <= max_events, "{} events", v.events);
+    }
+}
+
+/// Found by fuzzing extreme values: a client call sleeping in its retry's
+/// backoff is no handler execution, and `limits.max_in_flight` counted only
+/// those. A million requests a second, each refused and then waiting 31
+/// years to retry, filled 5.5 GB before the allocator aborted. Calls alive
+/// count on their own against the same limit now.
+#[test]
+fn regression_calls_waiting_on_a_backoff_stop_at_the_in_flight_limit() {
+    let doc = json!({
+        "name": "sleepers",
+        "limits": {"max_in_flight": 1000},
+        "workloads": [{"name": "u", "target": "s", "duration_s": 300,
+                       "arrival": {"kind": "constant", "rate_per_s": 1000},
+                       "retry": {"max_attempts": 2, "backoff": {"kind": "fixed", "ms": 1e12}}}],
+        "services": [{"name": "s", "admission": {"drop_fraction": 1}}]
+    });
+    let model = load_model(&doc.to_string(), &[], Some(1)).expect("a valid model");
+    let v = run_variant(&model.variants[0]);
+    let why = v.stopped_by_limit.as_deref().expect("stopped by a limit");
+    assert!(
+        why.starts_with("stopped with 1001 calls in flight, waiting on an answer or a retry's backoff (limits.max_in_flight)"),
+        "{why}"
+    );
+    assert_eq!(v.workloads[0].requests, 1001);
+}
