@@ -529,6 +529,22 @@ fn load_parsed(
     let template = variant_template(&written_base);
     drop(written_base);
     let steps = timeline_steps_in_all(&base, &template, cli);
+    let step_bytes = model_bytes_a_step_checks(&base);
+    if steps > 0 && steps.saturating_mul(step_bytes) > MAX_TIMELINE_CHECKED_BYTES {
+        let most = (MAX_TIMELINE_CHECKED_BYTES / step_bytes).min(MAX_TIMELINE_STEPS);
+        problems.push(Problem::new(
+            "timeline",
+            format!(
+                "too many timeline steps for a model this size: at least {steps}, each a whole \
+                 model of {step_bytes} bytes of JSON to check, at most {MAX_TIMELINE_CHECKED_BYTES} \
+                 bytes in all, so at most {most} steps (a step change is one, a ramp one per \
+                 second of `over_s`, counted in the base and in every variant): shorten the \
+                 ramps, merge entries, give a rate that changes often as a `trace` arrival, or \
+                 explore the variants with a sweep file"
+            ),
+        ));
+        return Err(problems.into());
+    }
     if steps > MAX_TIMELINE_STEPS {
         problems.push(Problem::new(
             "timeline",
@@ -769,10 +785,12 @@ struct ResolvedTimeline {
     /// Each JSON path a step has set (`services[0].workers`), with the entry
     /// that set it last and the path as that entry writes it.
     last_set: BTreeMap<String, (usize, String)>,
-    /// Sets undone by a ramp, each once, in the order found.
+    /// Sets undone by a ramp, each once (by the first ramp to undo it), in
+    /// the order found.
     undone_by_ramps: Vec<UndoneByRamp>,
-    /// Those found: (the entry, its path as written, the ramp).
-    undone_found: BTreeSet<(usize, String, usize)>,
+    /// Those found, each by the first ramp to undo it: (the entry, its
+    /// path as written).
+    undone_found: BTreeSet<(usize, String)>,
 }
 
 impl ResolvedTimeline {
@@ -854,7 +872,7 @@ impl ResolvedTimeline {
                             undone_at_s: step.at_s,
                             ramp_ends_s: entry.at_s + entry.over_s.unwrap_or(0.0),
                         };
-                        if self.undone_found.insert((*j, their_path.clone(), i)) {
+                        if self.undone_found.insert((*j, their_path.clone())) {
                             self.undone_by_ramps.push(undone);
                         }
                     }
@@ -916,6 +934,28 @@ pub const MAX_RAMP_S: f64 = 10_000.0;
 /// share what they leave alone. At the limit (50 ramps of 10,000 s on a
 /// two-service model), `check` took 19.8 s and 0.96 GB in a release build.
 pub const MAX_TIMELINE_STEPS: usize = 500_000;
+
+/// Most bytes of model JSON the timeline's steps may take to check, all
+/// steps of the base and the variants together: each step is checked as a
+/// whole model, in time proportional to its size (a model of 101 services,
+/// 32 KB, took 4.5 ms a step, so 50,000 steps 227 s; the two-service model
+/// at [`MAX_TIMELINE_STEPS`], 508 bytes, 19.8 to 48 s). The limit is that
+/// worst case's, whatever the model's size.
+pub const MAX_TIMELINE_CHECKED_BYTES: usize = 256_000_000;
+
+/// The bytes of JSON a timeline step checks: the model without its
+/// timeline and variants, compact.
+fn model_bytes_a_step_checks(doc: &Value) -> usize {
+    let Some(fields) = doc.as_object() else {
+        return 1;
+    };
+    let model: Map<String, Value> = fields
+        .iter()
+        .filter(|(k, _)| !matches!(k.as_str(), "timeline" | "variants"))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    serde_json::to_vec(&model).map_or(1, |bytes| bytes.len().max(1))
+}
 
 /// The file's base (`written`, not yet `--set`) without its variants: each
 /// variant's document starts from it ([`variant_sets`]).

@@ -22,7 +22,8 @@ use std::sync::LazyLock;
 use std::time::{Duration, Instant};
 use stormsim_engine::SimDuration;
 use stormsim_model::{
-    load_model, Arrival, LoadedModel, ParamPath, Problem, Step, MAX_RAMP_S, MAX_TIMELINE_STEPS,
+    load_model, Arrival, LoadedModel, ParamPath, Problem, Step, MAX_RAMP_S,
+    MAX_TIMELINE_CHECKED_BYTES, MAX_TIMELINE_STEPS,
 };
 
 /// The bundled model the mutations start from.
@@ -899,6 +900,50 @@ fn timeline_steps_are_counted_over_every_variant() {
     );
     let problems = too_many_steps(&doc);
     assert_eq!(problems.len(), 1, "{problems:?}");
+}
+
+/// Found by fuzzing extreme values: each timeline step is checked as a whole
+/// model, so the time grows with the steps times the model's size, and the
+/// bound on steps alone let a model of 101 services (32 KB) with five ramps
+/// of 10,000 s (50,000 steps, a tenth of the bound) take 227 s to check.
+/// The bytes of model the steps check are bounded too, before any is built:
+/// here 50,000 steps of a 6.7 KB model (at most 37,970), while 2,000 pass.
+#[test]
+fn regression_timeline_steps_of_a_large_model_are_bounded_by_its_size() {
+    let mut doc = base();
+    let services = doc["services"].as_array_mut().unwrap();
+    for i in 0..100 {
+        services.push(json!({"name": format!("extra{i}"),
+                             "steps": [{"work": {"kind": "constant", "ms": 5}}]}));
+    }
+    let ramps = |n: usize, over_s: f64| -> Value {
+        (0..n)
+            .map(|i| {
+                json!({"name": format!("r{i}"), "at_s": 1, "over_s": over_s,
+                       "set": {"services[B].steps[0].work.ms": 5 + i}})
+            })
+            .collect()
+    };
+    let problems = too_many_steps(&with(doc.clone(), "timeline", ramps(5, MAX_RAMP_S)));
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert!(
+        problems[0].message.starts_with(
+            "too many timeline steps for a model this size: at least 50000, each a whole model of"
+        ),
+        "{problems:?}"
+    );
+    let bytes = serde_json::to_vec(&doc).unwrap().len();
+    let most = MAX_TIMELINE_CHECKED_BYTES / bytes;
+    assert!(
+        (2_000..50_000).contains(&most),
+        "{bytes} bytes: {most} steps"
+    );
+    load_model(
+        &with(doc, "timeline", ramps(2, 1000.0)).to_string(),
+        &[],
+        None,
+    )
+    .expect("2,000 steps of this model pass");
 }
 
 /// Hosts are numbered `zone * per_zone + host` in `u32`; more than a million
