@@ -575,3 +575,60 @@ fn config_import_is_deterministic() {
     assert_eq!(a.unmapped, b.unmapped);
     assert_eq!(a.notes, b.notes);
 }
+
+/// Found by fuzzing the importers: a `baseConfig` chain is resolved by
+/// recursion, once per instance, and its loop was found only once the
+/// depth passed the number of configs: a chain of 15,000 (or a two-config
+/// loop among 16,000 configs) overflowed the stack and aborted. Chains are
+/// cut at 64 links, with a problem at the link.
+#[test]
+fn regression_a_long_or_looping_base_config_chain_is_refused_not_recursed() {
+    let mut chain = String::from("resilience4j:\n  retry:\n    configs:\n");
+    for i in 0..5000 {
+        chain.push_str(&format!("      c{i}:\n        baseConfig: c{}\n", i + 1));
+    }
+    chain.push_str(
+        "      c5000:\n        maxAttempts: 2\n    instances:\n      a:\n        baseConfig: c0\n",
+    );
+    let problems = invalid(Source::Resilience4j, "chain.yml", &chain);
+    assert!(
+        problems.iter().any(|p| p
+            .message
+            .contains("baseConfig chain loops, or is longer than 64 configs")),
+        "{problems:#?}"
+    );
+    let mut looping = String::from(
+        "resilience4j:\n  retry:\n    configs:\n      x:\n        baseConfig: y\n      y:\n        baseConfig: x\n",
+    );
+    for i in 0..5000 {
+        looping.push_str(&format!("      filler{i}:\n        maxAttempts: 2\n"));
+    }
+    looping.push_str("    instances:\n      a:\n        baseConfig: x\n");
+    let problems = invalid(Source::Resilience4j, "loop.yml", &looping);
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.message.contains("baseConfig chain loops")),
+        "{problems:#?}"
+    );
+}
+
+/// Found by fuzzing the importers: Spring's dotted keys are expanded into
+/// nested ones by recursion, past the YAML reader's nesting limit, and two
+/// keys sharing 20,000 dotted segments overflowed the stack. Past the
+/// limit a key is kept whole, and reported as a field no module knows.
+#[test]
+fn regression_a_key_of_thousands_of_dots_is_kept_whole() {
+    let deep = vec!["x"; 20_000].join(".");
+    // As JSON, which the YAML reader reads too: a plain YAML key stops at
+    // 1,024 bytes.
+    let text = json!({"resilience4j.retry.instances.a.maxAttempts": 3,
+                      format!("{deep}.y"): 1, format!("{deep}.z"): 2})
+    .to_string();
+    let i = import(Source::Resilience4j, &[("dots.json".into(), text)])
+        .unwrap_or_else(|ImportError::Invalid(ps)| panic!("{ps:#?}"));
+    let paths = unmapped_paths(&i);
+    assert_eq!(paths.len(), 2, "{}", paths.len());
+    assert!(paths.iter().all(|p| p.starts_with("x.x.x.")));
+    assert_eq!(step(&i.model, "a")["retry"]["max_attempts"], 3);
+}

@@ -15,7 +15,7 @@
 
 use super::read::{norm, Cx, DurationSyntax::Spring};
 use super::skeleton::{upstream, Edge};
-use super::tree::{join, Node, Value as Y};
+use super::tree::{join, Node, Value as Y, MAX_DEPTH};
 use super::{Input, Out};
 use serde_json::{json, Map, Value};
 
@@ -234,7 +234,7 @@ pub(crate) fn import(inputs: &mut [Input], out: &mut Out) {
         let cx = &mut input.cx;
         let mut root: Option<Node> = None;
         for doc in &input.docs {
-            let doc = expand(doc);
+            let doc = expand(doc, 0);
             root = Some(match root {
                 None => doc,
                 Some(r) => merge(r, doc),
@@ -419,6 +419,11 @@ fn layer(cx: &mut Cx, m: &Module, node: &Node, path: &str) -> Option<Layer> {
     Some(Layer { base, values })
 }
 
+/// The longest `baseConfig` chain resolved: real ones are a link or two, and
+/// each link is resolved by recursion, once per instance (a chain of 15,000
+/// overflowed the stack; one of 8,000 under 200 instances took 30 s).
+const MAX_BASE_CHAIN: usize = 64;
+
 /// An instance's (or, with `instance` None, a config's) settings:
 /// resilience4j's defaults, then its base config, then its own. As
 /// resilience4j-spring-boot's `create…Config` chooses it, an instance's base
@@ -458,9 +463,13 @@ fn resolve(
         Some(name) => {
             let found = configs.iter().find(|(n, _)| n == name);
             match (found, &own.base) {
-                (Some(_), _) if depth > configs.len() => {
+                (Some(_), _) if depth > configs.len().min(MAX_BASE_CHAIN) => {
                     if let Some((_, p, n)) = &own.base {
-                        cx.problem(p, n, "baseConfig chain loops");
+                        cx.problem(
+                            p,
+                            n,
+                            format!("baseConfig chain loops, or is longer than {MAX_BASE_CHAIN} configs"),
+                        );
                     }
                     return None;
                 }
@@ -541,8 +550,11 @@ fn policy(m: &Module, v: &Map<String, Value>, policies: &mut Map<String, Value>)
     }
 }
 
-/// Spring reads `a.b: x` as `a: {b: x}`: dotted keys become nested ones.
-fn expand(node: &Node) -> Node {
+/// Spring reads `a.b: x` as `a: {b: x}`: dotted keys become nested ones,
+/// down to [`MAX_DEPTH`] in all (`depth`: the node's own): deeper, a key is
+/// kept whole, a field no module knows, since the tree is expanded, merged
+/// and read by recursion (a key of 20,000 dots overflowed the stack).
+fn expand(node: &Node, depth: usize) -> Node {
     match &node.value {
         Y::Map(entries) => {
             let mut out = Node {
@@ -550,9 +562,15 @@ fn expand(node: &Node) -> Node {
                 value: Y::Map(Vec::new()),
             };
             for (k, v) in entries {
-                let mut parts = k.split('.').map(str::to_string).collect::<Vec<_>>();
+                let dots = k.matches('.').count();
+                let mut parts = if depth + 1 + dots > MAX_DEPTH {
+                    vec![k.clone()]
+                } else {
+                    k.split('.').map(str::to_string).collect::<Vec<_>>()
+                };
+                let under = depth + parts.len();
                 let first = parts.remove(0);
-                let mut value = expand(v);
+                let mut value = expand(v, under);
                 for part in parts.into_iter().rev() {
                     value = Node {
                         line: value.line,
@@ -569,7 +587,7 @@ fn expand(node: &Node) -> Node {
         }
         Y::Seq(items) => Node {
             line: node.line,
-            value: Y::Seq(items.iter().map(expand).collect()),
+            value: Y::Seq(items.iter().map(|item| expand(item, depth + 1)).collect()),
         },
         _ => node.clone(),
     }
