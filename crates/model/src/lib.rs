@@ -848,9 +848,7 @@ impl ResolvedTimeline {
             }
         }
     }
-}
 
-impl ResolvedTimeline {
     /// Records what `step` (applied, as `applied`) set, and, for a ramp's
     /// step, each value it sets again that an entry started after the ramp
     /// had set: at, inside or around the same path.

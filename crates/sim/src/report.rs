@@ -31,7 +31,7 @@ pub enum LimitHit {
     Events(u64),
     /// Too many events, counting the candidate arrivals a load shape's
     /// thinning drew and did not keep.
-    #[error("stopped after {events} events and {thinned} candidate arrivals a load shape drew and thinned away (limits.max_events counts both): a shape whose rate stays far below its peak for long is slow to draw; the report is partial")]
+    #[error("stopped after {events} events and {thinned} candidate arrivals a load shape drew and thinned away (limits.max_events counts both): the model may be unstable, or a shape's rate stays far below its peak for long; the report is partial")]
     EventsAndThinned {
         /// Events delivered.
         events: u64,
