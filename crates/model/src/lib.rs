@@ -850,8 +850,8 @@ impl ResolvedTimeline {
     }
 
     /// Records what `step` (applied, as `applied`) set, and, for a ramp's
-    /// step, each value it sets again that an entry started after the ramp
-    /// had set: at, inside or around the same path.
+    /// step, each value it sets again that a step change started after the
+    /// ramp had set: at, inside or around the same path.
     fn note_sets(&mut self, step: &PendingStep, applied: &[Applied], spec: &ModelSpec) {
         let i = step.entry;
         let entry = &spec.timeline[i];
@@ -860,7 +860,11 @@ impl ResolvedTimeline {
             for path in &applied.paths {
                 if is_ramp {
                     for (j, their_path) in overlapping(&self.last_set, path) {
-                        if *j == i || self.started[*j] < self.started[i] {
+                        // Another ramp is no victim: at each instant the two
+                        // share, the one started later applies last, and
+                        // its value stands.
+                        let j_is_ramp = spec.timeline[*j].over_s.is_some_and(|o| o > 0.0);
+                        if *j == i || j_is_ramp || self.started[*j] < self.started[i] {
                             continue;
                         }
                         let undone = UndoneByRamp {
@@ -874,6 +878,21 @@ impl ResolvedTimeline {
                             self.undone_by_ramps.push(undone);
                         }
                     }
+                }
+                // What was set inside this path is replaced with it.
+                let inside: Vec<String> = self
+                    .last_set
+                    .range::<str, _>((
+                        std::ops::Bound::Excluded(path.as_str()),
+                        std::ops::Bound::Unbounded,
+                    ))
+                    .map(|(set, _)| set)
+                    .take_while(|set| set.starts_with(path.as_str()))
+                    .filter(|set| set[path.len()..].starts_with(['.', '[']))
+                    .cloned()
+                    .collect();
+                for set in inside {
+                    self.last_set.remove(&set);
                 }
                 self.last_set.insert(path.clone(), (i, written.clone()));
             }

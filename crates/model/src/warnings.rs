@@ -60,7 +60,7 @@ pub const WARNINGS: &[(&str, &str)] = &[
     ),
     (
         "set-undone-by-ramp",
-        "a timeline entry that sets a value a ramp already moving sets again at its next step (steps apply in time order: the ramp's wins)",
+        "a timeline step change that sets a value a ramp already moving sets again at its next step (steps apply in time order: the ramp's wins)",
     ),
 ];
 
@@ -709,6 +709,20 @@ fn arrivals_outnumber_max_events(variant: &Variant) -> Vec<Warning> {
     let models = models_of(variant);
     let surely: f64 = (0..start.workloads.len())
         .map(|index| {
+            // A shape's rate is a function of the run's time: each model's
+            // integral over the whole run counts where it is not in force.
+            let arrival = &start.workloads[index].arrival;
+            let reshaped = models.iter().any(|m| {
+                let theirs = &m.workloads[index].arrival;
+                theirs != arrival
+                    && matches!(
+                        (arrival, theirs),
+                        (crate::Arrival::Shaped(_), _) | (_, crate::Arrival::Shaped(_))
+                    )
+            });
+            if reshaped {
+                return 0.0;
+            }
             models
                 .iter()
                 .map(|m| requests_surely_sent(&m.workloads[index], run_end))

@@ -649,3 +649,47 @@ fn a_set_a_moving_ramp_undoes_warns() {
         1
     );
 }
+
+/// Found by review: two ramps that share instants were taken for an undo.
+/// At each instant they share, the ramp started later applies last, so
+/// "ramp every workload, but this one to its own target" leaves this one's
+/// value standing; only a step change is undone. And a set of a whole
+/// object replaces what was set inside it: the inner set is no longer
+/// there to be undone.
+#[test]
+fn regression_ramps_that_share_instants_undo_nothing() {
+    let rate = "workloads[users].arrival.rate_per_s";
+    let all_up = json!({"name": "all up", "at_s": 10, "over_s": 60,
+                        "set": {"workloads[*].arrival.rate_per_s": 20}});
+    let higher = json!({"name": "users higher", "at_s": 10, "over_s": 60, "set": {rate: 40}});
+    quiet(&with(base(), "timeline", json!([all_up, higher])));
+    let ramp = json!({"name": "ramp up", "at_s": 5, "over_s": 10, "set": {rate: 50}});
+    let inner = json!({"name": "cap", "at_s": 8.2, "set": {rate: 20}});
+    let whole = json!({"name": "reshape", "at_s": 8.5,
+                       "set": {"workloads[users].arrival": {"kind": "poisson", "rate_per_s": 30}}});
+    let ws = warnings_of(&with(base(), "timeline", json!([ramp, inner, whole])));
+    assert_eq!(ws.len(), 1, "{ws:#?}");
+    assert_eq!(
+        ws[0].path,
+        "timeline[reshape].set[\"workloads[users].arrival\"]"
+    );
+}
+
+/// Found by review: a load shape changed by the timeline was integrated over
+/// the whole run in each model, counting requests where that shape is not in
+/// force (9.9 M surely, for a run that gets none). A workload whose shape a
+/// change replaces counts none.
+#[test]
+fn regression_a_reshaped_workload_counts_no_sure_arrivals() {
+    let mut doc = base();
+    doc["limits"] = json!({"max_events": 1_000_000});
+    let w = &mut doc["workloads"][0];
+    w.as_object_mut().unwrap().remove("requests");
+    w["duration_s"] = json!(1000);
+    let mut rates = vec![10_000; 1000];
+    rates[0] = 0;
+    w["arrival"] = json!({"kind": "trace", "rates_per_s": rates});
+    doc["timeline"] = json!([{"name": "burst", "at_s": 1,
+        "set": {"workloads[users].arrival": {"kind": "trace", "rates_per_s": [1e7]}}}]);
+    quiet(&doc);
+}
