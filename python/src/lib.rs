@@ -285,6 +285,12 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         stormsim_sim::report::verdict_columns().to_vec(),
     )?;
     m.add(
+        "OUTCOMES",
+        stormsim_sim::analysis::Outcome::ALL
+            .map(stormsim_sim::analysis::Outcome::as_str)
+            .to_vec(),
+    )?;
+    m.add(
         "WARNINGS",
         stormsim_model::WARNINGS
             .iter()

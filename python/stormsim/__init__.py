@@ -24,17 +24,19 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Optional, Sequence, Union
 
 from . import _native
-from ._errors import ModelError
+from ._errors import ModelError, VerdictFailed
 
 __all__ = [
     "ModelError",
     "ModelWarning",
+    "OUTCOMES",
     "PartialRunWarning",
     "Run",
     "StormsimWarning",
     "SweepResult",
     "TIMESERIES_COLUMNS",
     "VERDICT_COLUMNS",
+    "VerdictFailed",
     "WARNINGS",
     "check",
     "run",
@@ -46,6 +48,9 @@ __version__ = _native.__version__
 #: The columns of ``Run.verdicts`` after ``variant``: those of summary.csv
 #: from ``outcome`` to ``verdict_reason``.
 VERDICT_COLUMNS: tuple[str, ...] = tuple(_native.VERDICT_COLUMNS)
+
+#: The recovery outcomes a verdict may have, and ``fail_on`` takes.
+OUTCOMES: tuple[str, ...] = tuple(_native.OUTCOMES)
 
 #: The columns of ``Run.timeseries`` (long format, as timeseries.tidy.csv.gz).
 TIMESERIES_COLUMNS: tuple[str, ...] = ("variant", "t_s", "entity", "metric", "value")
@@ -142,6 +147,25 @@ def _sets_json(sets: Optional[Mapping]) -> str:
     return json.dumps(dict(sets), allow_nan=False)
 
 
+def _fail_on(fail_on: Optional[Sequence[str]]) -> list[str]:
+    """``fail_on`` checked: outcome names, as ``--fail-on`` takes them."""
+    if fail_on is None:
+        return []
+    if isinstance(fail_on, str):
+        fail_on = [fail_on]
+    names = [str(o).strip() for o in fail_on]
+    unknown = [o for o in names if o not in OUTCOMES]
+    if unknown:
+        raise ValueError(f"no outcome {', '.join(map(repr, unknown))}; the outcomes are {', '.join(OUTCOMES)}")
+    return names
+
+
+def _failing(rows: list[dict], fail_on: list[str], where) -> list[tuple[str, str, str]]:
+    """``(where, outcome, reason)`` of each row (a summary.csv or results.csv
+    row, read as text) judged an outcome of ``fail_on``."""
+    return [(where(r), r["outcome"], r.get("verdict_reason", "")) for r in rows if r.get("outcome") in fail_on]
+
+
 def _frame_kind(frames: str) -> str:
     if frames not in ("pandas", "polars"):
         raise ValueError(f"frames must be 'pandas' or 'polars', not {frames!r}")
@@ -208,6 +232,7 @@ def run(
     *,
     frames: str = "pandas",
     memory_limit_gb: Optional[float] = None,
+    fail_on: Optional[Sequence[str]] = None,
 ) -> Run:
     """Runs a model's variants, as ``stormsim run`` does (without writing files).
 
@@ -223,9 +248,15 @@ def run(
     ``StormsimWarning`` and kept in ``Run.warnings``; a variant stopped at
     one of the model's limits issues a ``PartialRunWarning``. Raises
     ``ModelError`` if the model cannot run, ``ValueError`` for a variant it
-    does not have.
+    does not have or an outcome that is none of ``OUTCOMES``.
+
+    ``fail_on``: recovery outcomes (``["metastable", "relapsed"]``) that
+    fail the run, as ``stormsim run --fail-on`` does: ``VerdictFailed`` is
+    raised, listing each variant judged one of them with its reason; its
+    ``result`` is the ``Run``.
     """
     frames = _frame_kind(frames)
+    fail_on = _fail_on(fail_on)
     if isinstance(variants, str):
         variants = [variants]
     src = _source(model, "model")
@@ -241,7 +272,7 @@ def run(
     summary = _frame(out["summary_csv"], frames)
     columns = ["variant", *VERDICT_COLUMNS]
     verdicts = summary.select(columns) if frames == "polars" else summary[columns].copy()
-    return Run(
+    result = Run(
         model=out["model"],
         seed=out["seed"],
         summary=summary,
@@ -250,6 +281,11 @@ def run(
         warnings=found,
         stopped=stopped,
     )
+    rows = list(csv.DictReader(io.StringIO(out["summary_csv"])))
+    failing = _failing(rows, fail_on, lambda r: r["variant"])
+    if failing:
+        raise VerdictFailed(out["model"], failing, result)
+    return result
 
 
 def sweep(
@@ -258,6 +294,7 @@ def sweep(
     *,
     frames: str = "pandas",
     memory_limit_gb: Optional[float] = None,
+    fail_on: Optional[Sequence[str]] = None,
 ) -> SweepResult:
     """Runs a sweep, as ``stormsim sweep`` does (without writing files).
 
@@ -269,9 +306,12 @@ def sweep(
     for ``check`` (a point over it is refused). Returns a ``SweepResult`` whose ``results`` and ``aggregate`` are
     the tables of results.csv and aggregate.csv. Raises ``ModelError`` if
     the sweep or its model cannot run; a run stopped at one of the model's
-    limits issues a ``PartialRunWarning``.
+    limits issues a ``PartialRunWarning``. ``fail_on`` as for ``run``: a
+    run judged one of those outcomes raises ``VerdictFailed`` (each failing
+    run as ``point P replication R``), its ``result`` the ``SweepResult``.
     """
     frames = _frame_kind(frames)
+    fail_on = _fail_on(fail_on)
     src = _source(sweep, "sweep")
     out = _native.run_sweep(src["path"], src["text"], jobs, src["source"], memory_limit_gb)
     if out["stopped"]:
@@ -281,9 +321,14 @@ def sweep(
             PartialRunWarning,
             stacklevel=2,
         )
-    return SweepResult(
+    result = SweepResult(
         name=out["name"],
         results=_frame(out["results_csv"], frames),
         aggregate=_frame(out["aggregate_csv"], frames),
         stopped=out["stopped"],
     )
+    rows = list(csv.DictReader(io.StringIO(out["results_csv"])))
+    failing = _failing(rows, fail_on, lambda r: f"point {r['point']} replication {r['replication']}")
+    if failing:
+        raise VerdictFailed(out["name"], failing, result)
+    return result

@@ -261,3 +261,37 @@ def test_a_dict_model_reads_its_trace_file_from_the_current_folder(tmp_path, mon
     model["workloads"][0]["arrival"] = {"kind": "trace", "rates_per_s": [40, 80, 40]}
     inline = stormsim.run(model)
     pd.testing.assert_frame_equal(from_file.summary, inline.summary)
+
+
+def test_fail_on_raises_with_each_failing_variant_as_the_command_line_exits_4(tmp_path):
+    # error-spike: `retries` is metastable, the other three recovered.
+    with pytest.raises(stormsim.VerdictFailed) as failed:
+        stormsim.run(SPIKE, fail_on=["metastable", "relapsed"])
+    assert [(v, o) for v, o, _ in failed.value.failing] == [("retries", "metastable")]
+    assert failed.value.failing[0][2].startswith("not recovered")
+    assert "FAIL retries: metastable: not recovered" in str(failed.value)
+    assert list(failed.value.result.verdicts["variant"]) == ["retries", "no-retries", "retry-budget", "fast-failure"]
+    done = stormsim_cli("run", SPIKE, "--out", tmp_path / "cli", "--quiet", "--fail-on", "metastable,relapsed", expect=4)
+    assert "FAIL error-spike/retries: metastable: not recovered" in done.stderr
+    assert "1 variants judged metastable or relapsed" in done.stderr
+    # A healthy model passes: 0 from both.
+    run = stormsim.run(SPIKE, variants=["no-retries"], fail_on="metastable")
+    assert list(run.verdicts["outcome"]) == ["recovered"]
+    stormsim_cli(
+        "run", SPIKE, "--variant", "no-retries", "--out", tmp_path / "ok", "--quiet", "--fail-on", "metastable"
+    )
+
+
+def test_fail_on_refuses_an_outcome_that_is_none(tmp_path):
+    with pytest.raises(ValueError, match="the outcomes are recovered, relapsed, metastable"):
+        stormsim.run(SPIKE, fail_on=["stuck"])
+    done = stormsim_cli("run", SPIKE, "--out", tmp_path / "cli", "--fail-on", "stuck", expect=2)
+    assert "no outcome \"stuck\"" in done.stderr
+    assert stormsim.OUTCOMES == (
+        "recovered",
+        "relapsed",
+        "metastable",
+        "overloaded",
+        "unhealthy_before_trigger",
+        "undetermined",
+    )

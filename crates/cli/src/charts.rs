@@ -26,8 +26,9 @@ use crate::view::{RunView, TimelineEntry, VariantView};
 use stormsim_model::TimelineRole;
 use stormsim_plot::style::format_count;
 use stormsim_plot::{
-    BranchesChart, BranchesVariant, ComparisonChart, LineSeries, PercentileRow, ServiceWaste,
-    TimelineChart, TimelineMark, TimelinePanel, VariantSeries, WastedChart, WastedVariant,
+    BranchesChart, BranchesVariant, ComparisonChart, DegradedSpan, LineSeries, PercentileRow,
+    ServiceWaste, TimelineChart, TimelineMark, TimelinePanel, VariantSeries, WastedChart,
+    WastedVariant,
 };
 use stormsim_sim::analysis::Outcome;
 
@@ -252,7 +253,23 @@ fn verdict(v: &VariantView) -> Option<String> {
         (Outcome::Metastable, Some(by), Some(after)) => {
             format!("metastable: back only {after} s after \u{201c}{by}\u{201d}")
         }
-        (Outcome::Metastable, _, _) => "metastable: still degraded at the horizon".to_string(),
+        (Outcome::Metastable, _, _) => match r.course.as_ref().and_then(|c| c.back_at_s) {
+            Some(t) => {
+                format!("metastable: back only at {t} s, by itself, past the recovery window")
+            }
+            None => "metastable: still degraded at the horizon".to_string(),
+        },
+        (Outcome::Relapsed, _, _) => format!(
+            "relapsed: recovered, then degraded again from {} s with no new trigger",
+            r.course
+                .as_ref()
+                .and_then(|c| c.relapsed_at_s)
+                .unwrap_or(0.0)
+        ),
+        (Outcome::Overloaded, _, _) => {
+            "overloaded: the load after the trigger is more than the system carries untouched"
+                .to_string()
+        }
         (Outcome::UnhealthyBeforeTrigger, _, _) => {
             "unhealthy before the trigger: no healthy baseline to judge against".to_string()
         }
@@ -327,6 +344,16 @@ pub fn timeline(run: &RunView) -> Option<TimelineChart> {
                 // queue and an exhausted pool (with no queue at all).
                 queue: ts.in_flight.iter().map(|&n| n as f64).collect(),
                 t_s: ts.t_s.clone(),
+                degraded: v
+                    .verdict
+                    .iter()
+                    .flat_map(|r| r.course.iter().flat_map(|c| &c.spans))
+                    .map(|s| DegradedSpan {
+                        from_s: s.from_s,
+                        to_s: s.to_s,
+                        overload: s.overload,
+                    })
+                    .collect(),
             }
         })
         .collect();

@@ -23,6 +23,7 @@ use stormsim_model::{
     load_model, load_model_in, parse_cli_value, LoadedModel, ModelError, Problem,
 };
 use stormsim_plot::style::format_counted;
+use stormsim_sim::analysis::Outcome;
 use stormsim_sim::memory::check_memory;
 use stormsim_sweep::MAX_JOBS;
 
@@ -36,12 +37,19 @@ const EXIT_BAD_INPUT: u8 = 2;
 /// run (`--accept-partial` makes it 0).
 const EXIT_PARTIAL: u8 = 3;
 
+/// Exit code of a `run` or `sweep` that wrote its outputs and in which a
+/// variant or run was judged one of the outcomes `--fail-on` names: a gate
+/// for a CI job. It wins over [`EXIT_PARTIAL`].
+const EXIT_VERDICT: u8 = 4;
+
 /// What the exit codes mean, for every command's help.
 const EXIT_CODES: &str = "Exit codes: 0 done; 1 a failure to read or write files; \
     2 input to fix (a model, a sweep file, a flag, an output folder holding \
     someone else's files or locked by another stormsim); 3 (run, sweep) the \
     outputs are written but a run stopped at one of the model's `limits`, so \
-    its numbers describe a cut-short run (pass --accept-partial for 0).";
+    its numbers describe a cut-short run (pass --accept-partial for 0); \
+    4 (run, sweep) the outputs are written and a variant or run was judged an \
+    outcome --fail-on names (one line per failing one on stderr).";
 
 #[derive(Parser)]
 #[command(
@@ -87,6 +95,55 @@ impl WarningsArgs {
     fn silences(&self, name: &str) -> bool {
         self.no_warnings.iter().any(|n| n == "all" || n == name)
     }
+}
+
+/// `--fail-on OUTCOME,...`, on `run` and `sweep`: a verdict a CI job can
+/// gate on.
+#[derive(clap::Args, Clone, Debug, Default)]
+struct FailOnArgs {
+    /// Exit 4 when a variant (a sweep: a run) is judged one of these
+    /// recovery outcomes, comma-separated: recovered, relapsed, metastable,
+    /// overloaded, unhealthy_before_trigger, undetermined. Each failing one
+    /// gets a line on stderr: `FAIL model/variant: outcome: reason`. Typical:
+    /// --fail-on metastable,relapsed. Exit 4 wins over 3 (a run stopped at a
+    /// limit), which --accept-partial still turns to 0.
+    #[arg(
+        long = "fail-on",
+        value_name = "OUTCOME,...",
+        value_delimiter = ',',
+        value_parser = parse_outcome
+    )]
+    fail_on: Vec<Outcome>,
+}
+
+impl FailOnArgs {
+    /// Whether `outcome` is one to fail on.
+    fn fails(&self, outcome: Outcome) -> bool {
+        self.fail_on.contains(&outcome)
+    }
+
+    /// The exit code once `failing` of the `what` (variants, runs) were
+    /// judged an outcome to fail on: 4 and a line saying how many, or
+    /// `otherwise`.
+    fn exit(&self, failing: usize, what: &str, otherwise: ExitCode) -> ExitCode {
+        if failing == 0 {
+            return otherwise;
+        }
+        let names: Vec<&str> = self.fail_on.iter().map(|o| o.as_str()).collect();
+        eprintln!(
+            "error: {failing} {what} judged {} (--fail-on; exit code {EXIT_VERDICT})",
+            names.join(" or ")
+        );
+        ExitCode::from(EXIT_VERDICT)
+    }
+}
+
+/// An outcome `--fail-on` takes.
+fn parse_outcome(text: &str) -> std::result::Result<Outcome, String> {
+    Outcome::parse(text.trim()).ok_or_else(|| {
+        let names: Vec<&str> = Outcome::ALL.iter().map(|o| o.as_str()).collect();
+        format!("no outcome {text:?}; the outcomes are {}", names.join(", "))
+    })
 }
 
 /// A name `--no-warnings=` takes: a warning's, or `all`.
@@ -236,6 +293,8 @@ enum Command {
         /// Exit 0, not 3, when a variant stopped at one of the model's limits.
         #[arg(long)]
         accept_partial: bool,
+        #[command(flatten)]
+        fail_on: FailOnArgs,
         /// The ceiling on the memory a run is estimated to need, in GiB
         /// (the model's instances, call edges, policy windows, cache keys,
         /// time series): a model over it is refused, naming its largest part.
@@ -286,6 +345,8 @@ enum Command {
         /// Exit 0, not 3, when a run stopped at one of the model's limits.
         #[arg(long)]
         accept_partial: bool,
+        #[command(flatten)]
+        fail_on: FailOnArgs,
         /// The ceiling on the memory each run is estimated to need, in GiB
         /// (as for `run`): a point over it is refused, naming its axis value.
         #[arg(long = "memory-limit-gb", value_name = "GIB", default_value = DEFAULT_MEMORY_LIMIT_GB, value_parser = parse_memory_limit)]
@@ -500,6 +561,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             force,
             quiet,
             accept_partial,
+            fail_on,
             memory_limit,
             warnings,
         } => {
@@ -523,12 +585,22 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 max_runs,
                 shard,
                 quiet,
+                fail_on: fail_on.fail_on.clone(),
             };
-            let partial = match sweep_cmd::run_sweep(&loaded, &out, &options)? {
-                Ok(partial) => partial,
+            let ran = match sweep_cmd::run_sweep(&loaded, &out, &options)? {
+                Ok(ran) => ran,
                 Err(message) => return Ok(refuse(&message)),
             };
-            Ok(partial_exit(partial, "runs", accept_partial))
+            // Every failing run, up to a screenful; the rest counted.
+            const LISTED: usize = 50;
+            for line in ran.failing.iter().take(LISTED) {
+                eprintln!("FAIL {}/{line}", loaded.spec.name);
+            }
+            if ran.failing.len() > LISTED {
+                eprintln!("FAIL ... and {} more runs", ran.failing.len() - LISTED);
+            }
+            let exit = partial_exit(ran.partial, "runs", accept_partial);
+            Ok(fail_on.exit(ran.failing.len(), "runs", exit))
         }
         Command::Search {
             sweep,
@@ -587,6 +659,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             attempts,
             force,
             accept_partial,
+            fail_on,
             memory_limit,
             warnings,
         } => {
@@ -724,11 +797,27 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 );
             }
             let mut partial = 0;
+            let mut failing = 0;
             for ((model, dir), table) in loaded.iter().zip(&dirs).zip(&tables) {
-                partial += output::run_and_write(model, &overrides, dir, quiet, attempts, table)?;
+                let ran = output::run_and_write(model, &overrides, dir, quiet, attempts, table)?;
+                partial += ran.stopped;
+                for (variant, verdict) in &ran.verdicts {
+                    let Some((outcome, reason)) = verdict else {
+                        continue;
+                    };
+                    if fail_on.fails(*outcome) {
+                        eprintln!(
+                            "FAIL {}/{variant}: {}: {reason}",
+                            model.name,
+                            outcome.as_str()
+                        );
+                        failing += 1;
+                    }
+                }
             }
             drop(locks);
-            Ok(partial_exit(partial, "variants", accept_partial))
+            let exit = partial_exit(partial, "variants", accept_partial);
+            Ok(fail_on.exit(failing, "variants", exit))
         }
     }
 }

@@ -88,7 +88,7 @@ pub fn run_and_write(
     quiet: bool,
     record_attempts: bool,
     comparison: &TableOptions,
-) -> Result<usize> {
+) -> Result<RunOutcome> {
     let total = model.variants.len();
     if !quiet {
         eprintln!(
@@ -133,6 +133,7 @@ pub fn run_and_write(
                     let report = Simulator::new(&v.model, &v.changes)
                         .stream_attempts(&mut rows)
                         .run(&v.name);
+                    let report = stormsim_sim::twin::judge_against_twin(v, report);
                     done.fetch_add(1, Ordering::Relaxed);
                     if !quiet {
                         eprintln!(
@@ -280,7 +281,26 @@ pub fn run_and_write(
             eprintln!("{wrote}");
         }
     }
-    Ok(stopped)
+    Ok(RunOutcome {
+        stopped,
+        verdicts: run
+            .variants
+            .iter()
+            .map(|v| {
+                let verdict = v.verdict.as_ref().map(|r| (r.outcome, r.reason.clone()));
+                (v.variant.clone(), verdict)
+            })
+            .collect(),
+    })
+}
+
+/// What a run's caller needs for its exit code.
+pub struct RunOutcome {
+    /// Variants stopped at one of the model's limits.
+    pub stopped: usize,
+    /// Each variant's name and recovery verdict (outcome and reason), in
+    /// the model's order.
+    pub verdicts: Vec<(String, Option<(Outcome, String)>)>,
 }
 
 /// The tables of a run that come in two layouts.

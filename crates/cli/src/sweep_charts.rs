@@ -322,8 +322,30 @@ fn sweep_chart(shape: &SweepShape, table: &Table) -> std::result::Result<String,
     } else {
         "95% Student-t intervals"
     };
+    // A share is never shown without its n: the replications it is of.
+    let judged = if metric.mean == METASTABLE_SHARE {
+        let n: Vec<f64> = (table.rows.iter())
+            .filter_map(|r| table.number(r, "metastable_share.n"))
+            .collect();
+        let (lo, hi) = n.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), &x| {
+            (lo.min(x), hi.max(x))
+        });
+        match n.is_empty() {
+            true => String::new(),
+            false if lo == hi => format!(
+                "; the share of the {hi} of {} replications judged (recovered, relapsed or metastable)",
+                shape.replications
+            ),
+            false => format!(
+                "; the share of the {lo} to {hi} of {} replications judged per point (recovered, relapsed or metastable)",
+                shape.replications
+            ),
+        }
+    } else {
+        String::new()
+    };
     let subtitle = format!(
-        "{} × {}; {intervals}",
+        "{} × {}; {intervals}{judged}",
         format_counted(shape.points as u64, "point"),
         format_counted(u64::from(shape.replications), "replication")
     );

@@ -10,12 +10,13 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 use stormsim_plot::style::format_counted;
+use stormsim_sim::analysis::Outcome;
 use stormsim_sweep::inputs::{Inputs, INPUTS_FILE};
 use stormsim_sweep::resume::{
     check_inputs, merge, partial_path, run_resumable, shard_slice, ResultsError, RESULTS_FILE,
 };
 use stormsim_sweep::search::{describe_left_out, search_csv, Probe};
-use stormsim_sweep::{write_aggregate_csv, write_results_csv, Sweep};
+use stormsim_sweep::{write_aggregate_csv, write_results_csv, RunResult, Sweep};
 
 /// Locks `out` for a sweep, merge or search of the sweep `name`, removes what
 /// an interrupted write left there, and checks that the folder may be
@@ -70,6 +71,16 @@ pub struct SweepOptions {
     pub shard: Option<(usize, usize)>,
     /// Print nothing but errors.
     pub quiet: bool,
+    /// The recovery outcomes a run fails on (`--fail-on`).
+    pub fail_on: Vec<Outcome>,
+}
+
+/// What a sweep's caller needs for its exit code.
+pub struct SweepRan {
+    /// Runs stopped at one of the model's limits.
+    pub partial: usize,
+    /// A line per run judged an outcome of `--fail-on`.
+    pub failing: Vec<String>,
 }
 
 /// Runs `sweep` and writes `results.csv` and `aggregate.csv` to `out` (with
@@ -82,13 +93,14 @@ pub fn run_sweep(
     sweep: &Sweep,
     out: &Path,
     options: &SweepOptions,
-) -> Result<std::result::Result<usize, String>> {
+) -> Result<std::result::Result<SweepRan, String>> {
     let SweepOptions {
         jobs,
         resume,
         max_runs,
         shard,
         quiet,
+        ref fail_on,
     } = *options;
     let slice = match shard {
         Some((index, count)) => shard_slice(sweep.runs(), index, count),
@@ -180,7 +192,10 @@ pub fn run_sweep(
     if let Some(bar) = bar {
         bar.finish();
     }
-    let partial = done.results.iter().filter(|r| r.stopped_by_limit).count();
+    let partial = SweepRan {
+        partial: done.results.iter().filter(|r| r.stopped_by_limit).count(),
+        failing: failing_runs(sweep, &done.results, fail_on),
+    };
     let aggregate = out.join("aggregate.csv");
     if let (Some((index, count)), true) = (shard, done.complete) {
         if !quiet {
@@ -235,6 +250,53 @@ fn bad_input<T>(e: ResultsError) -> Result<std::result::Result<T, String>> {
     } else {
         Err(e.into())
     }
+}
+
+/// A line per run of `results` judged one of the outcomes `fail_on` names:
+/// `point 3 (budget_ratio=0.1, rollback_at_s=420) replication 0 (seed 7),
+/// variant base: metastable: REASON`.
+pub fn failing_runs(sweep: &Sweep, results: &[RunResult], fail_on: &[Outcome]) -> Vec<String> {
+    let Some(first) = results.first() else {
+        return Vec::new();
+    };
+    let column = |name: &str| first.header.iter().position(|h| h == name);
+    let (Some(outcome), reason, variant) = (
+        column("outcome"),
+        column("verdict_reason"),
+        column("variant"),
+    ) else {
+        return Vec::new();
+    };
+    fn cell(r: &RunResult, c: Option<usize>) -> &str {
+        c.and_then(|c| r.row.get(c)).unwrap_or("")
+    }
+    results
+        .iter()
+        .filter(|r| Outcome::parse(cell(r, Some(outcome))).is_some_and(|o| fail_on.contains(&o)))
+        .map(|r| {
+            let axes: Vec<String> = sweep
+                .points
+                .iter()
+                .find(|p| p.index == r.point)
+                .map(|p| {
+                    p.values
+                        .iter()
+                        .map(|(name, _, value)| format!("{name}={value}"))
+                        .collect()
+                })
+                .unwrap_or_default();
+            format!(
+                "point {} ({}) replication {} (seed {}), variant {}: {}: {}",
+                r.point,
+                axes.join(", "),
+                r.replication,
+                r.seed,
+                cell(r, variant),
+                cell(r, Some(outcome)),
+                cell(r, reason)
+            )
+        })
+        .collect()
 }
 
 /// "wrote DIR/{results.csv, ..., index.html}; no sweep.svg: WHY": the

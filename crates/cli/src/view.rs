@@ -88,6 +88,33 @@ pub struct VerdictView {
     pub recovered_by: Option<String>,
     /// Seconds from that event to recovery.
     pub recovered_after_s: Option<f64>,
+    /// The storm's course: its degraded stretches and any relapse. Absent
+    /// from the summary.json of runs made before it was recorded: no
+    /// stretches then, so `stormsim plot` still redraws such a folder.
+    #[serde(default)]
+    pub course: Option<CourseView>,
+}
+
+/// The part of the storm's course the timeline chart shows.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+pub struct CourseView {
+    /// When it was back, s.
+    pub back_at_s: Option<f64>,
+    /// When it degraded again after being back, s.
+    pub relapsed_at_s: Option<f64>,
+    /// The degraded stretches.
+    pub spans: Vec<SpanView>,
+}
+
+/// A degraded stretch, as summary.json writes it.
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
+pub struct SpanView {
+    /// Its start, s.
+    pub from_s: f64,
+    /// Its end, s.
+    pub to_s: f64,
+    /// Overload, not a storm.
+    pub overload: bool,
 }
 
 /// The per-service numbers of the comparison chart.
@@ -244,6 +271,17 @@ impl VariantView {
                 recovery_s: r.recovery_s,
                 recovered_by: r.recovered_by.clone(),
                 recovered_after_s: r.recovered_after_s,
+                course: r.course.as_ref().map(|c| CourseView {
+                    back_at_s: c.back_at_s,
+                    relapsed_at_s: c.relapsed_at_s,
+                    spans: (c.spans.iter())
+                        .map(|s| SpanView {
+                            from_s: s.from_s,
+                            to_s: s.to_s,
+                            overload: s.overload,
+                        })
+                        .collect(),
+                }),
             }),
             services: v
                 .services

@@ -216,3 +216,101 @@ fn timeseries_shows_latency_over_time() {
         assert_eq!(last["u.latency_p50_ms"], "");
     }
 }
+
+#[test]
+fn fail_on_exits_4_for_each_failing_variant_and_0_for_a_healthy_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let spike = common::model("error-spike.json");
+    // error-spike: `retries` is metastable, the other three recovered.
+    let run = stormsim_into(
+        "run",
+        &spike,
+        &dir.path().join("all"),
+        &["--fail-on", "metastable,relapsed"],
+    );
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(4), "{stderr}");
+    let fails: Vec<&str> = stderr.lines().filter(|l| l.starts_with("FAIL ")).collect();
+    assert_eq!(fails.len(), 1, "{stderr}");
+    assert!(
+        fails[0].starts_with("FAIL error-spike/retries: metastable: not recovered within"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("1 variants judged metastable or relapsed (--fail-on; exit code 4)"));
+    // The outputs are written all the same.
+    assert!(dir.path().join("all/summary.csv").is_file());
+    // The healthy variants pass.
+    let healthy = stormsim_into(
+        "run",
+        &spike,
+        &dir.path().join("healthy"),
+        &[
+            "--variant",
+            "no-retries",
+            "--variant",
+            "retry-budget",
+            "--fail-on",
+            "metastable,relapsed",
+        ],
+    );
+    assert_ok(&healthy);
+    assert!(!String::from_utf8_lossy(&healthy.stderr).contains("FAIL"));
+    // An outcome that is none: exit 2, naming them all, before running.
+    let bad = stormsim_into(
+        "run",
+        &spike,
+        &dir.path().join("bad"),
+        &["--fail-on", "stuck"],
+    );
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains(
+        "the outcomes are recovered, relapsed, metastable, overloaded, unhealthy_before_trigger, undetermined"
+    ));
+    assert!(!dir.path().join("bad").exists());
+}
+
+#[test]
+fn a_sweep_fails_on_its_failing_runs_with_their_points() {
+    let dir = tempfile::tempdir().unwrap();
+    let spike = common::model("error-spike.json");
+    let sweep = write_json(
+        &dir.path().join("s.sweep.json"),
+        json!({
+            "name": "attempts",
+            "model": spike,
+            "variant": "retries",
+            "replications": 2,
+            "axes": [{"path": "workloads[clients].retry.max_attempts", "values": [1, 3]}]
+        }),
+    );
+    let run = stormsim_into(
+        "sweep",
+        &sweep,
+        &dir.path().join("out"),
+        &["--fail-on", "metastable"],
+    );
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(4), "{stderr}");
+    let fails: Vec<&str> = stderr.lines().filter(|l| l.starts_with("FAIL ")).collect();
+    // Three tries storm in both replications; one never does.
+    assert_eq!(fails.len(), 2, "{stderr}");
+    assert!(
+        fails
+            .iter()
+            .all(|l| l.contains("workloads[clients].retry.max_attempts=3")),
+        "{stderr}"
+    );
+    assert!(fails[0].starts_with("FAIL attempts/point 1 ("), "{stderr}");
+    assert!(stderr.contains("2 runs judged metastable (--fail-on; exit code 4)"));
+    let aggregate = csv_rows(&read(&dir.path().join("out/aggregate.csv")));
+    assert_eq!(aggregate[1]["outcome.metastable"], "2");
+    assert_eq!(aggregate[1]["outcome.metastable.share"], "1");
+    assert_eq!(aggregate[1]["metastable_share.n"], "2");
+    assert_eq!(aggregate[0]["outcome.recovered.share"], "1");
+    assert!(
+        aggregate[0]["outcome.recovered.ci95_low"]
+            .parse::<f64>()
+            .unwrap()
+            < 0.5
+    );
+}

@@ -143,6 +143,12 @@ pub struct Variant {
     pub model: Model,
     /// Its timeline: the model from each change on, in time order.
     pub changes: Vec<Change>,
+    /// The same timeline without its trigger (the entries whose role is
+    /// `trigger_start` or `trigger_end`): the run the recovery analysis
+    /// compares with to tell a storm from a load the system could not carry
+    /// even untouched. `None` where the load and capacity after the trigger
+    /// can only be those of the baseline (no such comparison is needed).
+    pub without_trigger: Option<Vec<Change>>,
     /// The values its timeline sets that a ramp moving at the time sets
     /// again at its next step (for a warning: the later step wins).
     pub undone_by_ramps: Vec<UndoneByRamp>,
@@ -628,7 +634,11 @@ fn load_parsed(
     let seed = seed.unwrap_or(spec.seed);
     for v in &mut variants {
         v.model.seed = seed;
-        for c in &mut v.changes {
+        for c in v
+            .changes
+            .iter_mut()
+            .chain(v.without_trigger.iter_mut().flatten())
+        {
             c.model.seed = seed;
         }
     }
@@ -653,6 +663,47 @@ fn build_variant(
 ) -> Result<Variant, Vec<Problem>> {
     let model = validate(spec);
     let problems = model.as_ref().err().cloned().unwrap_or_default();
+    let resolved = resolve_timeline(doc, spec, model.as_ref().ok(), problems, |_| true);
+    // The same timeline without its trigger, for the recovery analysis to
+    // tell a storm from load the system could not carry without it.
+    let without_trigger = (resolved.problems.is_empty() && needs_a_twin(spec, model.as_ref().ok()))
+        .then(|| {
+            resolve_timeline(doc, spec, model.as_ref().ok(), Vec::new(), |entry| {
+                !matches!(
+                    entry.role,
+                    Some(TimelineRole::TriggerStart | TimelineRole::TriggerEnd)
+                )
+            })
+            .changes
+        });
+    let ResolvedTimeline {
+        changes,
+        problems,
+        undone_by_ramps,
+        ..
+    } = resolved;
+    match model {
+        Ok(model) if problems.is_empty() => Ok(Variant {
+            name: name.to_string(),
+            description: description.to_string(),
+            model,
+            changes,
+            without_trigger,
+            undone_by_ramps,
+        }),
+        _ => Err(problems),
+    }
+}
+
+/// Resolves `spec`'s timeline entries that `keep` keeps against `doc` (see
+/// `build_variant`), `problems` being those the document already has.
+fn resolve_timeline(
+    doc: &Value,
+    spec: &ModelSpec,
+    model: Option<&Model>,
+    problems: Vec<Problem>,
+    keep: impl Fn(&spec::TimelineEntrySpec) -> bool,
+) -> ResolvedTimeline {
     // The problems of the document as each change finds it, as found.
     let seen: HashSet<Problem> = problems.iter().cloned().collect();
     // The model each change leaves, without the timeline and the variants:
@@ -679,7 +730,9 @@ fn build_variant(
     // model with every step before it applied. An entry's steps are made
     // when it starts, from the values then (a ramp moves from there); a
     // step due at or before that instant, made earlier, applies first.
-    let mut order: Vec<usize> = (0..spec.timeline.len()).collect();
+    let mut order: Vec<usize> = (0..spec.timeline.len())
+        .filter(|&i| keep(&spec.timeline[i]))
+        .collect();
     order.sort_by(|&a, &b| spec.timeline[a].at_s.total_cmp(&spec.timeline[b].at_s));
     let mut pending = BinaryHeap::new();
     let mut made = 0;
@@ -691,7 +744,7 @@ fn build_variant(
             .is_some_and(|Reverse(step): &Reverse<PendingStep>| step.at_s <= entry.at_s)
         {
             if let Some(Reverse(step)) = pending.pop() {
-                resolved.apply(step, spec, model.as_ref().ok());
+                resolved.apply(step, spec, model);
             }
         }
         match timeline_steps(&resolved.current, entry, i) {
@@ -710,24 +763,40 @@ fn build_variant(
         }
     }
     while let Some(Reverse(step)) = pending.pop() {
-        resolved.apply(step, spec, model.as_ref().ok());
+        resolved.apply(step, spec, model);
     }
-    let ResolvedTimeline {
-        changes,
-        problems,
-        undone_by_ramps,
-        ..
-    } = resolved;
-    match model {
-        Ok(model) if problems.is_empty() => Ok(Variant {
-            name: name.to_string(),
-            description: description.to_string(),
-            model,
-            changes,
-            undone_by_ramps,
-        }),
-        _ => Err(problems),
-    }
+    resolved
+}
+
+/// Whether a variant's recovery verdict may need its twin without the
+/// trigger: it has a trigger and a `metastability` block, and its load or
+/// capacity may change after the trigger for another reason before the
+/// verdict is made (a timeline entry with no role before the first
+/// intervention, a load shape, a closed loop, all-at-once arrivals). A
+/// constant load the baseline carried needs none: whatever the run does
+/// after the trigger, the same system carried the same load before it; and
+/// what changes after the first intervention judges nothing (the search
+/// for a recovery ends there).
+fn needs_a_twin(spec: &ModelSpec, model: Option<&Model>) -> bool {
+    let Some(model) = model else { return false };
+    let has = |role| spec.timeline.iter().any(|e| e.role == Some(role));
+    let first_intervention = (spec.timeline.iter())
+        .filter(|e| e.role == Some(TimelineRole::Intervention))
+        .map(|e| e.at_s)
+        .fold(f64::INFINITY, f64::min);
+    model.metastability.is_some()
+        && has(TimelineRole::TriggerStart)
+        && has(TimelineRole::TriggerEnd)
+        && (spec
+            .timeline
+            .iter()
+            .any(|e| e.role.is_none() && e.at_s < first_intervention)
+            || model.workloads.iter().any(|w| {
+                !matches!(
+                    w.arrival,
+                    Arrival::Poisson { .. } | Arrival::Constant { .. }
+                )
+            }))
 }
 
 /// A step of a timeline entry (a plain change, or one second of a ramp),

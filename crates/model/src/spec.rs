@@ -145,9 +145,10 @@ pub struct MetastabilitySpec {
     /// warm-up).
     #[serde(default)]
     pub baseline_from_s: f64,
-    /// Recovered means a window's mean goodput at most this fraction below
-    /// the baseline's, or within the baseline's noise if that is wider (more
-    /// goodput than the baseline always counts)...
+    /// Recovered means a window serves its own demand (successes per
+    /// first-try arrival) at most this fraction below the baseline's share,
+    /// or within the noise of its demand if that is wider (serving more
+    /// than the baseline's share always counts), whatever the load does...
     #[serde(default = "default_goodput_band")]
     pub goodput_band: f64,
     /// ...and its mean latency of answered requests at most this multiple of
@@ -158,9 +159,9 @@ pub struct MetastabilitySpec {
     /// ...over a window of this many seconds.
     #[serde(default = "default_hold_s")]
     pub hold_s: f64,
-    /// How many standard errors of a window's mean goodput below the
-    /// baseline's still count as noise (one-sided): 3 misses a healthy
-    /// window about once in 740.
+    /// How many standard errors of a window's successes below the
+    /// baseline's share of its demand still count as noise (one-sided): 3
+    /// misses a healthy window about once in 740.
     #[serde(default = "default_noise_z")]
     pub noise_z: f64,
     /// A baseline whose attempts are at least this share retries, while

@@ -55,8 +55,8 @@ pub use sweep::{
     SweepSeries, SWEEP_WIDTH,
 };
 pub use timeline::{
-    render_lines_svg, render_load_lines_svg, render_timeline_svg, LineSeries, LineUnit,
-    TimelineChart, TimelineMark, TimelinePanel, MAX_TIMELINE_PANELS, TIMELINE_WIDTH,
+    render_lines_svg, render_load_lines_svg, render_timeline_svg, DegradedSpan, LineSeries,
+    LineUnit, TimelineChart, TimelineMark, TimelinePanel, MAX_TIMELINE_PANELS, TIMELINE_WIDTH,
 };
 pub use wasted::{render_wasted_svg, ServiceWaste, WastedChart, WastedVariant, WASTED_WIDTH};
 

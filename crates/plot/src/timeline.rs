@@ -53,6 +53,22 @@ pub struct TimelinePanel {
     /// in flight, queued plus in service, which shows a growing queue and an
     /// exhausted pool alike).
     pub queue: Vec<f64>,
+    /// The stretches in which the recovery analysis found the variant
+    /// degraded, drawn as a bar along the top of its panel: a storm in
+    /// red, overload (the same run without the trigger degraded too) in
+    /// amber. Empty without a verdict.
+    pub degraded: Vec<DegradedSpan>,
+}
+
+/// A stretch of a panel's run in which it was degraded.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct DegradedSpan {
+    /// Its start, s.
+    pub from_s: f64,
+    /// Its end, s.
+    pub to_s: f64,
+    /// Overload (the run without the trigger was degraded too), not a storm.
+    pub overload: bool,
 }
 
 /// A labelled moment or window shared by all panels: a fault, a rollback,
@@ -141,6 +157,14 @@ const WINDOW_SHADE: RGBColor = RGBColor(0xE4, 0xE4, 0xE4);
 const WINDOW_BRACKET: RGBColor = RGBColor(0x9A, 0x9A, 0x9A);
 /// Instants (rollback): a dark grey dashed vertical line.
 const INSTANT_COLOR: RGBColor = RGBColor(0x4A, 0x4A, 0x4A);
+/// The bar over a degraded stretch: a storm in Okabe–Ito vermillion (a bar,
+/// where capacity is a dashed line), overload in its yellow, darkened to
+/// show on white.
+const STORM_COLOR: RGBColor = OKABE_ITO[5];
+const OVERLOAD_COLOR: RGBColor = RGBColor(0xC8, 0xB4, 0x00);
+/// The bar's height, px, and the shade under it.
+const DEGRADED_BAR_H: i32 = 6;
+const DEGRADED_SHADE_ALPHA: f64 = 0.10;
 
 /// Renders the timeline chart as an SVG document, [`TIMELINE_WIDTH`] wide
 /// and as tall as its panels need (about 270 px each).
@@ -891,6 +915,19 @@ fn legend_entries(chart: &TimelineChart) -> Vec<LegendEntry> {
         swatch: Swatch::Area(QUEUE_COLOR),
         label: "in flight: queued + in service (strip under each panel)".into(),
     });
+    let spans = || chart.panels.iter().flat_map(|p| &p.degraded);
+    if spans().any(|s| !s.overload) {
+        entries.push(LegendEntry {
+            swatch: Swatch::Line(STORM_COLOR, 6),
+            label: "degraded (bar on top)".into(),
+        });
+    }
+    if spans().any(|s| s.overload) {
+        entries.push(LegendEntry {
+            swatch: Swatch::Line(OVERLOAD_COLOR, 6),
+            label: "overloaded: degraded without the trigger too".into(),
+        });
+    }
     entries
 }
 
@@ -1252,6 +1289,39 @@ fn draw_panel(
             FIRST_COLOR.mix(AREA_ALPHA),
         )?;
         fill_polygon(canvas, band(t, f), RETRY_COLOR.mix(AREA_ALPHA))?;
+    }
+
+    // Degraded stretches: a bar along the top and a faint shade under it.
+    for span in &panel.degraded {
+        let (x0, x1) = (xs.map(span.from_s), xs.map(span.to_s.max(span.from_s)));
+        let (x0, x1) = (
+            x0.clamp(plot.left, plot.right),
+            x1.clamp(plot.left, plot.right),
+        );
+        if x1 <= x0 {
+            continue;
+        }
+        let color = if span.overload {
+            OVERLOAD_COLOR
+        } else {
+            STORM_COLOR
+        };
+        fill_polygon(
+            canvas,
+            vec![
+                (x0, plot.top),
+                (x1, plot.top),
+                (x1, plot.bottom),
+                (x0, plot.bottom),
+            ],
+            color.mix(DEGRADED_SHADE_ALPHA),
+        )?;
+        fill_rect(
+            canvas,
+            (x0, plot.top),
+            (x1, plot.top + DEGRADED_BAR_H),
+            color,
+        )?;
     }
 
     // Queue strip.

@@ -6,8 +6,8 @@
 use crate::test_support::{assert_well_formed, save, svg_texts};
 use crate::timeline::{format_rate, reduce_columns};
 use crate::{
-    render_lines_svg, render_load_lines_svg, render_timeline_svg, LineUnit, PlotError,
-    TimelineChart, TimelineMark, TimelinePanel, MAX_TIMELINE_PANELS,
+    render_lines_svg, render_load_lines_svg, render_timeline_svg, DegradedSpan, LineUnit,
+    PlotError, TimelineChart, TimelineMark, TimelinePanel, MAX_TIMELINE_PANELS,
 };
 
 /// Deterministic noise in [-1, 1] (splitmix64 of `seed` and `i`).
@@ -44,8 +44,18 @@ enum Fate {
 /// triple the offered load; rollback at 420 s; retries turned off and 30%
 /// of traffic dropped from 2,520 s to 2,640 s; horizon 2,760 s.
 fn incident_panel(name: &str, fate: Fate, seed: u64) -> TimelinePanel {
+    let storm_end = match fate {
+        Fate::Metastable => INTERVENTION + 3.0,
+        Fate::RecoversAtRollback => ROLLBACK + 12.0,
+        Fate::Budget => ROLLBACK + 5.0,
+    };
     let mut p = TimelinePanel {
         name: name.to_string(),
+        degraded: vec![DegradedSpan {
+            from_s: DEPLOY,
+            to_s: storm_end,
+            overload: false,
+        }],
         ..TimelinePanel::default()
     };
     let mut capacity = Vec::new();
@@ -258,6 +268,7 @@ fn empty_and_zero_panels_render() {
         goodput: vec![0.0; 100],
         capacity: Some(vec![0.0; 100]),
         queue: vec![0.0; 100],
+        degraded: vec![],
     };
     for (name, panels, marks) in [
         ("timeline-empty.svg", vec![empty.clone()], Vec::new()),
@@ -314,6 +325,25 @@ fn odd_values_do_not_panic() {
         goodput: (0..n).map(|i| wild(i + 1)).collect(),
         capacity: Some(vec![1e9; 10]),
         queue: vec![f64::NAN; n as usize],
+        // Reversed, outside the run, and not a number: drawn or left out,
+        // never a panic.
+        degraded: vec![
+            DegradedSpan {
+                from_s: 200.0,
+                to_s: 100.0,
+                overload: false,
+            },
+            DegradedSpan {
+                from_s: -50.0,
+                to_s: 1e12,
+                overload: true,
+            },
+            DegradedSpan {
+                from_s: f64::NAN,
+                to_s: 3.0,
+                overload: false,
+            },
+        ],
     };
     let marks = vec![
         TimelineMark::window("reversed", 200.0, 100.0),
@@ -357,6 +387,11 @@ fn one_bucket_and_short_spans_render() {
         capacity: None,
         queue: vec![3.0],
         verdict: None,
+        degraded: vec![DegradedSpan {
+            from_s: 5.0,
+            to_s: 5.5,
+            overload: false,
+        }],
     };
     let chart = TimelineChart {
         title: "one bucket".into(),

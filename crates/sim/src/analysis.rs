@@ -47,10 +47,20 @@ use stormsim_model::{Change, Metastability, TimelineRole};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
-    /// Back to the baseline within `max_recovery` after the trigger's end.
+    /// Back to the baseline within `max_recovery` after the trigger's end,
+    /// and not degraded again for long before the run's end.
     Recovered,
+    /// Back within `max_recovery`, then degraded again for `hold` or more
+    /// with no new trigger (and while the same system without the trigger
+    /// carried its load): it fell back into its bad state by itself.
+    Relapsed,
     /// Not back by itself in time: stuck after the trigger was removed.
     Metastable,
+    /// Degraded, but so was the same run without its trigger, to the run's
+    /// end (or the first intervention): the load after the trigger was more
+    /// than the system carries untouched. Overload, not a storm the trigger
+    /// started.
+    Overloaded,
     /// The baseline itself was degraded or diverging: there was no healthy
     /// state for the trigger to knock the system out of.
     UnhealthyBeforeTrigger,
@@ -59,11 +69,28 @@ pub enum Outcome {
 }
 
 impl Outcome {
+    /// Every outcome, in the order reports list them.
+    pub const ALL: [Outcome; 6] = [
+        Outcome::Recovered,
+        Outcome::Relapsed,
+        Outcome::Metastable,
+        Outcome::Overloaded,
+        Outcome::UnhealthyBeforeTrigger,
+        Outcome::Undetermined,
+    ];
+
+    /// The outcome spelt `name` (as [`Outcome::as_str`] spells it).
+    pub fn parse(name: &str) -> Option<Outcome> {
+        Outcome::ALL.into_iter().find(|o| o.as_str() == name)
+    }
+
     /// The spelling in summary.csv and results.csv.
     pub fn as_str(self) -> &'static str {
         match self {
             Outcome::Recovered => "recovered",
+            Outcome::Relapsed => "relapsed",
             Outcome::Metastable => "metastable",
+            Outcome::Overloaded => "overloaded",
             Outcome::UnhealthyBeforeTrigger => "unhealthy_before_trigger",
             Outcome::Undetermined => "undetermined",
         }
@@ -104,15 +131,27 @@ pub struct Evidence {
     pub from_s: f64,
     /// Its end, s.
     pub to_s: f64,
-    /// Its goodput over the baseline's (`None`: the baseline had none).
+    /// Its goodput over the baseline's (`None`: the baseline had none):
+    /// what it served, whatever its load.
     pub goodput_ratio: Option<f64>,
+    /// Its first-try arrivals per second over the baseline's: its demand.
+    pub demand_ratio: Option<f64>,
+    /// The share of its demand it served (successes per first-try arrival)
+    /// over the baseline's share (`None`: no demand in it). The goodput bar
+    /// holds this, not the goodput: healthy is serving the load as well as
+    /// the baseline did, whatever the load does.
+    pub served_ratio: Option<f64>,
+    /// The least `served_ratio` that clears the goodput bar at its demand
+    /// (the band, or the noise of its demand where that is wider).
+    pub served_min_ratio: Option<f64>,
     /// Its latency over the baseline's (`None`: nothing answered in one).
     pub latency_ratio: Option<f64>,
     /// Its mean backlog over the baseline's (`None`: the baseline held none).
     pub backlog_ratio: Option<f64>,
     /// Retries' share of its attempts (`None`: no attempts).
     pub retry_share: Option<f64>,
-    /// Whether goodput cleared its bar.
+    /// Whether it served its demand as well as the baseline did, within
+    /// the band and the noise.
     pub goodput_ok: bool,
     /// Whether latency cleared its bar.
     pub latency_ok: bool,
@@ -167,17 +206,104 @@ pub struct Verdict {
     pub decisive: Option<Evidence>,
     /// The run's last window (before nothing: interventions included).
     pub at_end: Option<Evidence>,
+    /// The storm's course from the trigger's start (`None` without a
+    /// baseline).
+    pub course: Option<Course>,
+}
+
+/// The state of the system in the run's last window.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EndState {
+    /// The last window counts as recovered.
+    Healthy,
+    /// It does not, and the same run without the trigger was healthy then.
+    Degraded,
+    /// It does not, and neither did the run without the trigger: overload.
+    Overloaded,
+}
+
+impl EndState {
+    /// The spelling in summary.csv.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EndState::Healthy => "healthy",
+            EndState::Degraded => "degraded",
+            EndState::Overloaded => "overloaded",
+        }
+    }
+}
+
+/// A stretch of the run from the trigger's start on in which the system
+/// was degraded: from the start of a window that fails to the start of the
+/// next one that passes (or the run's end).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Span {
+    /// Its start, s.
+    pub from_s: f64,
+    /// Its end, s.
+    pub to_s: f64,
+    /// Whether the same run without the trigger was degraded too (at its
+    /// start): overload, not the trigger's doing.
+    pub overload: bool,
+}
+
+/// The storm's course: when it began, when it ended and how, how long it
+/// lasted, and the state at the horizon.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Course {
+    /// When it first degraded, at or after the trigger's start, s (`None`:
+    /// never).
+    pub degraded_from_s: Option<f64>,
+    /// When it was back (the start of the window that counted as recovered:
+    /// by itself, or after the intervention `recovered_by` names), s.
+    pub back_at_s: Option<f64>,
+    /// When it degraded again after being back, with no new trigger, s.
+    pub relapsed_at_s: Option<f64>,
+    /// Seconds degraded in all from the trigger's start, overload excluded.
+    pub degraded_s: f64,
+    /// Seconds in which the same run without the trigger was degraded too.
+    pub overloaded_s: f64,
+    /// The state in the run's last window.
+    pub end_state: Option<EndState>,
+    /// The degraded stretches, in time order.
+    pub spans: Vec<Span>,
+}
+
+impl Course {
+    /// `60-420 500-600(overload)`: the spans as summary.csv writes them.
+    pub fn spans_text(&self) -> String {
+        self.spans
+            .iter()
+            .map(|s| {
+                let mark = if s.overload { "(overload)" } else { "" };
+                format!("{}-{}{mark}", s.from_s, s.to_s)
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
 }
 
 impl Verdict {
     /// `Some(true)` if metastable, `Some(false)` if recovered, `None` for the
     /// outcomes that are not a judgement of the trigger.
+    ///
+    /// A relapse counts as metastable: the system fell back into its bad
+    /// state with nothing new pushing it there. Overload is not a judgement
+    /// of the trigger (the system without it was degraded too).
     pub fn metastable(&self) -> Option<bool> {
         match self.outcome {
             Outcome::Recovered => Some(false),
-            Outcome::Metastable => Some(true),
-            Outcome::UnhealthyBeforeTrigger | Outcome::Undetermined => None,
+            Outcome::Metastable | Outcome::Relapsed => Some(true),
+            Outcome::Overloaded | Outcome::UnhealthyBeforeTrigger | Outcome::Undetermined => None,
         }
+    }
+
+    /// Whether the verdict may change once compared with the same run
+    /// without its trigger: a run judged stuck or relapsed may have been
+    /// overloaded instead.
+    pub fn needs_twin(&self) -> bool {
+        matches!(self.outcome, Outcome::Metastable | Outcome::Relapsed)
     }
 
     fn undetermined(reason: String) -> Verdict {
@@ -191,6 +317,7 @@ impl Verdict {
             thresholds: None,
             decisive: None,
             at_end: None,
+            course: None,
         }
     }
 }
@@ -307,13 +434,24 @@ fn retry_share(s: &Sample) -> Option<f64> {
 }
 
 /// Everything the window tests need, fixed once the baseline is measured.
+#[derive(Clone, Copy)]
 struct Judge<'a> {
     prefix: &'a Prefix,
     seconds: &'a dyn Fn(usize) -> f64,
     /// Mean goodput per bucket.
     goodput: f64,
-    /// Smallest mean goodput per bucket a good window may have.
-    goodput_min: f64,
+    /// Mean first-try arrivals per bucket.
+    arrivals: f64,
+    /// Successes per first-try arrival: the share of its demand a healthy
+    /// system serves.
+    served: f64,
+    /// The variance of a window's successes about `served` times its
+    /// arrivals, per arrival (it grows with the demand, as a count's does).
+    residual_var_per_arrival: f64,
+    /// Arrivals in the whole baseline (the estimate of `served` is that
+    /// noisy).
+    baseline_arrivals: f64,
+    goodput_band: f64,
     latency: Option<f64>,
     latency_max: Option<f64>,
     backlog: f64,
@@ -327,6 +465,18 @@ struct Judge<'a> {
 }
 
 impl Judge<'_> {
+    /// The least successes a window with `arrivals` first tries must have:
+    /// the baseline's share of them, less the band or `noise_z` standard
+    /// deviations of the window's own noise and of the baseline's estimate
+    /// of the share, whichever is wider.
+    fn served_min(&self, arrivals: f64) -> f64 {
+        let expected = self.served * arrivals;
+        let var = self.residual_var_per_arrival
+            * arrivals
+            * (1.0 + arrivals / self.baseline_arrivals.max(1.0));
+        expected - (self.goodput_band * expected).max(self.noise_z * var.sqrt())
+    }
+
     fn evidence(&self, from: usize, to: usize) -> Evidence {
         let s = self.prefix.sum(from, to);
         let n = (to - from).max(1) as f64;
@@ -339,14 +489,22 @@ impl Judge<'_> {
                 .map_or(0.0, |s| s.backlog)
         };
         let retries = retry_share(&s);
+        let expected = self.served * s.arrivals;
+        let served_min = self.served_min(s.arrivals);
         Evidence {
             from_s: (self.seconds)(from),
             to_s: (self.seconds)(to),
             goodput_ratio: ratio(goodput, self.goodput),
+            demand_ratio: ratio(s.arrivals / n, self.arrivals),
+            served_ratio: (s.arrivals > 0.0)
+                .then(|| ratio(s.succeeded / s.arrivals, self.served))
+                .flatten(),
+            served_min_ratio: ratio(served_min.max(0.0), expected),
             latency_ratio: latency.zip(self.latency).and_then(|(l, b)| ratio(l, b)),
             backlog_ratio: ratio(s.backlog / n, self.backlog),
             retry_share: retry_share(&s).map(round),
-            goodput_ok: goodput >= self.goodput_min,
+            // A window with no demand has nothing to serve.
+            goodput_ok: s.succeeded >= served_min,
             // Nothing answered is no evidence of slowness; goodput decides.
             latency_ok: match (latency, self.latency_max) {
                 (Some(l), Some(max)) => l <= max,
@@ -392,11 +550,133 @@ impl Judge<'_> {
     }
 }
 
+/// Whether each window from the trigger's start counts as recovered, in the
+/// run and in its twin without the trigger.
+struct Windows {
+    /// The first window's start (the trigger's start, to a whole bucket).
+    first: usize,
+    /// Per window start from `first`: the run's window counts as recovered.
+    run: Vec<bool>,
+    /// Per window start from `first`: the twin's does (`true` without a
+    /// twin, or past the twin's end: what is not seen is not overload).
+    twin: Vec<bool>,
+}
+
+impl Windows {
+    /// The windows of the run from bucket `first` to `len`, and of its
+    /// twin (with its length) up to `twin_until`, the first intervention:
+    /// both have it, and what it sheds is no overload.
+    fn of(
+        judge: &Judge,
+        twin: Option<(&Judge, usize)>,
+        twin_until: usize,
+        first: usize,
+        len: usize,
+    ) -> Windows {
+        let starts = first..(len + 1).saturating_sub(judge.hold).max(first);
+        Windows {
+            first,
+            run: starts.clone().map(|b| judge.window(b).good()).collect(),
+            twin: starts
+                .map(|b| match twin {
+                    Some((t, twin_len)) if b + t.hold <= twin_len.min(twin_until) => {
+                        t.window(b).good()
+                    }
+                    _ => true,
+                })
+                .collect(),
+        }
+    }
+
+    fn run_good(&self, b: usize) -> bool {
+        b < self.first || self.run.get(b - self.first).copied().unwrap_or(true)
+    }
+
+    fn twin_good(&self, b: usize) -> bool {
+        b < self.first || self.twin.get(b - self.first).copied().unwrap_or(true)
+    }
+
+    /// One past the last window start judged.
+    fn end(&self) -> usize {
+        self.first + self.run.len()
+    }
+
+    /// The first window start in `[from, until)` that begins a relapse:
+    /// window starts that fail while the twin's pass, none passing between
+    /// them, `2 × hold` of them (a storm of `L` buckets fails `L + hold - 1`
+    /// starts: it lasted `hold` or more), or `hold` of them that reach the
+    /// last window start (the run's last window is wholly in it).
+    fn relapse(&self, from: usize, until: usize, hold: usize) -> Option<usize> {
+        let mut start = None;
+        let mut failed = 0;
+        let last = until.min(self.end());
+        for b in from..last {
+            if self.run_good(b) {
+                start = None;
+                failed = 0;
+            } else if self.twin_good(b) {
+                start.get_or_insert(b);
+                failed += 1;
+                if failed >= 2 * hold {
+                    return start;
+                }
+            }
+        }
+        let to_the_end = last == self.end() && last > from && !self.run_good(last - 1);
+        start.filter(|_| to_the_end && failed >= hold)
+    }
+
+    /// The degraded spans, split where the twin's state changes.
+    fn spans(&self, seconds: &dyn Fn(usize) -> f64, len: usize) -> Vec<Span> {
+        let mut spans: Vec<Span> = Vec::new();
+        let mut open: Option<(usize, bool)> = None;
+        for b in self.first..self.end() {
+            let bad = !self.run_good(b);
+            let overload = !self.twin_good(b);
+            match open {
+                Some((from, o)) if !bad || o != overload => {
+                    spans.push(Span {
+                        from_s: seconds(from),
+                        to_s: seconds(b),
+                        overload: o,
+                    });
+                    open = bad.then_some((b, overload));
+                }
+                None if bad => open = Some((b, overload)),
+                _ => {}
+            }
+        }
+        if let Some((from, overload)) = open {
+            spans.push(Span {
+                from_s: seconds(from),
+                to_s: seconds(len.max(from)),
+                overload,
+            });
+        }
+        spans
+    }
+}
+
 /// Classifies a run from its per-bucket samples (as many as the run lasted)
 /// and its timeline; `None` when the timeline has no trigger (there is
-/// nothing to recover from).
+/// nothing to recover from). As [`classify_with_twin`] without a twin.
 pub fn classify(
     samples: &[Sample],
+    bucket: SimDuration,
+    changes: &[Change],
+    policy: &Metastability,
+) -> Option<Verdict> {
+    classify_with_twin(samples, None, bucket, changes, policy)
+}
+
+/// Classifies a run from its per-bucket samples, with those of its twin
+/// without the trigger where there is one (the same model and seed, the
+/// trigger's timeline entries left out): a window in which the twin is
+/// degraded too shows overload, not the trigger's storm, and does not count
+/// against `max_recovery`.
+pub fn classify_with_twin(
+    samples: &[Sample],
+    twin: Option<&[Sample]>,
     bucket: SimDuration,
     changes: &[Change],
     policy: &Metastability,
@@ -424,15 +704,17 @@ pub fn classify(
     let prefix = Prefix::new(samples);
     let base = prefix.sum(b0, b1);
     let n_base = (b1 - b0) as f64;
-    if base.arrivals == 0.0 && base.answered == 0.0 {
+    if base.arrivals == 0.0 {
         return Some(Verdict::undetermined(format!(
-            "no load in the baseline ({} s to {} s): no request arrived or was answered",
+            "no load in the baseline ({} s to {} s): no request arrived, so there is no share of its load the system served to hold later windows to",
             seconds(b0),
             seconds(b1)
         )));
     }
     let hold = (policy.hold.as_nanos().div_ceil(width) as usize).max(1);
     let goodput = base.succeeded / n_base;
+    let arrivals = base.arrivals / n_base;
+    let served = base.succeeded / base.arrivals;
     let latency = mean_latency(&base);
     let baseline = Baseline {
         from_s: seconds(b0),
@@ -443,24 +725,25 @@ pub fn classify(
         retry_share: retry_share(&base).map(round),
     };
 
-    // The noise of a window mean of goodput, against the baseline's mean.
-    let per_bucket_var = {
-        let ss: f64 = samples[b0..b1]
+    // The noise of a window's successes about the baseline's share of its
+    // arrivals, measured in the baseline at its demand: per bucket (times
+    // the window's buckets), over whole windows where it has four or more
+    // (that catches correlation between buckets), and at least a Poisson
+    // count's (a short or quiet baseline must not make the bar tighter
+    // than arrivals allow). Per arrival, so that it scales with demand.
+    let residual = |s: &Sample| s.succeeded - served * s.arrivals;
+    let per_bucket_var = if b1 - b0 > 1 {
+        samples[b0..b1]
             .iter()
-            .map(|s| (s.succeeded - goodput).powi(2))
-            .sum();
-        let sample_var = if b1 - b0 > 1 {
-            ss / (n_base - 1.0)
-        } else {
-            0.0
-        };
-        // Counts are at least as noisy as Poisson counts: a short or quiet
-        // baseline must not make the bar tighter than arrivals allow.
-        sample_var.max(goodput)
+            .map(|s| residual(s).powi(2))
+            .sum::<f64>()
+            / (n_base - 1.0)
+    } else {
+        0.0
     };
     let batch_var = {
         let batches: Vec<f64> = (0..(b1 - b0) / hold)
-            .map(|i| prefix.sum(b0 + i * hold, b0 + (i + 1) * hold).succeeded / hold as f64)
+            .map(|i| residual(&prefix.sum(b0 + i * hold, b0 + (i + 1) * hold)))
             .collect();
         if batches.len() >= 4 {
             let m = batches.iter().sum::<f64>() / batches.len() as f64;
@@ -469,9 +752,15 @@ pub fn classify(
             0.0
         }
     };
-    let window_var = (per_bucket_var / hold as f64).max(batch_var) + per_bucket_var / n_base;
-    let tolerance = (policy.goodput_band * goodput).max(policy.noise_z * window_var.sqrt());
-    let goodput_min = goodput - tolerance;
+    let window_arrivals = arrivals * hold as f64;
+    let window_var = (per_bucket_var * hold as f64)
+        .max(batch_var)
+        .max(served * window_arrivals);
+    let residual_var_per_arrival = if window_arrivals > 0.0 {
+        window_var / window_arrivals
+    } else {
+        served
+    };
 
     // The baseline's worst window of latency: how far a healthy system swings.
     let worst_window_latency = (b1 - b0 >= hold)
@@ -486,15 +775,15 @@ pub fn classify(
         (l, _) => l,
     };
     let latency_max = latency_reference.map(|l| policy.latency_factor * l);
-    let thresholds = Thresholds {
-        goodput_min_ratio: ratio(goodput_min, goodput).unwrap_or(0.0),
-        latency_max_ratio: latency_max.zip(latency).and_then(|(m, l)| ratio(m, l)),
-    };
     let judge = Judge {
         prefix: &prefix,
         seconds: &seconds,
         goodput,
-        goodput_min,
+        arrivals,
+        served,
+        residual_var_per_arrival,
+        baseline_arrivals: base.arrivals,
+        goodput_band: policy.goodput_band,
         latency,
         latency_max,
         backlog: base.backlog / n_base,
@@ -508,11 +797,67 @@ pub fn classify(
         },
         storm_retry_share: policy.storm_retry_share,
     };
+    let thresholds = Thresholds {
+        goodput_min_ratio: ratio(
+            judge.served_min(window_arrivals).max(0.0),
+            served * window_arrivals,
+        )
+        .unwrap_or(0.0),
+        latency_max_ratio: latency_max.zip(latency).and_then(|(m, l)| ratio(m, l)),
+    };
+    let interventions: Vec<&Change> = changes
+        .iter()
+        .filter(|c| c.role == Some(TimelineRole::Intervention) && c.at >= trigger_end)
+        .collect();
+    let end_bucket = first_bucket_from(trigger_end);
+    let first_intervention_bucket = interventions
+        .first()
+        .map_or(samples.len(), |c| last_bucket_before(c.at));
+    let twin_prefix = twin.map(Prefix::new);
+    let twin_judge = twin.zip(twin_prefix.as_ref()).map(|(t, p)| Judge {
+        prefix: p,
+        backlog_at: t,
+        ..judge
+    });
+    let windows = Windows::of(
+        &judge,
+        twin_judge.as_ref().zip(twin.map(<[Sample]>::len)),
+        first_intervention_bucket,
+        b1,
+        samples.len(),
+    );
     let at_end = (samples.len() > b1).then(|| {
         let from = samples.len().saturating_sub(hold).max(b1);
         judge.evidence(from, samples.len())
     });
-    let verdict = |outcome, reason, decisive| Verdict {
+    let spans = windows.spans(&seconds, samples.len());
+    let total = |overload: bool| {
+        round(
+            spans
+                .iter()
+                .filter(|s| s.overload == overload)
+                .map(|s| s.to_s - s.from_s)
+                // From +0: an empty sum of floats is -0.
+                .fold(0.0, |a, b| a + b),
+        )
+    };
+    let mut course = Course {
+        degraded_from_s: spans.first().map(|s| s.from_s),
+        back_at_s: None,
+        relapsed_at_s: None,
+        degraded_s: total(false),
+        overloaded_s: total(true),
+        end_state: (windows.end() > windows.first).then(|| {
+            let last = windows.end() - 1;
+            match (windows.run_good(last), windows.twin_good(last)) {
+                (true, _) => EndState::Healthy,
+                (false, true) => EndState::Degraded,
+                (false, false) => EndState::Overloaded,
+            }
+        }),
+        spans,
+    };
+    let verdict = |outcome, reason, decisive, course: &Course| Verdict {
         outcome,
         reason,
         recovery_s: None,
@@ -522,24 +867,46 @@ pub fn classify(
         thresholds: Some(thresholds),
         decisive,
         at_end,
+        course: Some(course.clone()),
     };
 
     if let Some(why) = unhealthy_baseline(&prefix, b0, b1, policy) {
         let late = judge.evidence(b0 + (b1 - b0) / 2, b1);
-        return Some(verdict(Outcome::UnhealthyBeforeTrigger, why, Some(late)));
+        return Some(verdict(
+            Outcome::UnhealthyBeforeTrigger,
+            why,
+            Some(late),
+            &course,
+        ));
     }
 
-    let interventions: Vec<&Change> = changes
-        .iter()
-        .filter(|c| c.role == Some(TimelineRole::Intervention) && c.at >= trigger_end)
-        .collect();
-    let end_bucket = first_bucket_from(trigger_end);
-    let first_intervention_bucket = interventions
-        .first()
-        .map_or(samples.len(), |c| last_bucket_before(c.at));
-    let last_start = end_bucket + (policy.max_recovery.as_nanos() / width) as usize;
     let until = first_intervention_bucket.min(samples.len());
-    if let Some(b) = judge.first_good(end_bucket, last_start, until, false) {
+    // The recovery search: a window that counts as recovered must start
+    // within `max_recovery` of the trigger's end, counting only the window
+    // starts at which the twin without the trigger was healthy (overload
+    // stops the clock).
+    let allowed = (policy.max_recovery.as_nanos() / width) as usize + 1;
+    let mut counted = 0;
+    let mut last_counted = None;
+    let mut recovered_at = None;
+    let mut overload_at_end = false;
+    let mut b = end_bucket;
+    while b + hold <= until && counted < allowed {
+        if windows.run_good(b) {
+            recovered_at = Some(b);
+            break;
+        }
+        if windows.twin_good(b) {
+            counted += 1;
+            last_counted = Some(b);
+            overload_at_end = false;
+        } else {
+            overload_at_end = true;
+        }
+        b += 1;
+    }
+    let overload_seen = b > end_bucket && (end_bucket..b).any(|b| !windows.twin_good(b));
+    if let Some(b) = recovered_at {
         let after = seconds(b - end_bucket);
         let e = judge.window(b);
         // When it was back to the baseline: at once, or once the latency a
@@ -547,55 +914,128 @@ pub fn classify(
         // intervention or the end, past `max_recovery`: the verdict is made).
         let back = judge.first_good(b, until, until, true);
         let back_s = back.map(|b| seconds(b - end_bucket));
+        let overloaded = if overload_seen {
+            " (its load was more than the system carries untouched for part of that time, which did not count)"
+        } else {
+            ""
+        };
         let reason = match back_s {
             Some(s) if s == after => format!(
-                "recovered {after} s after the trigger's end: for {} s {}",
+                "recovered {after} s after the trigger's end{overloaded}: for {} s {}",
                 seconds(hold),
                 describe(&e, &thresholds)
             ),
             Some(s) => format!(
-                "recovered: from {after} s after the trigger's end nothing held it ({}), and it was back to the baseline {s} s after",
+                "recovered: from {after} s after the trigger's end{overloaded} nothing held it ({}), and it was back to the baseline {s} s after",
                 describe(&e, &thresholds)
             ),
             None => format!(
-                "recovered: from {after} s after the trigger's end nothing held it ({}), though its latency stayed above the bar to the end of what was observed",
+                "recovered: from {after} s after the trigger's end{overloaded} nothing held it ({}), though its latency stayed above the bar to the end of what was observed",
                 describe(&e, &thresholds)
             ),
         };
-        let mut v = verdict(Outcome::Recovered, reason, Some(e));
+        course.back_at_s = Some(seconds(b));
+        // Fallen back with nothing new pushing it: a relapse, whatever the
+        // recovery before it.
+        if let Some(r) = windows.relapse(b + 1, until, hold) {
+            course.relapsed_at_s = Some(seconds(r));
+            let again = judge.window((r + hold - 1).min(windows.end() - 1));
+            let mut v = verdict(
+                Outcome::Relapsed,
+                format!(
+                    "relapsed: recovered {after} s after the trigger's end, then degraded again from {} s with no new trigger, for {} s or more (or to the run's end): at {} s {}",
+                    seconds(r),
+                    seconds(hold),
+                    again.from_s,
+                    describe(&again, &thresholds)
+                ),
+                Some(again),
+                &course,
+            );
+            v.recovery_s = back_s;
+            return Some(v);
+        }
+        let mut v = verdict(Outcome::Recovered, reason, Some(e), &course);
         v.recovery_s = back_s;
         v.recovered_by = Some("trigger end".into());
         v.recovered_after_s = back_s;
         return Some(v);
     }
+    if counted < allowed && overload_seen && overload_at_end {
+        // To the end of what was observed, the same run without the
+        // trigger was degraded too.
+        let at = judge.window(
+            b.saturating_sub(1)
+                .max(end_bucket)
+                .min(until.saturating_sub(hold)),
+        );
+        return Some(verdict(
+            Outcome::Overloaded,
+            format!(
+                "overloaded: degraded after the trigger's end, and so was the same run without the trigger, to {} s: the load was more than the system carries untouched (at {} s {})",
+                seconds(until),
+                at.from_s,
+                describe(&at, &thresholds)
+            ),
+            Some(at),
+            &course,
+        ));
+    }
     // A recovery may start up to `max_recovery` after the trigger's end and
     // must hold for `hold`: a run that ends before that window closes, with
     // no intervention inside it, cannot tell "metastable" from "not yet".
-    let window_end = last_start + hold;
-    if samples.len() < window_end && samples.len() <= first_intervention_bucket {
+    if counted < allowed && until == samples.len() && samples.len() <= first_intervention_bucket {
+        let window_end = end_bucket + allowed - 1 + hold;
         return Some(Verdict::undetermined(format!(
-            "the run ended at {} s, before the recovery window after the trigger's end ({} s) closed at {} s (metastability.max_recovery_s + hold_s): run longer (lengthen horizon_s, or raise the limit that stopped the run)",
+            "the run ended at {} s, before the recovery window after the trigger's end ({} s) closed at {} s (metastability.max_recovery_s + hold_s{}): run longer (lengthen horizon_s, or raise the limit that stopped the run)",
             seconds(until),
             trigger_end.as_secs(),
-            seconds(window_end)
+            seconds(window_end),
+            if overload_seen {
+                ", not counting the time the system without the trigger was overloaded too"
+            } else {
+                ""
+            }
         )));
     }
     // The last window the recovery window allowed, or the last one before
     // the first intervention.
-    let decisive_start = last_start
-        .min(until.saturating_sub(hold))
-        .max(end_bucket.min(until));
+    let decisive_start = last_counted.unwrap_or_else(|| {
+        (end_bucket + allowed - 1)
+            .min(until.saturating_sub(hold))
+            .max(end_bucket.min(until))
+    });
     let decisive = judge.evidence(decisive_start, (decisive_start + hold).min(until));
     let mut v = verdict(
         Outcome::Metastable,
         format!(
-            "not recovered within {} s of the trigger's end: at {} s {}",
+            "not recovered within {} s of the trigger's end{}: at {} s {}",
             policy.max_recovery.as_ms() / 1000.0,
+            if overload_seen {
+                " (not counting the time the system without the trigger was overloaded too)"
+            } else {
+                ""
+            },
             decisive.from_s,
             describe(&decisive, &thresholds)
         ),
         Some(decisive),
+        &course,
     );
+    // Back by itself, but later than `max_recovery` allowed (before the
+    // first intervention, which then ended nothing).
+    let late = (end_bucket..until.saturating_sub(hold).saturating_add(1))
+        .find(|&b| b + hold <= until && windows.run_good(b));
+    if let Some(b) = late {
+        if let Some(course) = v.course.as_mut() {
+            course.back_at_s = Some(seconds(b));
+        }
+        v.reason.push_str(&format!(
+            "; back by itself {} s after the trigger's end, later than metastability.max_recovery_s",
+            seconds(b - end_bucket)
+        ));
+        return Some(v);
+    }
     for (i, c) in interventions.iter().enumerate() {
         let from = first_bucket_from(c.at);
         // Up to the next intervention, or the end of what was observed (a
@@ -607,6 +1047,9 @@ pub fn classify(
         if let Some(b) = judge.first_good(from, until, until, true) {
             v.recovered_by = Some(c.name.clone());
             v.recovered_after_s = Some(seconds(b - from));
+            if let Some(course) = v.course.as_mut() {
+                course.back_at_s = Some(seconds(b));
+            }
             v.reason.push_str(&format!(
                 "; back {} s after \u{201c}{}\u{201d}",
                 seconds(b - from),
@@ -654,16 +1097,20 @@ fn unhealthy_baseline(
     None
 }
 
-/// "goodput 0.03 of the baseline (needs ≥ 0.9), latency 12.1× (needs ≤ 2×),
+/// "successes per arrival 0.03 of the baseline's (needs at least 0.9),
+/// demand 2.1× the baseline's, latency 12.1× (needs at most 2×),
 /// backlog 40× the baseline's, retries 66% of attempts".
 fn describe(e: &Evidence, t: &Thresholds) -> String {
     let mut parts = Vec::new();
-    match e.goodput_ratio {
-        Some(g) => parts.push(format!(
-            "goodput {g} of the baseline's (needs at least {})",
-            t.goodput_min_ratio
+    match (e.served_ratio, e.served_min_ratio) {
+        (Some(g), Some(min)) => parts.push(format!(
+            "successes per arrival {g} of the baseline's (needs at least {min})"
         )),
-        None => parts.push("no goodput in the baseline".into()),
+        (Some(g), None) => parts.push(format!("successes per arrival {g} of the baseline's")),
+        _ => parts.push("no demand".into()),
+    }
+    if let Some(d) = e.demand_ratio.filter(|d| (d - 1.0).abs() >= 0.05) {
+        parts.push(format!("demand {d}\u{d7} the baseline's"));
     }
     if let (Some(l), Some(max)) = (e.latency_ratio, t.latency_max_ratio) {
         parts.push(format!(

@@ -440,3 +440,160 @@ fn regression_a_run_ending_between_two_interventions_is_judged_to_its_end() {
     assert_eq!(v.outcome, Outcome::Metastable, "{}", v.reason);
     assert_eq!(v.recovered_by, None);
 }
+
+/// A healthy bucket at `rate`, with Poisson noise from `rng`.
+fn noisy_healthy(rng: &mut stormsim_engine::StreamRng, rate: f64) -> Sample {
+    let n = poisson(rng, rate);
+    Sample {
+        backlog: poisson(rng, 5.0),
+        ..healthy(n, 5.0)
+    }
+}
+
+fn rng(seed: u64) -> stormsim_engine::StreamRng {
+    StreamKey::root(seed).label("changing load").rng()
+}
+
+#[test]
+fn regression_load_that_falls_after_the_trigger_is_not_degradation() {
+    // 100 requests a second before the trigger, 40 after its end, every
+    // one served: the old bar on the baseline's goodput called it stuck
+    // (goodput 0.4 of the baseline's).
+    for seed in 0..50 {
+        let mut r = rng(seed);
+        let s: Vec<Sample> = (0..600)
+            .map(|b| match b {
+                60..120 => storm(100.0),
+                120.. => noisy_healthy(&mut r, 40.0),
+                _ => noisy_healthy(&mut r, 100.0),
+            })
+            .collect();
+        let v = judge(&s, &timeline(false));
+        assert_eq!(v.outcome, Outcome::Recovered, "seed {seed}: {}", v.reason);
+        let d = v.decisive.unwrap();
+        assert!(d.goodput_ratio.unwrap() < 0.5, "{d:?}");
+        assert!((d.demand_ratio.unwrap() - 0.4).abs() < 0.05, "{d:?}");
+        assert!(d.served_ratio.unwrap() > 0.95, "{d:?}");
+    }
+}
+
+#[test]
+fn load_that_rises_does_not_hide_a_storm() {
+    // Three times the baseline's load after the trigger, of which the
+    // system serves 40%: more goodput than the baseline (the old bar passed
+    // it), a fraction of the demand.
+    let s: Vec<Sample> = (0..600)
+        .map(|b| match b {
+            60..120 => storm(100.0),
+            120.. => Sample {
+                succeeded: 120.0,
+                answered: 300.0,
+                latency_sum_ms: 300.0 * 900.0,
+                ..storm(300.0)
+            },
+            _ => healthy(100.0, 5.0),
+        })
+        .collect();
+    let v = judge(&s, &timeline(false));
+    assert_eq!(v.outcome, Outcome::Metastable, "{}", v.reason);
+    let d = v.decisive.unwrap();
+    assert!(d.goodput_ratio.unwrap() > 1.0, "{d:?}");
+    assert!((d.served_ratio.unwrap() - 0.4).abs() < 1e-9, "{d:?}");
+    assert!(v.reason.contains("demand 3"), "{}", v.reason);
+}
+
+#[test]
+fn a_relapse_is_never_recovered() {
+    // Back 10 s after the rollback, then in the storm again from 300 s to
+    // the end, with nothing on the timeline.
+    let v = judge(
+        &series(600, |b| (60..130).contains(&b) || b >= 300),
+        &timeline(false),
+    );
+    assert_eq!(v.outcome, Outcome::Relapsed, "{}", v.reason);
+    assert_eq!(v.metastable(), Some(true));
+    assert_eq!(v.recovery_s, Some(10.0));
+    let c = v.course.unwrap();
+    assert_eq!(c.back_at_s, Some(130.0));
+    // The first window that reaches into the storm starts hold - 1 before it.
+    assert_eq!(c.relapsed_at_s, Some(271.0));
+    assert_eq!(c.end_state, Some(EndState::Degraded));
+    assert!(
+        v.reason.starts_with("relapsed: recovered 10 s after"),
+        "{}",
+        v.reason
+    );
+    // A storm back for a shorter spell than `hold` is not a relapse.
+    let v = judge(
+        &series(600, |b| (60..130).contains(&b) || (300..305).contains(&b)),
+        &timeline(false),
+    );
+    assert_eq!(v.outcome, Outcome::Recovered, "{}", v.reason);
+    assert_eq!(v.course.unwrap().spans.len(), 2);
+}
+
+#[test]
+fn noisy_healthy_runs_never_relapse() {
+    // The relapse search tests every window after the recovery: 200 runs
+    // of Poisson noise at 10 requests a second (the noisiest case) must
+    // all stay recovered.
+    for seed in 0..200 {
+        let mut r = rng(seed);
+        let s: Vec<Sample> = (0..600)
+            .map(|b| match b {
+                60..120 => storm(10.0),
+                _ => noisy_healthy(&mut r, 10.0),
+            })
+            .collect();
+        let v = judge(&s, &timeline(false));
+        assert_eq!(v.outcome, Outcome::Recovered, "seed {seed}: {}", v.reason);
+    }
+}
+
+#[test]
+fn degradation_the_twin_shares_is_overload_not_a_storm() {
+    let policy = POLICY;
+    let t = timeline(false);
+    let bucket = SimDuration::from_secs(1);
+    // Stuck from the trigger to the end.
+    let run = series(600, |b| b >= 60);
+    // The twin without the trigger: healthy until a planned peak at 150 s
+    // that it cannot carry, to the end.
+    let twin_overloaded = series(600, |b| b >= 150);
+    let v = classify_with_twin(&run, Some(&twin_overloaded), bucket, &t, &policy).unwrap();
+    assert_eq!(v.outcome, Outcome::Overloaded, "{}", v.reason);
+    assert_eq!(v.metastable(), None);
+    let c = v.course.as_ref().unwrap();
+    assert_eq!(c.end_state, Some(EndState::Overloaded));
+    assert!(c.spans.iter().any(|s| s.overload) && c.spans.iter().any(|s| !s.overload));
+    // A twin that carries the load: the storm is the trigger's.
+    let twin_healthy = series(600, |_| false);
+    let v = classify_with_twin(&run, Some(&twin_healthy), bucket, &t, &policy).unwrap();
+    assert_eq!(v.outcome, Outcome::Metastable, "{}", v.reason);
+    // The peak ends at 400 s; stuck past 400 + max_recovery while the twin
+    // is back: metastable, the overload not counted against it.
+    let twin_peak = series(600, |b| (150..400).contains(&b));
+    let v = classify_with_twin(&run, Some(&twin_peak), bucket, &t, &policy).unwrap();
+    assert_eq!(v.outcome, Outcome::Metastable, "{}", v.reason);
+    assert!(v.reason.contains("not counting"), "{}", v.reason);
+    // Back at 420 s, once the peak is over: recovered, though later than
+    // max_recovery after the trigger's end.
+    let run_back = series(600, |b| (60..420).contains(&b));
+    let v = classify_with_twin(&run_back, Some(&twin_peak), bucket, &t, &policy).unwrap();
+    assert_eq!(v.outcome, Outcome::Recovered, "{}", v.reason);
+    assert_eq!(v.course.unwrap().back_at_s, Some(420.0));
+}
+
+#[test]
+fn the_course_gives_the_spans_and_their_total() {
+    let v = judge(&series(600, |b| (60..135).contains(&b)), &timeline(false));
+    let c = v.course.unwrap();
+    // Windows of 30 s that reach into the storm fail from 31 s before it.
+    assert_eq!(c.degraded_from_s, Some(60.0));
+    assert_eq!(c.spans.len(), 1);
+    assert_eq!((c.spans[0].from_s, c.spans[0].to_s), (60.0, 135.0));
+    assert_eq!(c.degraded_s, 75.0);
+    assert_eq!(c.overloaded_s, 0.0);
+    assert_eq!(c.end_state, Some(EndState::Healthy));
+    assert_eq!(c.spans_text(), "60-135");
+}

@@ -87,6 +87,7 @@ pub fn run_variants(
     let results: Vec<Mutex<Option<VariantReport>>> =
         variants.iter().map(|_| Mutex::new(None)).collect();
     let finished = |variant: usize, report: VariantReport, branch, events_here| {
+        let report = crate::twin::judge_against_twin(&variants[variant], report);
         progress(Progress::Done {
             variant,
             report: &report,
@@ -179,7 +180,7 @@ fn spawn_alone<'s, F>(
 {
     scope.spawn(move |_| {
         progress(Progress::Started(index));
-        let report = crate::run_variant(variant);
+        let report = crate::run_alone(variant);
         let events = report.events;
         finished(index, report, None, events);
     });

@@ -24,6 +24,7 @@ mod service;
 mod simulator;
 pub mod timeseries;
 mod topology;
+pub mod twin;
 mod world;
 pub mod zombie;
 
@@ -32,8 +33,15 @@ pub use report::{RunReport, ServiceReport, VariantReport, WorkloadReport};
 pub use simulator::{Event, Simulator, MAX_SERIES_ROWS};
 use stormsim_model::{LoadedModel, Variant};
 
-/// Runs one variant, its timeline included.
+/// Runs one variant, its timeline included, and judges its recovery (with
+/// its twin without the trigger where that can change the verdict:
+/// [`twin`]).
 pub fn run_variant(variant: &Variant) -> VariantReport {
+    twin::judge_against_twin(variant, run_alone(variant))
+}
+
+/// Runs one variant, its verdict judged from its own run alone.
+fn run_alone(variant: &Variant) -> VariantReport {
     Simulator::new(&variant.model, &variant.changes).run(&variant.name)
 }
 

@@ -40,3 +40,4 @@ mod tail_at_scale;
 mod thundering_herd;
 mod timeline_and_retry_after;
 mod verdicts;
+mod verdicts_under_load;

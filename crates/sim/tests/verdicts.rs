@@ -18,6 +18,7 @@
 //! --ignored` runs the same cases at the
 //! defaults (`hold_s` 30, `max_recovery_s` 120, a 60 s baseline).
 
+use crate::common::wilson;
 use serde_json::{json, Value};
 use std::thread;
 use stormsim_engine::SimDuration;
@@ -95,14 +96,6 @@ fn verdict_widened(text: &str, report: &VariantReport, k: usize) -> Verdict {
     let samples = widen(&samples_of(&report.series), k);
     let bucket = SimDuration(report.series.bucket.as_nanos() * k as u64);
     classify(&samples, bucket, &v.changes, &policy).expect("a trigger")
-}
-
-/// The 95% Wilson score interval of `k` of `n`.
-fn wilson(k: usize, n: usize) -> (f64, f64) {
-    let (z, n, p) = (1.959_964, n as f64, k as f64 / n as f64);
-    let centre = (p + z * z / (2.0 * n)) / (1.0 + z * z / n);
-    let half = z / (1.0 + z * z / n) * (p * (1.0 - p) / n + z * z / (4.0 * n * n)).sqrt();
-    ((centre - half).max(0.0), (centre + half).min(1.0))
 }
 
 /// Per case `(rate, spike, buckets)`, the seeds not judged recovered, with a

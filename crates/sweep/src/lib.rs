@@ -635,6 +635,7 @@ fn reserved_columns(base: &stormsim_model::LoadedModel) -> Vec<String> {
         "replication",
         "seed",
         "replications",
+        "metastable_share.n",
         "metastable_share",
         "metastable_share.ci95_low",
         "metastable_share.ci95_high",

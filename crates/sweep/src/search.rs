@@ -259,6 +259,9 @@ fn observe(metric: &str, report: VariantReport, seed: u64) -> Result<Observation
             (_, Some(v)) if v.outcome == Outcome::UnhealthyBeforeTrigger => {
                 Observation::LeftOut("unhealthy before the trigger".into())
             }
+            (_, Some(v)) if v.outcome == Outcome::Overloaded => Observation::LeftOut(
+                "overloaded (degraded without the trigger too)".into(),
+            ),
             (_, Some(v)) => Observation::LeftOut(format!("no verdict: {}", v.reason)),
             (_, None) => Observation::LeftOut(
                 "no verdict: the model asks for no recovery analysis (no `metastability`, or no trigger in its timeline)".into(),

@@ -4,6 +4,7 @@
 
 use crate::search::wilson_interval;
 use crate::{Row, RunResult, Sweep};
+use stormsim_sim::analysis::Outcome;
 
 fn cell(value: &serde_json::Value) -> String {
     match value {
@@ -169,23 +170,25 @@ fn fmt(x: f64) -> String {
 }
 
 /// The outcomes counted per point in `aggregate.csv`, as `outcome.<name>`.
-const OUTCOMES: [&str; 4] = [
-    "recovered",
-    "metastable",
-    "unhealthy_before_trigger",
-    "undetermined",
-];
+fn outcomes() -> impl Iterator<Item = &'static str> {
+    Outcome::ALL.into_iter().map(Outcome::as_str)
+}
 
 /// `aggregate.csv`: per point, the axes; `replications` (all),
 /// `complete_replications` and `partial_replications` (runs stopped by a
 /// limit: left out of everything that follows, whose counts are of part of a
 /// run); over the complete ones, the count of each outcome
-/// (`outcome.recovered`, `.metastable`, `.unhealthy_before_trigger`,
-/// `.undetermined`); `metastable_share` and its 95% Wilson score interval,
-/// `metastable_share.ci95_low` and `.ci95_high`, over the replications judged
-/// recovered or metastable (a share of a few replications: Student's t would
-/// give a point at 0 or n of n and leave [0, 1] between; all three empty
-/// when none was judged); and for every numeric summary column `C`: `C.n`
+/// (`outcome.recovered`, `.relapsed`, `.metastable`, `.overloaded`,
+/// `.unhealthy_before_trigger`, `.undetermined`) and its share of them all
+/// with its 95% Wilson score interval (`outcome.<o>.share`, `.ci95_low`,
+/// `.ci95_high`; empty without complete replications); `metastable_share.n`,
+/// the replications judged recovered, relapsed or metastable, and
+/// `metastable_share` over them (relapsed counts as metastable) with its
+/// 95% Wilson score interval, `metastable_share.ci95_low` and `.ci95_high`
+/// (a share of a few replications: Student's t would give a point at 0 or
+/// n of n and leave [0, 1] between; all three empty when none was judged,
+/// and never to be read without its `n`); and for every numeric summary
+/// column `C`: `C.n`
 /// (the complete replications where it has a value: a latency of successes
 /// with none has none), `C.mean`, `C.sd`, `C.ci95_low`, `C.ci95_high` (all
 /// but the mean empty with one value, all empty with none). Library API (see
@@ -232,7 +235,13 @@ pub fn write_aggregate_csv(
         ]
         .map(String::from),
     );
-    h.extend(OUTCOMES.iter().map(|o| format!("outcome.{o}")));
+    for o in outcomes() {
+        h.push(format!("outcome.{o}"));
+        for suffix in ["share", "ci95_low", "ci95_high"] {
+            h.push(format!("outcome.{o}.{suffix}"));
+        }
+    }
+    h.push("metastable_share.n".into());
     h.push("metastable_share".into());
     h.push("metastable_share.ci95_low".into());
     h.push("metastable_share.ci95_high".into());
@@ -266,12 +275,25 @@ pub fn write_aggregate_csv(
         line.push(all.len().to_string());
         line.push(rows.len().to_string());
         line.push((all.len() - rows.len()).to_string());
-        for o in OUTCOMES {
+        for o in outcomes() {
             let n = outcome.map_or(0, |c| rows.iter().filter(|r| &r[c] == o).count());
             line.push(n.to_string());
+            if rows.is_empty() {
+                line.extend([String::new(), String::new(), String::new()]);
+            } else {
+                let (low, high) = wilson_interval(n, rows.len());
+                line.extend([fmt(n as f64 / rows.len() as f64), fmt(low), fmt(high)]);
+            }
         }
         let verdicts: Vec<&str> =
             metastable.map_or(Vec::new(), |m| rows.iter().map(|r| &r[m]).collect());
+        line.push(
+            verdicts
+                .iter()
+                .filter(|v| !v.is_empty())
+                .count()
+                .to_string(),
+        );
         match metastable_share(&verdicts) {
             Some((share, low, high)) => line.extend([fmt(share), fmt(low), fmt(high)]),
             None => line.extend([String::new(), String::new(), String::new()]),

@@ -68,3 +68,11 @@ pub fn assert_outcome(
     let v = verdict(reports, name);
     assert_eq!(v.outcome, outcome, "seed {seed}, {name}: {}", v.reason);
 }
+
+/// The 95% Wilson score interval of `k` of `n`.
+pub fn wilson(k: usize, n: usize) -> (f64, f64) {
+    let (z, n, p) = (1.959_964, n as f64, k as f64 / n as f64);
+    let centre = (p + z * z / (2.0 * n)) / (1.0 + z * z / n);
+    let half = z / (1.0 + z * z / n) * (p * (1.0 - p) / n + z * z / (4.0 * n * n)).sqrt();
+    ((centre - half).max(0.0), (centre + half).min(1.0))
+}
