@@ -6,7 +6,9 @@
 //!   refused, naming the folder.
 //! - What stormsim wrote is listed in the folder's [`MANIFEST_FILE`]; only
 //!   those files are ever replaced or removed, and a file of the user's at a
-//!   name stormsim would write is never overwritten, even with `--force`.
+//!   name stormsim would write is never overwritten, even with `--force`. A
+//!   folder without a manifest is the user's, whatever it holds; a manifest
+//!   lists only files that are there (see [`settle`]).
 //! - A run writes everything into a new folder beside the output folder
 //!   (`.stormsim-tmp-<name>-XXXXXX`), then swaps the two in one step: a run
 //!   killed at any moment leaves the folder holding one run or the other,
@@ -102,51 +104,65 @@ pub const SWEEP_FILES: [&str; 9] = [
     stormsim_sweep::inputs::INPUTS_FILE,
 ];
 
-/// A folder's manifest, or for a folder an older stormsim wrote (no
-/// manifest, but its summary.json or sweep.json is stormsim's) one listing
-/// the files of its kind that are there. `None` for anything else.
+/// A folder's manifest; `None` for a folder without one. A folder without a
+/// manifest is never taken for stormsim's, whatever it holds: a run's
+/// `summary.json` or a sweep's `sweep.json` copied into a folder of the
+/// user's says nothing of who wrote the files beside it.
 pub fn read_manifest(dir: &Path) -> Option<Manifest> {
-    let json = |name: &str| -> Option<serde_json::Value> {
-        serde_json::from_str(&std::fs::read_to_string(dir.join(name)).ok()?).ok()
+    let text = std::fs::read_to_string(dir.join(MANIFEST_FILE)).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+/// Adds `files` to the manifest of `dir` (which has one) before they are
+/// written, so that a write cut short leaves nothing unclaimed.
+pub fn claim(dir: &Path, files: &[&str]) -> Result<()> {
+    let Some(mut manifest) = read_manifest(dir) else {
+        bail!("{} has no {MANIFEST_FILE} to claim files in", dir.display());
     };
-    if let Some(manifest) = json(MANIFEST_FILE).and_then(|v| serde_json::from_value(v).ok()) {
-        return Some(manifest);
+    let before = manifest.files.len();
+    manifest.files.extend(files.iter().map(|f| f.to_string()));
+    if manifest.files.len() == before {
+        return Ok(());
     }
-    let present = |names: &[&str]| -> BTreeSet<String> {
-        names
-            .iter()
-            .filter(|n| dir.join(n).symlink_metadata().is_ok_and(|m| m.is_file()))
-            .map(|n| n.to_string())
-            .collect()
+    manifest.write(dir)
+}
+
+/// Drops from the manifest of `dir` the files that are not there: those
+/// claimed but never written (a chart the data does not allow, the partial
+/// results renamed to the whole), or removed since. The manifest then lists
+/// only what stormsim wrote and is there, and a file of the user's saved
+/// later at such a name is not taken for stormsim's. Call with `dir` locked.
+pub fn settle(dir: &Path) -> Result<()> {
+    let Some(mut manifest) = read_manifest(dir) else {
+        return Ok(());
     };
-    if let Some(summary) = json("summary.json") {
-        if summary.get("tool").and_then(|t| t.as_str()) == Some("stormsim") {
-            let name = summary.get("model")?.as_str()?.to_string();
-            let mut files = present(&run_files());
-            // What an older stormsim's interrupted write left (its temporary
-            // files were `.tmp` and six letters or digits): its, not carried on.
-            files.extend(
-                std::fs::read_dir(dir)
-                    .into_iter()
-                    .flatten()
-                    .flatten()
-                    .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
-                    .filter_map(|e| e.file_name().into_string().ok())
-                    .filter(|n| is_named(n, ".tmp")),
-            );
-            return Some(Manifest {
-                files,
-                ..Manifest::new(Kind::Run, &name)
-            });
+    let before = manifest.files.len();
+    manifest
+        .files
+        .retain(|f| dir.join(f).symlink_metadata().is_ok());
+    if manifest.files.len() == before {
+        return Ok(());
+    }
+    manifest.write(dir)
+}
+
+/// Removes the file `name` of `dir` if stormsim wrote it (its manifest
+/// lists it), and unlists it; a file of the user's at that name stays.
+pub fn remove_owned(dir: &Path, name: &str) -> Result<()> {
+    let Some(mut manifest) = read_manifest(dir) else {
+        return Ok(());
+    };
+    if !manifest.files.remove(name) {
+        return Ok(());
+    }
+    let path = dir.join(name);
+    match std::fs::remove_file(&path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            return Err(e).with_context(|| format!("cannot remove the stale {}", path.display()))
         }
+        _ => {}
     }
-    let spec = json("sweep.json")?;
-    spec.get("model")?;
-    let name = spec.get("name")?.as_str()?.to_string();
-    Some(Manifest {
-        files: present(&SWEEP_FILES),
-        ..Manifest::new(Kind::Sweep, &name)
-    })
+    manifest.write(dir)
 }
 
 /// Whether `dir` is missing, empty, or holds stormsim's outputs of `kind`
@@ -203,9 +219,20 @@ pub fn refuse_foreign(dir: &Path, names: &[&str]) -> std::result::Result<(), Str
 /// An exclusive lock on an output folder, held while a command writes into
 /// it: a second writer is refused instead of mixing its rows with the
 /// first's. The lock is on the folder itself (released when dropped, or when
-/// the process dies), so it leaves no file behind.
+/// the process dies), so it leaves no file behind. The folder's manifest is
+/// settled ([`settle`]) when the lock is taken and again when it is
+/// released, however the command ended: what it claimed and did not write
+/// is not left listed.
 pub struct OutputLock {
+    dir: PathBuf,
     _folder: File,
+}
+
+impl Drop for OutputLock {
+    fn drop(&mut self) {
+        // A failure leaves names listed that the next lock settles.
+        let _ = settle(&self.dir);
+    }
 }
 
 impl OutputLock {
@@ -216,7 +243,13 @@ impl OutputLock {
             .with_context(|| format!("cannot create the output folder {}", dir.display()))?;
         let folder = File::open(dir).with_context(|| format!("cannot open {}", dir.display()))?;
         match folder.try_lock() {
-            Ok(()) => Ok(Ok(OutputLock { _folder: folder })),
+            Ok(()) => {
+                settle(dir)?;
+                Ok(Ok(OutputLock {
+                    dir: dir.to_path_buf(),
+                    _folder: folder,
+                }))
+            }
             Err(std::fs::TryLockError::WouldBlock) => Ok(Err(format!(
                 "another stormsim is writing into {} (it holds the folder's lock): wait for it to finish, or choose another --out",
                 dir.display()
@@ -632,27 +665,49 @@ mod tests {
         assert_eq!(read_manifest(&out).unwrap(), now);
     }
 
-    /// A folder an older stormsim wrote (no manifest) is recognised by its
-    /// summary.json, and only its own kind of files are claimed.
+    /// A folder without a manifest is the user's, even with a run's
+    /// summary.json copied into it: none of its files is stormsim's.
     #[test]
-    fn an_older_run_folder_is_adopted() {
+    fn a_folder_without_a_manifest_owns_nothing() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(
             dir.path().join("summary.json"),
             r#"{"tool": "stormsim", "model": "m"}"#,
         )
         .unwrap();
-        std::fs::write(dir.path().join("notes.txt"), "mine").unwrap();
-        std::fs::write(dir.path().join(".tmpAb12Cd"), "an older run's leftover").unwrap();
-        let m = read_manifest(dir.path()).unwrap();
-        assert_eq!((m.kind, m.name.as_str()), (Kind::Run, "m"));
+        std::fs::write(dir.path().join("index.html"), "mine").unwrap();
+        assert_eq!(read_manifest(dir.path()), None);
+        assert!(check_owner(dir.path(), Kind::Run, "m").is_err());
         assert_eq!(
-            m.files.iter().collect::<Vec<_>>(),
-            [".tmpAb12Cd", "summary.json"]
+            foreign_at(dir.path(), &["summary.json", "index.html", "load.svg"]),
+            ["summary.json", "index.html"]
         );
-        assert_eq!(
-            foreign_at(dir.path(), &["summary.json", "notes.txt"]),
-            ["notes.txt"]
-        );
+    }
+
+    /// A manifest settles to the files that are there, and only a listed
+    /// file is removed.
+    #[test]
+    fn a_manifest_lists_only_what_is_there() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut m = Manifest::new(Kind::Sweep, "s");
+        m.files
+            .extend(["a.csv".to_string(), "sweep.svg".to_string()]);
+        m.write(dir.path()).unwrap();
+        std::fs::write(dir.path().join("a.csv"), "ours").unwrap();
+        settle(dir.path()).unwrap();
+        let files = |d: &Path| {
+            read_manifest(d)
+                .unwrap()
+                .files
+                .into_iter()
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(files(dir.path()), ["a.csv"]);
+        std::fs::write(dir.path().join("sweep.svg"), "mine").unwrap();
+        remove_owned(dir.path(), "sweep.svg").unwrap();
+        assert!(dir.path().join("sweep.svg").exists(), "the user's stays");
+        remove_owned(dir.path(), "a.csv").unwrap();
+        assert!(!dir.path().join("a.csv").exists());
+        assert!(files(dir.path()).is_empty());
     }
 }

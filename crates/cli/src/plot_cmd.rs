@@ -9,7 +9,7 @@
 //! run, the sweep or the search wrote.
 
 use crate::output::{write_charts, LATENCY_COLUMNS};
-use crate::sweep_charts::{draw_sweep_folder, PAGE, SEARCH_CHART, SPEC_FILE, SWEEP_CHART};
+use crate::sweep_charts::{draw_sweep_folder, DRAWN, SPEC_FILE};
 use crate::sweep_cmd::said_written;
 use crate::view::{
     BranchView, FocusSeries, RunView, ServiceView, VariantContext, VariantView, VerdictView,
@@ -43,25 +43,37 @@ pub fn plot(dir: &Path) -> Result<ExitCode> {
         Ok(lock) => lock,
         Err(message) => return refuse(message),
     };
-    // What is redrawn is stormsim's: a file of the user's at a chart's name
-    // is refused, and the manifest lists what was drawn.
-    let manifest = crate::outdir::read_manifest(dir);
-    if dir.join("summary.json").exists() {
+    // What is redrawn is stormsim's: a folder without its manifest is the
+    // user's, a file of the user's at a chart's name is refused, and each
+    // file is claimed before it is written.
+    let run = dir.join("summary.json").exists();
+    if !run && !dir.join("aggregate.csv").exists() && !dir.join("search.csv").exists() {
+        return refuse(format!(
+            "{} holds neither a run (summary.json) nor a whole sweep (aggregate.csv) or a search (search.csv)",
+            dir.display()
+        ));
+    }
+    if crate::outdir::read_manifest(dir).is_none() {
+        return refuse(format!(
+            "{} has no {}, the list of the files stormsim wrote there: plot redraws only a folder stormsim wrote, never over files of yours; run the model or the sweep again with --out to a folder of its own",
+            dir.display(),
+            crate::outdir::MANIFEST_FILE
+        ));
+    }
+    if run {
         let mut names = crate::output::CHARTS.to_vec();
         names.push(crate::outdir::RUN_PAGE);
         if let Err(message) = crate::outdir::refuse_foreign(dir, &names) {
             return refuse(message);
         }
         let view = read_run(dir)?;
+        // Claimed before drawing; those not drawn are unlisted as the lock
+        // is released.
+        crate::outdir::claim(dir, &names)?;
         let written = write_charts(&view, dir)?;
-        if let Some(mut manifest) = manifest {
-            manifest.files.extend(written.iter().map(|f| f.to_string()));
-            manifest.write(dir)?;
-        }
         println!("wrote {}/{{{}}}", dir.display(), written.join(", "));
-    } else if dir.join("aggregate.csv").exists() || dir.join("search.csv").exists() {
-        let drawn_names = [SWEEP_CHART, SEARCH_CHART, PAGE];
-        if let Err(message) = crate::outdir::refuse_foreign(dir, &drawn_names) {
+    } else {
+        if let Err(message) = crate::outdir::refuse_foreign(dir, &DRAWN) {
             return refuse(message);
         }
         if !dir.join(SPEC_FILE).exists() {
@@ -71,16 +83,7 @@ pub fn plot(dir: &Path) -> Result<ExitCode> {
             ));
         }
         let drawn = draw_sweep_folder(dir)?;
-        if let Some(mut manifest) = manifest {
-            manifest.files.extend(drawn_names.map(String::from));
-            manifest.write(dir)?;
-        }
         println!("{}", said_written(dir, &[], &drawn));
-    } else {
-        return refuse(format!(
-            "{} holds neither a run (summary.json) nor a whole sweep (aggregate.csv) or a search (search.csv)",
-            dir.display()
-        ));
     }
     Ok(ExitCode::SUCCESS)
 }
