@@ -907,3 +907,27 @@ fn regression_plot_clobbers_user_files() {
     assert_eq!(read(&sw.join("sweep.svg")), "MY OWN SWEEP CHART");
     assert!(!manifest_files(&sw).contains(&"sweep.svg".to_string()));
 }
+
+/// A latency of 1e308 in a run folder's latency.csv (no run writes one: its
+/// clock counts 2^64 ns) is refused naming the file and line, exit 2, where
+/// the chart's axis grew without bound until the allocator aborted.
+#[test]
+fn regression_plot_huge_latency_oom() {
+    let f = Fixture::new(axes());
+    assert_ok(&f.run_into("r", &[]));
+    let latency = f.path("r").join("latency.csv");
+    let text = read(&latency);
+    let lines: Vec<&str> = text.lines().collect();
+    let last = lines.len();
+    let mut cells: Vec<&str> = lines[last - 1].split(',').collect();
+    for (huge, said) in [("1e308", "1e308"), ("inf", "inf"), ("-1", "-1")] {
+        cells[1] = huge;
+        let mut edited = lines[..last - 1].join("\n");
+        edited.push('\n');
+        edited.push_str(&cells.join(","));
+        edited.push('\n');
+        std::fs::write(&latency, edited).unwrap();
+        let line = format!("latency.csv line {last}: latency_ms is {said}");
+        assert_refused(&stormsim(&["plot", s(&f.path("r"))], &[]), &[&line]);
+    }
+}
