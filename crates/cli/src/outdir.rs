@@ -109,7 +109,7 @@ pub const SWEEP_FILES: [&str; 9] = [
 /// `summary.json` or a sweep's `sweep.json` copied into a folder of the
 /// user's says nothing of who wrote the files beside it.
 pub fn read_manifest(dir: &Path) -> Option<Manifest> {
-    let text = std::fs::read_to_string(dir.join(MANIFEST_FILE)).ok()?;
+    let text = stormsim_model::read_input_file(&dir.join(MANIFEST_FILE)).ok()?;
     serde_json::from_str(&text).ok()
 }
 

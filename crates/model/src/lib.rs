@@ -30,6 +30,7 @@
 pub mod dist;
 mod duplicate_keys;
 mod error;
+pub mod input_file;
 pub mod model;
 pub mod path;
 pub mod reference;
@@ -43,6 +44,7 @@ mod warnings;
 
 pub use dist::Dist;
 pub use error::{ModelError, Problem, TOP_LEVEL};
+pub use input_file::{read_input_file, InputFileError, MAX_INPUT_FILE_BYTES};
 pub use model::*;
 pub use path::{parse_cli_value, ParamPath};
 pub use spec::ModelSpec;

@@ -10,13 +10,13 @@
 //! documents name it.
 
 use crate::error::Problem;
+use crate::input_file::read_input_file;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// Largest trace file read: a million rates with a timestamp each fit well
-/// within it.
-pub const MAX_TRACE_FILE_BYTES: u64 = 64 << 20;
+/// Largest trace file read: that of every input file.
+pub const MAX_TRACE_FILE_BYTES: u64 = crate::input_file::MAX_INPUT_FILE_BYTES;
 
 /// Reads the trace files named in JSON values, relative to a model's folder.
 pub(crate) struct TraceFiles<'d> {
@@ -129,25 +129,10 @@ impl<'d> TraceFiles<'d> {
 
 /// The rates in one column of a CSV file, in order. The first row is a
 /// header when its cell in that column is not a number; `column` names the
-/// column by its header (required when there are several columns).
+/// column by its header (required when there are several columns). The
+/// file is read as every input file is ([`read_input_file`]).
 fn read_rates(path: &Path, column: Option<&str>) -> Result<Vec<f64>, String> {
-    use std::io::Read as _;
-    let metadata = std::fs::metadata(path).map_err(|e| e.to_string())?;
-    // Not a device (`/dev/zero` never ends) nor a pipe (which may never
-    // answer): a trace is a file.
-    if !metadata.is_file() {
-        return Err("not a regular file".into());
-    }
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|f| f.take(MAX_TRACE_FILE_BYTES + 1).read_to_end(&mut bytes))
-        .map_err(|e| e.to_string())?;
-    if bytes.len() as u64 > MAX_TRACE_FILE_BYTES {
-        return Err(format!(
-            "larger than the {MAX_TRACE_FILE_BYTES} bytes a trace file may have"
-        ));
-    }
-    let text = String::from_utf8(bytes).map_err(|_| "not UTF-8 text".to_string())?;
+    let text = read_input_file(path).map_err(|e| e.to_string())?;
     rates_in_csv(&text, column)
 }
 
