@@ -10,7 +10,8 @@
 //!   folder without a manifest is the user's, whatever it holds; a manifest
 //!   lists only files that are there (see [`settle`]).
 //! - A run writes everything into a new folder beside the output folder
-//!   (`.stormsim-tmp-<name>-XXXXXX`), then swaps the two in one step: a run
+//!   (`.stormsim-tmp-<name>-XXXXXX`, the name cut and hashed where it
+//!   would be too long: [`tag`]), then swaps the two in one step: a run
 //!   killed at any moment leaves the folder holding one run or the other,
 //!   never a mix, and the next write into the folder removes what it left.
 
@@ -223,8 +224,13 @@ pub fn refuse_foreign(dir: &Path, names: &[&str]) -> std::result::Result<(), Str
 /// settled ([`settle`]) when the lock is taken and again when it is
 /// released, however the command ended: what it claimed and did not write
 /// is not left listed.
+///
+/// A folder the lock made that is still empty when it is released (the
+/// command failed, or was refused, before writing anything) is removed.
 pub struct OutputLock {
     dir: PathBuf,
+    /// Whether the folder was made by [`OutputLock::acquire`].
+    created: bool,
     _folder: File,
 }
 
@@ -232,6 +238,10 @@ impl Drop for OutputLock {
     fn drop(&mut self) {
         // A failure leaves names listed that the next lock settles.
         let _ = settle(&self.dir);
+        if self.created {
+            // Removes only an empty folder.
+            let _ = std::fs::remove_dir(&self.dir);
+        }
     }
 }
 
@@ -239,6 +249,7 @@ impl OutputLock {
     /// Creates `dir` if need be and locks it, or says that another stormsim
     /// holds it.
     pub fn acquire(dir: &Path) -> Result<std::result::Result<OutputLock, String>> {
+        let created = std::fs::symlink_metadata(dir).is_err();
         std::fs::create_dir_all(dir)
             .with_context(|| format!("cannot create the output folder {}", dir.display()))?;
         let folder = File::open(dir).with_context(|| format!("cannot open {}", dir.display()))?;
@@ -247,6 +258,7 @@ impl OutputLock {
                 settle(dir)?;
                 Ok(Ok(OutputLock {
                     dir: dir.to_path_buf(),
+                    created,
                     _folder: folder,
                 }))
             }
@@ -289,13 +301,43 @@ fn resolved(dir: &Path) -> Result<(PathBuf, String)> {
 
 /// The prefix of the folders a run of `dir` is written into, in its parent.
 fn staging_prefix(name: &str) -> String {
-    format!("{TEMP_PREFIX}{name}-")
+    format!("{TEMP_PREFIX}{}-", tag(name))
 }
 
 /// The prefix of the folder the last outputs are moved aside to where the
 /// file system cannot exchange two folders (see [`exchange`]).
 fn aside_prefix(name: &str) -> String {
-    format!(".stormsim-old-{name}-")
+    format!("{ASIDE_PREFIX}{}-", tag(name))
+}
+
+/// The start of the name of a folder of last outputs moved aside.
+const ASIDE_PREFIX: &str = ".stormsim-old-";
+
+/// The longest file name most file systems allow, in bytes.
+const MAX_FILE_NAME_BYTES: usize = 255;
+
+/// What in a temporary folder's name says which output folder it is for:
+/// the output folder's name, or, where that would make the temporary name
+/// longer than a file name may be (an output folder's name of 235 to 255
+/// bytes), its first bytes, `~` and a hash of the whole name. A run into a
+/// folder of any legal name thus never fails, after simulating, on a name
+/// the user never gave.
+fn tag(name: &str) -> String {
+    // The prefixes are as long as each other; then `-` and six characters.
+    const ROOM: usize = MAX_FILE_NAME_BYTES - TEMP_PREFIX.len() - 1 - 6;
+    const _: () = assert!(ASIDE_PREFIX.len() == TEMP_PREFIX.len());
+    if name.len() <= ROOM {
+        return name.to_string();
+    }
+    let mut keep = ROOM - 17;
+    while !name.is_char_boundary(keep) {
+        keep -= 1;
+    }
+    format!(
+        "{}~{:016x}",
+        &name[..keep],
+        stormsim_sweep::inputs::fnv1a64(name.as_bytes())
+    )
 }
 
 /// Whether `entry` (a name in the output folder's parent) is `prefix` then
@@ -610,6 +652,41 @@ mod tests {
         assert!(!is_staging_of(".stormsim-tmp-a-x1Y2z3.old", "a"));
         assert!(is_named(".stormsim-old-a-x1Y2z3", &aside_prefix("a")));
         assert!(!is_staging_of("a-x1Y2z3", "a"));
+    }
+
+    /// A folder the lock made is removed if nothing was written into it; a
+    /// folder that was there stays.
+    #[test]
+    fn a_lock_leaves_no_empty_folder_it_made() {
+        let parent = tempfile::tempdir().unwrap();
+        let new = parent.path().join("new");
+        drop(OutputLock::acquire(&new).unwrap().unwrap());
+        assert!(!new.exists());
+        std::fs::create_dir(&new).unwrap();
+        drop(OutputLock::acquire(&new).unwrap().unwrap());
+        assert!(new.exists());
+        let made = parent.path().join("made");
+        let lock = OutputLock::acquire(&made).unwrap().unwrap();
+        std::fs::write(made.join("a.csv"), "").unwrap();
+        drop(lock);
+        assert!(made.join("a.csv").exists());
+    }
+
+    /// An output folder's name of up to 255 bytes gives temporary names of
+    /// at most 255 bytes, told apart by a hash where they are cut.
+    #[test]
+    fn temporary_names_fit_a_file_name() {
+        let (a, b) = ("é".repeat(127), format!("{}x", "é".repeat(127)));
+        assert_eq!((a.len(), b.len()), (254, 255));
+        for name in [&a, &b] {
+            let staging = format!("{}x1Y2z3", staging_prefix(name));
+            assert!(staging.len() <= MAX_FILE_NAME_BYTES, "{}", staging.len());
+            assert!(aside_prefix(name).len() + 6 <= MAX_FILE_NAME_BYTES);
+            assert!(is_staging_of(&staging, name));
+        }
+        assert_ne!(staging_prefix(&a), staging_prefix(&b));
+        let short = "d".repeat(234);
+        assert_eq!(staging_prefix(&short), format!("{TEMP_PREFIX}{short}-"));
     }
 
     /// Where folders cannot be exchanged, the old one goes aside and the

@@ -931,3 +931,24 @@ fn regression_plot_huge_latency_oom() {
         assert_refused(&stormsim(&["plot", s(&f.path("r"))], &[]), &[&line]);
     }
 }
+
+/// `run --out NAME` with a legal last component of 235 to 255 bytes: the
+/// temporary folder beside it (`.stormsim-tmp-NAME-XXXXXX`, 21 bytes
+/// longer) was over the 255 a file name may have, so the run failed after
+/// simulating, leaving an empty output folder. It now writes its outputs.
+#[test]
+fn regression_out_long_name() {
+    let f = Fixture::new(axes());
+    for len in [235, 255] {
+        let name = "d".repeat(len);
+        assert_ok(&f.run_into(&name, &[]));
+        assert!(f.path(&name).join("summary.json").is_file());
+        assert_ok(&f.run_into(&name, &[]));
+    }
+    let left: Vec<String> = std::fs::read_dir(f.dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.starts_with(".stormsim"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
