@@ -11,6 +11,7 @@
 
 use crate::error::Problem;
 use crate::input_file::read_input_file;
+use crate::validate::MAX_TRACE_BUCKETS;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -178,21 +179,44 @@ pub(crate) fn rates_in_csv(text: &str, column: Option<&str>) -> Result<Vec<f64>,
             ))
         }
     };
+    let header = has_header.then(|| header_list(&first));
     let mut rates = Vec::new();
     let data = (!has_header).then_some(Ok(first));
     for row in data.into_iter().chain(rows) {
         let row = row.map_err(|e| e.to_string())?;
         let cell = row.get(index).unwrap_or("");
-        let rate = cell.parse::<f64>().map_err(|_| {
-            format!(
-                "line {}: expected a rate (a number) in column {}, got {cell:?}",
-                row.position().map_or(0, csv::Position::line),
-                index + 1
-            )
-        })?;
-        rates.push(rate);
+        let line = row.position().map_or(0, csv::Position::line);
+        rates.push(rate_in(cell, line, index)?);
+        if rates.len() > MAX_TRACE_BUCKETS {
+            return Err(format!(
+                "more than the {MAX_TRACE_BUCKETS} rates (one a bucket) a trace may have"
+            ));
+        }
     }
-    Ok(rates)
+    match header {
+        // Said here, in the file's terms: the model has no list to blame.
+        Some(header) if rates.is_empty() => Err(format!(
+            "no rates: the first row ({header}) is not numbers, so it is read as a header, and no row follows it"
+        )),
+        _ => Ok(rates),
+    }
+}
+
+/// The rate in `cell` (line `line`, column `index` from 0): a number, and a
+/// rate a trace may have (finite, ≥ 0). `nan`, `inf` and `1e400` parse as
+/// numbers, but no list of rates could hold them.
+fn rate_in(cell: &str, line: u64, index: usize) -> Result<f64, String> {
+    let rate = cell.parse::<f64>().map_err(|_| {
+        format!(
+            "line {line}: expected a rate (a number) in column {}, got {cell:?}",
+            index + 1
+        )
+    })?;
+    if rate.is_finite() && rate >= 0.0 {
+        Ok(rate)
+    } else {
+        Err(format!("line {line}: expected a rate ≥ 0, got {cell}"))
+    }
 }
 
 fn header_list(header: &csv::StringRecord) -> String {
@@ -235,6 +259,17 @@ mod tests {
             "line 3: expected a rate (a number) in column 1, got \"n/a\""
         );
         assert_eq!(rates_in_csv("", None), Err("no rows".into()));
+        for cell in ["nan", "inf", "-inf", "1e400", "-5"] {
+            assert_eq!(
+                rates_in_csv(&format!("rps\n10\n{cell}\n"), None),
+                Err(format!("line 3: expected a rate ≥ 0, got {cell}"))
+            );
+        }
+        let err = rates_in_csv("0x10\n", None).unwrap_err();
+        assert!(
+            err.starts_with("no rates: the first row (\"0x10\")"),
+            "{err}"
+        );
     }
 
     #[test]
