@@ -210,3 +210,59 @@ fn regression_model_file_unbounded() {
         .custom_flags(libc::O_NONBLOCK)
         .open(&fifo);
 }
+
+/// A workload's copies (`count`) are named by the model's path
+/// (`workloads[users]`, not a copy's output name `workloads[users-1000]`)
+/// in the memory refusal, with the part summed over the copies (2.24 GiB
+/// of 2.24, not "0.00 GiB"), and in warnings, once, not once a copy.
+#[test]
+fn regression_memory_msg_copy_path() {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let file = write_json(
+        &dir.path().join("copies.json"),
+        json!({"name": "c3", "seed": 1, "horizon_s": 1,
+               "workloads": [{"name": "users", "target": "api", "requests": 10, "count": 1000,
+                              "arrival": {"kind": "poisson", "rate_per_s": 10},
+                              "breaker": {"kind": "resilience4j", "sliding_window_type": "time_based",
+                                          "sliding_window_size": 100000}}],
+               "services": [{"name": "api", "instances": 1000,
+                             "steps": [{"work": {"kind": "constant", "ms": 1}}]}]}),
+    );
+    let o = stormsim(
+        &["check", file.to_str().unwrap(), "--memory-limit-gb", "1"],
+        &[],
+    );
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(
+            "  workloads[users].breaker.sliding_window_size: the run would need about 2.24 GiB"
+        ) && stderr.contains(
+            "at workloads[users], per caller instance, summed over its 1000 copies (2.24 GiB)"
+        ),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("users-"), "{stderr}");
+
+    // A rate limit far above the copies' 10/s: one warning, at the model's path.
+    let file = write_json(
+        &dir.path().join("limited.json"),
+        json!({"name": "c4", "horizon_s": 1,
+               "workloads": [{"name": "users", "target": "api", "requests": 10, "count": 3,
+                              "arrival": {"kind": "poisson", "rate_per_s": 10},
+                              "rate_limit": {"kind": "sliding_window", "limit": 1000, "window_ms": 100}}],
+               "services": [{"name": "api", "steps": [{"work": {"kind": "constant", "ms": 1}}]}]}),
+    );
+    let o = stormsim(&["check", file.to_str().unwrap()], &[]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{stderr}");
+    let warned: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("rate-limit-never-binds"))
+        .collect();
+    assert_eq!(warned.len(), 1, "{stderr}");
+    assert!(
+        warned[0].contains("workloads[users].rate_limit"),
+        "{stderr}"
+    );
+}
