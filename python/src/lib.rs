@@ -94,7 +94,7 @@ fn load(
     let sets = parse_sets(sets_json)?;
     let loaded = match source {
         Source::File(path) => {
-            let text = std::fs::read_to_string(path).map_err(Failure::Io)?;
+            let text = stormsim_model::read_input_file(path).map_err(Failure::Io)?;
             load_model_in(&text, path.parent(), &sets, seed)
         }
         // A dict's trace files are read from the current folder.

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import threading
 import time
 
@@ -295,3 +296,19 @@ def test_fail_on_refuses_an_outcome_that_is_none(tmp_path):
         "unhealthy_before_trigger",
         "undetermined",
     )
+
+
+def test_regression_model_file_unbounded(tmp_path):
+    """A model file that is not a regular file, or is over 64 MiB, raises an
+    OSError saying so before a byte is read (a pipe hung, /dev/zero or a huge
+    file was read whole: MemoryError), as the command line refuses it."""
+    big = tmp_path / "big.json"
+    with open(big, "wb") as f:
+        f.truncate((64 << 20) + 1)  # sparse: made at once
+    with pytest.raises(OSError, match=r"larger than the 67108864 bytes \(64 MiB\)"):
+        stormsim.run(big)
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)
+    for path in (fifo, "/dev/zero"):
+        with pytest.raises(OSError, match="not a regular file"):
+            stormsim.check(path)

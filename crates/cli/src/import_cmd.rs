@@ -67,12 +67,7 @@ pub fn import(
         Ok(imported) => imported,
         Err(ImportError::Invalid(problems)) => {
             for p in &problems {
-                let at = if p.path.is_empty() {
-                    String::new()
-                } else {
-                    format!(" at {}", p.path)
-                };
-                eprintln!("error: {}{at}: {}", p.file, p.message);
+                eprintln!("error: {}{}", located(&p.file, &p.path), p.message);
             }
             return Ok(ExitCode::from(super::EXIT_BAD_INPUT));
         }
@@ -82,8 +77,9 @@ pub fn import(
     }
     for u in &imported.unmapped {
         eprintln!(
-            "warning: {} at {}: not imported: {}",
-            u.file, u.path, u.message
+            "warning: {}not imported: {}",
+            located(&u.file, &u.path),
+            u.message
         );
     }
     let mut text = serde_json::to_string_pretty(&imported.model)?;
@@ -95,9 +91,8 @@ pub fn import(
                 Some(p) if !p.as_os_str().is_empty() => p,
                 _ => Path::new("."),
             };
-            let mut tmp = tempfile::Builder::new()
-                .prefix(".stormsim-import-")
-                .tempfile_in(dir)
+            // Its mode that of a file written directly (the umask's).
+            let mut tmp = stormsim_sweep::files::temp_file_in(dir)
                 .with_context(|| format!("cannot write in {}", dir.display()))?;
             tmp.write_all(text.as_bytes())?;
             tmp.as_file().sync_all()?;
@@ -118,4 +113,30 @@ pub fn import(
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Where a problem or a setting that did not map is, as a message's
+/// prefix: `FILE at PATH: `, or what of it is known (a summary of several
+/// spans has neither: then nothing).
+fn located(file: &str, path: &str) -> String {
+    match (file.is_empty(), path.is_empty()) {
+        (false, false) => format!("{file} at {path}: "),
+        (false, true) => format!("{file}: "),
+        (true, false) => format!("at {path}: "),
+        (true, true) => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::located;
+
+    /// No empty "at :" where the file or the path is not known.
+    #[test]
+    fn a_location_says_only_what_is_known() {
+        assert_eq!(located("a.yaml", "clusters[0]"), "a.yaml at clusters[0]: ");
+        assert_eq!(located("a.yaml", ""), "a.yaml: ");
+        assert_eq!(located("", "spans"), "at spans: ");
+        assert_eq!(located("", ""), "");
+    }
 }

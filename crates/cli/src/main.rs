@@ -1019,7 +1019,7 @@ fn is_sweep_file(path: &Path) -> bool {
     if path.to_string_lossy().ends_with(".sweep.json") {
         return true;
     }
-    std::fs::read_to_string(path)
+    stormsim_model::read_input_file(path)
         .ok()
         .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
         .and_then(|doc| doc.as_object().cloned())
@@ -1096,7 +1096,7 @@ fn fits_in_memory(path: &Path, loaded: &LoadedModel, limit: u64) -> bool {
 }
 
 fn load_or_report(path: &Path, sets: &[String], seed: Option<u64>) -> Option<LoadedModel> {
-    let text = match std::fs::read_to_string(path) {
+    let text = match stormsim_model::read_input_file(path) {
         Ok(text) => text,
         Err(e) => {
             eprintln!("error: cannot read the model file {}: {e}", path.display());

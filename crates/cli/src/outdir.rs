@@ -6,9 +6,12 @@
 //!   refused, naming the folder.
 //! - What stormsim wrote is listed in the folder's [`MANIFEST_FILE`]; only
 //!   those files are ever replaced or removed, and a file of the user's at a
-//!   name stormsim would write is never overwritten, even with `--force`.
+//!   name stormsim would write is never overwritten, even with `--force`. A
+//!   folder without a manifest is the user's, whatever it holds; a manifest
+//!   lists only files that are there (see [`settle`]).
 //! - A run writes everything into a new folder beside the output folder
-//!   (`.stormsim-tmp-<name>-XXXXXX`), then swaps the two in one step: a run
+//!   (`.stormsim-tmp-<name>-XXXXXX`, the name cut and hashed where it
+//!   would be too long: [`tag`]), then swaps the two in one step: a run
 //!   killed at any moment leaves the folder holding one run or the other,
 //!   never a mix, and the next write into the folder removes what it left.
 
@@ -102,51 +105,65 @@ pub const SWEEP_FILES: [&str; 9] = [
     stormsim_sweep::inputs::INPUTS_FILE,
 ];
 
-/// A folder's manifest, or for a folder an older stormsim wrote (no
-/// manifest, but its summary.json or sweep.json is stormsim's) one listing
-/// the files of its kind that are there. `None` for anything else.
+/// A folder's manifest; `None` for a folder without one. A folder without a
+/// manifest is never taken for stormsim's, whatever it holds: a run's
+/// `summary.json` or a sweep's `sweep.json` copied into a folder of the
+/// user's says nothing of who wrote the files beside it.
 pub fn read_manifest(dir: &Path) -> Option<Manifest> {
-    let json = |name: &str| -> Option<serde_json::Value> {
-        serde_json::from_str(&std::fs::read_to_string(dir.join(name)).ok()?).ok()
+    let text = stormsim_model::read_input_file(&dir.join(MANIFEST_FILE)).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+/// Adds `files` to the manifest of `dir` (which has one) before they are
+/// written, so that a write cut short leaves nothing unclaimed.
+pub fn claim(dir: &Path, files: &[&str]) -> Result<()> {
+    let Some(mut manifest) = read_manifest(dir) else {
+        bail!("{} has no {MANIFEST_FILE} to claim files in", dir.display());
     };
-    if let Some(manifest) = json(MANIFEST_FILE).and_then(|v| serde_json::from_value(v).ok()) {
-        return Some(manifest);
+    let before = manifest.files.len();
+    manifest.files.extend(files.iter().map(|f| f.to_string()));
+    if manifest.files.len() == before {
+        return Ok(());
     }
-    let present = |names: &[&str]| -> BTreeSet<String> {
-        names
-            .iter()
-            .filter(|n| dir.join(n).symlink_metadata().is_ok_and(|m| m.is_file()))
-            .map(|n| n.to_string())
-            .collect()
+    manifest.write(dir)
+}
+
+/// Drops from the manifest of `dir` the files that are not there: those
+/// claimed but never written (a chart the data does not allow, the partial
+/// results renamed to the whole), or removed since. The manifest then lists
+/// only what stormsim wrote and is there, and a file of the user's saved
+/// later at such a name is not taken for stormsim's. Call with `dir` locked.
+pub fn settle(dir: &Path) -> Result<()> {
+    let Some(mut manifest) = read_manifest(dir) else {
+        return Ok(());
     };
-    if let Some(summary) = json("summary.json") {
-        if summary.get("tool").and_then(|t| t.as_str()) == Some("stormsim") {
-            let name = summary.get("model")?.as_str()?.to_string();
-            let mut files = present(&run_files());
-            // What an older stormsim's interrupted write left (its temporary
-            // files were `.tmp` and six letters or digits): its, not carried on.
-            files.extend(
-                std::fs::read_dir(dir)
-                    .into_iter()
-                    .flatten()
-                    .flatten()
-                    .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
-                    .filter_map(|e| e.file_name().into_string().ok())
-                    .filter(|n| is_named(n, ".tmp")),
-            );
-            return Some(Manifest {
-                files,
-                ..Manifest::new(Kind::Run, &name)
-            });
+    let before = manifest.files.len();
+    manifest
+        .files
+        .retain(|f| dir.join(f).symlink_metadata().is_ok());
+    if manifest.files.len() == before {
+        return Ok(());
+    }
+    manifest.write(dir)
+}
+
+/// Removes the file `name` of `dir` if stormsim wrote it (its manifest
+/// lists it), and unlists it; a file of the user's at that name stays.
+pub fn remove_owned(dir: &Path, name: &str) -> Result<()> {
+    let Some(mut manifest) = read_manifest(dir) else {
+        return Ok(());
+    };
+    if !manifest.files.remove(name) {
+        return Ok(());
+    }
+    let path = dir.join(name);
+    match std::fs::remove_file(&path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            return Err(e).with_context(|| format!("cannot remove the stale {}", path.display()))
         }
+        _ => {}
     }
-    let spec = json("sweep.json")?;
-    spec.get("model")?;
-    let name = spec.get("name")?.as_str()?.to_string();
-    Some(Manifest {
-        files: present(&SWEEP_FILES),
-        ..Manifest::new(Kind::Sweep, &name)
-    })
+    manifest.write(dir)
 }
 
 /// Whether `dir` is missing, empty, or holds stormsim's outputs of `kind`
@@ -203,20 +220,48 @@ pub fn refuse_foreign(dir: &Path, names: &[&str]) -> std::result::Result<(), Str
 /// An exclusive lock on an output folder, held while a command writes into
 /// it: a second writer is refused instead of mixing its rows with the
 /// first's. The lock is on the folder itself (released when dropped, or when
-/// the process dies), so it leaves no file behind.
+/// the process dies), so it leaves no file behind. The folder's manifest is
+/// settled ([`settle`]) when the lock is taken and again when it is
+/// released, however the command ended: what it claimed and did not write
+/// is not left listed.
+///
+/// A folder the lock made that is still empty when it is released (the
+/// command failed, or was refused, before writing anything) is removed.
 pub struct OutputLock {
+    dir: PathBuf,
+    /// Whether the folder was made by [`OutputLock::acquire`].
+    created: bool,
     _folder: File,
+}
+
+impl Drop for OutputLock {
+    fn drop(&mut self) {
+        // A failure leaves names listed that the next lock settles.
+        let _ = settle(&self.dir);
+        if self.created {
+            // Removes only an empty folder.
+            let _ = std::fs::remove_dir(&self.dir);
+        }
+    }
 }
 
 impl OutputLock {
     /// Creates `dir` if need be and locks it, or says that another stormsim
     /// holds it.
     pub fn acquire(dir: &Path) -> Result<std::result::Result<OutputLock, String>> {
+        let created = std::fs::symlink_metadata(dir).is_err();
         std::fs::create_dir_all(dir)
             .with_context(|| format!("cannot create the output folder {}", dir.display()))?;
         let folder = File::open(dir).with_context(|| format!("cannot open {}", dir.display()))?;
         match folder.try_lock() {
-            Ok(()) => Ok(Ok(OutputLock { _folder: folder })),
+            Ok(()) => {
+                settle(dir)?;
+                Ok(Ok(OutputLock {
+                    dir: dir.to_path_buf(),
+                    created,
+                    _folder: folder,
+                }))
+            }
             Err(std::fs::TryLockError::WouldBlock) => Ok(Err(format!(
                 "another stormsim is writing into {} (it holds the folder's lock): wait for it to finish, or choose another --out",
                 dir.display()
@@ -256,13 +301,43 @@ fn resolved(dir: &Path) -> Result<(PathBuf, String)> {
 
 /// The prefix of the folders a run of `dir` is written into, in its parent.
 fn staging_prefix(name: &str) -> String {
-    format!("{TEMP_PREFIX}{name}-")
+    format!("{TEMP_PREFIX}{}-", tag(name))
 }
 
 /// The prefix of the folder the last outputs are moved aside to where the
 /// file system cannot exchange two folders (see [`exchange`]).
 fn aside_prefix(name: &str) -> String {
-    format!(".stormsim-old-{name}-")
+    format!("{ASIDE_PREFIX}{}-", tag(name))
+}
+
+/// The start of the name of a folder of last outputs moved aside.
+const ASIDE_PREFIX: &str = ".stormsim-old-";
+
+/// The longest file name most file systems allow, in bytes.
+const MAX_FILE_NAME_BYTES: usize = 255;
+
+/// What in a temporary folder's name says which output folder it is for:
+/// the output folder's name, or, where that would make the temporary name
+/// longer than a file name may be (an output folder's name of 235 to 255
+/// bytes), its first bytes, `~` and a hash of the whole name. A run into a
+/// folder of any legal name thus never fails, after simulating, on a name
+/// the user never gave.
+fn tag(name: &str) -> String {
+    // The prefixes are as long as each other; then `-` and six characters.
+    const ROOM: usize = MAX_FILE_NAME_BYTES - TEMP_PREFIX.len() - 1 - 6;
+    const _: () = assert!(ASIDE_PREFIX.len() == TEMP_PREFIX.len());
+    if name.len() <= ROOM {
+        return name.to_string();
+    }
+    let mut keep = ROOM - 17;
+    while !name.is_char_boundary(keep) {
+        keep -= 1;
+    }
+    format!(
+        "{}~{:016x}",
+        &name[..keep],
+        stormsim_sweep::inputs::fnv1a64(name.as_bytes())
+    )
 }
 
 /// Whether `entry` (a name in the output folder's parent) is `prefix` then
@@ -579,6 +654,41 @@ mod tests {
         assert!(!is_staging_of("a-x1Y2z3", "a"));
     }
 
+    /// A folder the lock made is removed if nothing was written into it; a
+    /// folder that was there stays.
+    #[test]
+    fn a_lock_leaves_no_empty_folder_it_made() {
+        let parent = tempfile::tempdir().unwrap();
+        let new = parent.path().join("new");
+        drop(OutputLock::acquire(&new).unwrap().unwrap());
+        assert!(!new.exists());
+        std::fs::create_dir(&new).unwrap();
+        drop(OutputLock::acquire(&new).unwrap().unwrap());
+        assert!(new.exists());
+        let made = parent.path().join("made");
+        let lock = OutputLock::acquire(&made).unwrap().unwrap();
+        std::fs::write(made.join("a.csv"), "").unwrap();
+        drop(lock);
+        assert!(made.join("a.csv").exists());
+    }
+
+    /// An output folder's name of up to 255 bytes gives temporary names of
+    /// at most 255 bytes, told apart by a hash where they are cut.
+    #[test]
+    fn temporary_names_fit_a_file_name() {
+        let (a, b) = ("é".repeat(127), format!("{}x", "é".repeat(127)));
+        assert_eq!((a.len(), b.len()), (254, 255));
+        for name in [&a, &b] {
+            let staging = format!("{}x1Y2z3", staging_prefix(name));
+            assert!(staging.len() <= MAX_FILE_NAME_BYTES, "{}", staging.len());
+            assert!(aside_prefix(name).len() + 6 <= MAX_FILE_NAME_BYTES);
+            assert!(is_staging_of(&staging, name));
+        }
+        assert_ne!(staging_prefix(&a), staging_prefix(&b));
+        let short = "d".repeat(234);
+        assert_eq!(staging_prefix(&short), format!("{TEMP_PREFIX}{short}-"));
+    }
+
     /// Where folders cannot be exchanged, the old one goes aside and the
     /// new one in; a run cut short between the two renames has its last
     /// outputs put back by the next.
@@ -632,27 +742,49 @@ mod tests {
         assert_eq!(read_manifest(&out).unwrap(), now);
     }
 
-    /// A folder an older stormsim wrote (no manifest) is recognised by its
-    /// summary.json, and only its own kind of files are claimed.
+    /// A folder without a manifest is the user's, even with a run's
+    /// summary.json copied into it: none of its files is stormsim's.
     #[test]
-    fn an_older_run_folder_is_adopted() {
+    fn a_folder_without_a_manifest_owns_nothing() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(
             dir.path().join("summary.json"),
             r#"{"tool": "stormsim", "model": "m"}"#,
         )
         .unwrap();
-        std::fs::write(dir.path().join("notes.txt"), "mine").unwrap();
-        std::fs::write(dir.path().join(".tmpAb12Cd"), "an older run's leftover").unwrap();
-        let m = read_manifest(dir.path()).unwrap();
-        assert_eq!((m.kind, m.name.as_str()), (Kind::Run, "m"));
+        std::fs::write(dir.path().join("index.html"), "mine").unwrap();
+        assert_eq!(read_manifest(dir.path()), None);
+        assert!(check_owner(dir.path(), Kind::Run, "m").is_err());
         assert_eq!(
-            m.files.iter().collect::<Vec<_>>(),
-            [".tmpAb12Cd", "summary.json"]
+            foreign_at(dir.path(), &["summary.json", "index.html", "load.svg"]),
+            ["summary.json", "index.html"]
         );
-        assert_eq!(
-            foreign_at(dir.path(), &["summary.json", "notes.txt"]),
-            ["notes.txt"]
-        );
+    }
+
+    /// A manifest settles to the files that are there, and only a listed
+    /// file is removed.
+    #[test]
+    fn a_manifest_lists_only_what_is_there() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut m = Manifest::new(Kind::Sweep, "s");
+        m.files
+            .extend(["a.csv".to_string(), "sweep.svg".to_string()]);
+        m.write(dir.path()).unwrap();
+        std::fs::write(dir.path().join("a.csv"), "ours").unwrap();
+        settle(dir.path()).unwrap();
+        let files = |d: &Path| {
+            read_manifest(d)
+                .unwrap()
+                .files
+                .into_iter()
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(files(dir.path()), ["a.csv"]);
+        std::fs::write(dir.path().join("sweep.svg"), "mine").unwrap();
+        remove_owned(dir.path(), "sweep.svg").unwrap();
+        assert!(dir.path().join("sweep.svg").exists(), "the user's stays");
+        remove_owned(dir.path(), "a.csv").unwrap();
+        assert!(!dir.path().join("a.csv").exists());
+        assert!(files(dir.path()).is_empty());
     }
 }

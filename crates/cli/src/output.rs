@@ -4,7 +4,7 @@
 
 use crate::attempts_file::AttemptRows;
 use crate::charts;
-use crate::outdir::{check_owner, read_manifest, Kind, Manifest, Staging};
+use crate::outdir::{check_owner, Kind, Manifest, Staging};
 use crate::report_html;
 use crate::table;
 use crate::view::{RunView, VariantContext};
@@ -457,13 +457,8 @@ pub fn write_charts(view: &RunView, out: &Path) -> Result<Vec<&'static str>> {
         report_html::index_html(view, &written, &tables).as_bytes(),
     )?;
     // Only charts stormsim wrote: a file of the user's at a chart's name stays.
-    let owned = read_manifest(out).map(|m| m.files).unwrap_or_default();
-    for stale in CHARTS {
-        let path = out.join(stale);
-        if !written.contains(&stale) && owned.contains(stale) && path.exists() {
-            std::fs::remove_file(&path)
-                .with_context(|| format!("cannot remove the stale {}", path.display()))?;
-        }
+    for stale in CHARTS.iter().filter(|c| !written.contains(c)) {
+        crate::outdir::remove_owned(out, stale)?;
     }
     written.push("index.html");
     Ok(written)

@@ -9,12 +9,12 @@
 //! run, the sweep or the search wrote.
 
 use crate::output::{write_charts, LATENCY_COLUMNS};
-use crate::sweep_charts::{draw_sweep_folder, PAGE, SEARCH_CHART, SPEC_FILE, SWEEP_CHART};
+use crate::sweep_charts::{draw_sweep_folder, DRAWN, SPEC_FILE};
 use crate::sweep_cmd::said_written;
 use crate::view::{
     BranchView, FocusSeries, RunView, ServiceView, VariantContext, VariantView, VerdictView,
 };
-use anyhow::{anyhow, Context, Result};
+use anyhow::{Context, Result};
 use serde::Deserialize;
 use std::path::Path;
 use std::process::ExitCode;
@@ -43,25 +43,43 @@ pub fn plot(dir: &Path) -> Result<ExitCode> {
         Ok(lock) => lock,
         Err(message) => return refuse(message),
     };
-    // What is redrawn is stormsim's: a file of the user's at a chart's name
-    // is refused, and the manifest lists what was drawn.
-    let manifest = crate::outdir::read_manifest(dir);
-    if dir.join("summary.json").exists() {
+    // What is redrawn is stormsim's: a folder without its manifest is the
+    // user's, a file of the user's at a chart's name is refused, and each
+    // file is claimed before it is written.
+    let run = dir.join("summary.json").exists();
+    if !run && !dir.join("aggregate.csv").exists() && !dir.join("search.csv").exists() {
+        return refuse(format!(
+            "{} holds neither a run (summary.json) nor a whole sweep (aggregate.csv) or a search (search.csv)",
+            dir.display()
+        ));
+    }
+    if crate::outdir::read_manifest(dir).is_none() {
+        return refuse(format!(
+            "{} has no {}, the list of the files stormsim wrote there: plot redraws only a folder stormsim wrote, never over files of yours; run the model or the sweep again with --out to a folder of its own",
+            dir.display(),
+            crate::outdir::MANIFEST_FILE
+        ));
+    }
+    if run {
         let mut names = crate::output::CHARTS.to_vec();
         names.push(crate::outdir::RUN_PAGE);
         if let Err(message) = crate::outdir::refuse_foreign(dir, &names) {
             return refuse(message);
         }
-        let view = read_run(dir)?;
+        let view = match read_run(dir) {
+            Ok(view) => view,
+            Err(e) => match e.downcast_ref::<BadTable>() {
+                Some(bad) => return refuse(bad.to_string()),
+                None => return Err(e),
+            },
+        };
+        // Claimed before drawing; those not drawn are unlisted as the lock
+        // is released.
+        crate::outdir::claim(dir, &names)?;
         let written = write_charts(&view, dir)?;
-        if let Some(mut manifest) = manifest {
-            manifest.files.extend(written.iter().map(|f| f.to_string()));
-            manifest.write(dir)?;
-        }
         println!("wrote {}/{{{}}}", dir.display(), written.join(", "));
-    } else if dir.join("aggregate.csv").exists() || dir.join("search.csv").exists() {
-        let drawn_names = [SWEEP_CHART, SEARCH_CHART, PAGE];
-        if let Err(message) = crate::outdir::refuse_foreign(dir, &drawn_names) {
+    } else {
+        if let Err(message) = crate::outdir::refuse_foreign(dir, &DRAWN) {
             return refuse(message);
         }
         if !dir.join(SPEC_FILE).exists() {
@@ -71,16 +89,7 @@ pub fn plot(dir: &Path) -> Result<ExitCode> {
             ));
         }
         let drawn = draw_sweep_folder(dir)?;
-        if let Some(mut manifest) = manifest {
-            manifest.files.extend(drawn_names.map(String::from));
-            manifest.write(dir)?;
-        }
         println!("{}", said_written(dir, &[], &drawn));
-    } else {
-        return refuse(format!(
-            "{} holds neither a run (summary.json) nor a whole sweep (aggregate.csv) or a search (search.csv)",
-            dir.display()
-        ));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -198,15 +207,39 @@ fn read_run(dir: &Path) -> Result<RunView> {
     })
 }
 
+/// A table of the folder that no run writes (a cell that is not a number
+/// in range, a column or a variant missing): the user's to fix, said with
+/// exit code 2, naming the file and the line.
+#[derive(Debug)]
+struct BadTable(String);
+
+impl std::fmt::Display for BadTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for BadTable {}
+
+/// The longest latency a run measures, in ms: its clock counts 2^64 ns.
+/// Past it a value is no run's, and one near `f64::MAX` would stretch the
+/// chart's axis past what a number can hold.
+const MAX_LATENCY_MS: f64 = u64::MAX as f64 / 1e6;
+
+/// The largest count or time (in s) a run writes in its time series: 2^64.
+const MAX_SERIES_VALUE: f64 = u64::MAX as f64;
+
 /// A CSV table whose cells are looked up by column name.
 struct Table {
     path: String,
     header: csv::StringRecord,
     reader: csv::Reader<std::fs::File>,
+    /// The largest value a run writes in any of its cells.
+    largest: f64,
 }
 
 impl Table {
-    fn open(path: &Path) -> Result<Table> {
+    fn open(path: &Path, largest: f64) -> Result<Table> {
         let mut reader = csv::Reader::from_path(path)
             .with_context(|| format!("cannot read {}", path.display()))?;
         let header = reader.headers()?.clone();
@@ -214,12 +247,13 @@ impl Table {
             path: path.display().to_string(),
             header,
             reader,
+            largest,
         })
     }
 
     fn column(&self, name: &str) -> Result<usize> {
         self.optional_column(name)
-            .ok_or_else(|| anyhow!("{} has no column {name:?}", self.path))
+            .ok_or_else(|| BadTable(format!("{} has no column {name:?}", self.path)).into())
     }
 
     fn optional_column(&self, name: &str) -> Option<usize> {
@@ -227,21 +261,31 @@ impl Table {
     }
 
     /// Calls `row` with each record, and a parser of its cells that names the
-    /// line and column of a cell that is not a number.
+    /// line and column of a cell that is not a number from 0 to the table's
+    /// largest.
     fn for_each(
         &mut self,
         mut row: impl FnMut(&csv::StringRecord, &dyn Fn(usize) -> Result<f64>) -> Result<()>,
     ) -> Result<()> {
-        let path = &self.path;
-        let header = &self.header;
+        let (path, header, largest) = (&self.path, &self.header, self.largest);
         for record in self.reader.records() {
             let record = record.with_context(|| format!("cannot read {path}"))?;
             let line = record.position().map_or(0, |p| p.line());
             let number = |c: usize| -> Result<f64> {
-                record
-                    .get(c)
-                    .and_then(|cell| cell.parse().ok())
-                    .ok_or_else(|| anyhow!("{path} line {line}: {} is not a number", &header[c]))
+                let cell = record.get(c).unwrap_or_default();
+                match cell.parse::<f64>() {
+                    Ok(v) if (0.0..=largest).contains(&v) => Ok(v),
+                    Ok(_) => Err(BadTable(format!(
+                        "{path} line {line}: {} is {cell}: a run writes a number from 0 to {largest:.3e} there",
+                        &header[c]
+                    ))
+                    .into()),
+                    Err(_) => Err(BadTable(format!(
+                        "{path} line {line}: {} is not a number",
+                        &header[c]
+                    ))
+                    .into()),
+                }
             };
             row(&record, &number)?;
         }
@@ -259,11 +303,11 @@ fn variant_of<'a>(
     variants
         .iter_mut()
         .find(|v| v.name == name)
-        .ok_or_else(|| anyhow!("{path}: variant {name:?} is not in summary.json"))
+        .ok_or_else(|| BadTable(format!("{path}: variant {name:?} is not in summary.json")).into())
 }
 
 fn read_timeseries(path: &Path, variants: &mut [VariantView]) -> Result<()> {
-    let mut table = Table::open(path)?;
+    let mut table = Table::open(path, MAX_SERIES_VALUE)?;
     let t = table.column("t_s")?;
     let succeeded = table.column("succeeded")?;
     // Written since S3's zombie accounting: a folder from an earlier run has
@@ -316,7 +360,7 @@ fn read_timeseries(path: &Path, variants: &mut [VariantView]) -> Result<()> {
 }
 
 fn read_latency(path: &Path, variants: &mut [VariantView]) -> Result<()> {
-    let mut table = Table::open(path)?;
+    let mut table = Table::open(path, MAX_LATENCY_MS)?;
     let [_, ms, fraction] = LATENCY_COLUMNS.map(|c| table.column(c));
     let (ms, fraction) = (ms?, fraction?);
     let shown = path.display().to_string();

@@ -27,6 +27,8 @@ pub const SWEEP_CHART: &str = "sweep.svg";
 pub const SEARCH_CHART: &str = "search.svg";
 /// The folder's page.
 pub const PAGE: &str = "index.html";
+/// What [`draw_sweep_folder`] may write: the charts and the page.
+pub const DRAWN: [&str; 3] = [SWEEP_CHART, SEARCH_CHART, PAGE];
 
 /// What the sweep chart says about the sweep besides its table: its name
 /// (in the title), its axes' columns and its size (in the subtitle), and
@@ -84,9 +86,10 @@ impl Drawn {
 }
 
 /// Draws the charts and the page of the sweep folder `dir` from its files
-/// (`sweep.json`, and `aggregate.csv` and `search.csv` where present). A
-/// chart that cannot be drawn removes an earlier one of that name, which
-/// would otherwise pass for this sweep's.
+/// (`sweep.json`, and `aggregate.csv` and `search.csv` where present), each
+/// claimed in the folder's manifest as it is written. A chart that cannot be
+/// drawn removes an earlier one of that name that stormsim drew, which would
+/// otherwise pass for this sweep's; a file of the user's there stays.
 pub fn draw_sweep_folder(dir: &Path) -> Result<Drawn> {
     let spec = read_spec(dir)?;
     let aggregate_path = dir.join("aggregate.csv");
@@ -110,6 +113,7 @@ pub fn draw_sweep_folder(dir: &Path) -> Result<Drawn> {
     };
     let drawn = Drawn { sweep, search };
     let page = sweep_page(&spec, shape.as_ref(), search_view.as_ref(), &drawn);
+    crate::outdir::claim(dir, &[PAGE])?;
     write_atomically(&dir.join(PAGE), page.as_bytes())?;
     Ok(drawn)
 }
@@ -119,12 +123,13 @@ fn write_or_remove(
     file: &str,
     drawn: &std::result::Result<String, String>,
 ) -> Result<()> {
-    let path = dir.join(file);
     match drawn {
-        Ok(svg) => write_atomically(&path, svg.as_bytes()),
-        Err(_) if path.exists() => std::fs::remove_file(&path)
-            .with_context(|| format!("cannot remove the stale {}", path.display())),
-        Err(_) => Ok(()),
+        Ok(svg) => {
+            crate::outdir::claim(dir, &[file])?;
+            write_atomically(&dir.join(file), svg.as_bytes())
+        }
+        // Only a chart stormsim drew: a file of the user's at its name stays.
+        Err(_) => crate::outdir::remove_owned(dir, file),
     }
 }
 

@@ -2,7 +2,7 @@
 
 use crate::outdir::{self, Kind, Manifest, OutputLock, SWEEP_FILES};
 use crate::output::{write_atomically, write_atomically_with};
-use crate::sweep_charts::{draw_sweep_folder, Drawn, SPEC_FILE};
+use crate::sweep_charts::{draw_sweep_folder, Drawn, DRAWN, SPEC_FILE};
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
@@ -23,7 +23,9 @@ use stormsim_sweep::{write_aggregate_csv, write_results_csv, RunResult, Sweep};
 /// written: without `force`, it must be empty or this sweep's (see
 /// `check_sweep_folder`; with `resume`, an interrupted run is expected), and
 /// never may a file stormsim did not write stand where it writes. On success
-/// the folder's manifest claims the sweep's files, before any is written.
+/// the folder's manifest claims the sweep's tables, before any is written
+/// (its charts and page are claimed as they are drawn; the lock's release
+/// unlists what was not written).
 pub fn claim_folder(
     out: &Path,
     name: &str,
@@ -52,9 +54,10 @@ pub fn claim_folder(
         },
         None => Manifest::new(Kind::Sweep, name),
     };
-    manifest
-        .files
-        .extend(SWEEP_FILES.iter().map(|f| f.to_string()));
+    // The tables; each chart and the page are claimed as they are drawn
+    // (a chart the sweep does not allow is never listed).
+    let tables = SWEEP_FILES.iter().filter(|f| !DRAWN.contains(f));
+    manifest.files.extend(tables.map(|f| f.to_string()));
     manifest.write(out)?;
     Ok(Ok(lock))
 }
@@ -196,7 +199,6 @@ pub fn run_sweep(
         partial: done.results.iter().filter(|r| r.stopped_by_limit).count(),
         failing: failing_runs(sweep, &done.results, fail_on),
     };
-    let aggregate = out.join("aggregate.csv");
     if let (Some((index, count)), true) = (shard, done.complete) {
         if !quiet {
             println!(
@@ -209,9 +211,7 @@ pub fn run_sweep(
     }
     if !done.complete {
         // An earlier, complete aggregate must not pass for this sweep's.
-        if aggregate.exists() {
-            std::fs::remove_file(&aggregate)?;
-        }
+        outdir::remove_owned(out, "aggregate.csv")?;
         if !quiet {
             println!(
                 "{}/{} runs done; continue with --resume",

@@ -815,3 +815,140 @@ fn outputs_are_atomic_and_link_safe() {
         read(&sweep_out.join("results.csv"))
     );
 }
+
+/// The names a folder's manifest lists, sorted.
+fn manifest_files(dir: &Path) -> Vec<String> {
+    let manifest: Value =
+        serde_json::from_str(&read(&dir.join(".stormsim-manifest.json"))).unwrap();
+    let mut files: Vec<String> = manifest["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_str().unwrap().to_string())
+        .collect();
+    files.sort();
+    files
+}
+
+/// The names of the files in `dir` but its manifest, sorted.
+fn names_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n != ".stormsim-manifest.json")
+        .collect();
+    names.sort();
+    names
+}
+
+/// A run's or a sweep's data files copied into a folder of the user's (no
+/// manifest) make it no folder of stormsim's: `run --out` and `plot` refuse
+/// it, the user's page and charts untouched. A sweep's manifest lists only
+/// the files it wrote (a 3-axis sweep draws no sweep.svg), so a sweep.svg
+/// the user saves there later is never removed.
+#[test]
+fn regression_plot_clobbers_user_files() {
+    let f = Fixture::new(json!([
+        {"path": "services[db].workers", "values": [2, 4]},
+        {"path": "workloads[users].arrival.rate_per_s", "values": [50, 100]},
+        {"path": "services[api].queue_capacity", "values": [10, 100]}]));
+    assert_ok(&f.run_into("r", &[]));
+    let mine = f.path("mine");
+    std::fs::create_dir(&mine).unwrap();
+    for file in [
+        "summary.json",
+        "summary.csv",
+        "timeseries.csv",
+        "latency.csv",
+    ] {
+        std::fs::copy(f.path("r").join(file), mine.join(file)).unwrap();
+    }
+    std::fs::write(mine.join("index.html"), "MY OWN REPORT PAGE").unwrap();
+    std::fs::write(mine.join("comparison.svg"), "MY OWN CHART").unwrap();
+    assert_refused(&f.run_into("mine", &[]), &["holds no stormsim outputs"]);
+    assert_refused(&f.run_into("mine", &["--force"]), &["index.html"]);
+    assert_refused(
+        &stormsim(&["plot", s(&mine)], &[]),
+        &[".stormsim-manifest.json", "never over files of yours"],
+    );
+    assert_eq!(read(&mine.join("index.html")), "MY OWN REPORT PAGE");
+    assert_eq!(read(&mine.join("comparison.svg")), "MY OWN CHART");
+    assert!(!mine.join(".stormsim-manifest.json").exists());
+
+    assert_ok(&f.sweep_into("sw", &[]));
+    let sw = f.path("sw");
+    assert!(!sw.join("sweep.svg").exists(), "3 axes: no chart");
+    assert_eq!(manifest_files(&sw), names_in(&sw), "only what was written");
+    let mysweep = f.path("mysweep");
+    std::fs::create_dir(&mysweep).unwrap();
+    for file in [
+        "results.csv",
+        "aggregate.csv",
+        "sweep.json",
+        "sweep-inputs.json",
+    ] {
+        std::fs::copy(sw.join(file), mysweep.join(file)).unwrap();
+    }
+    std::fs::write(mysweep.join("index.html"), "MY OWN SWEEP NOTES").unwrap();
+    std::fs::write(mysweep.join("sweep.svg"), "MY OWN SWEEP CHART").unwrap();
+    assert_refused(
+        &stormsim(&["plot", s(&mysweep)], &[]),
+        &["never over files of yours"],
+    );
+    assert_eq!(read(&mysweep.join("index.html")), "MY OWN SWEEP NOTES");
+    assert_eq!(read(&mysweep.join("sweep.svg")), "MY OWN SWEEP CHART");
+
+    // In the sweep's own folder: a sweep.svg of the user's stays, whatever
+    // plot and sweep make of it.
+    std::fs::write(sw.join("sweep.svg"), "MY OWN SWEEP CHART").unwrap();
+    let _ = stormsim(&["plot", s(&sw)], &[]);
+    let _ = f.sweep_into("sw", &[]);
+    let _ = f.sweep_into("sw", &["--force"]);
+    assert_eq!(read(&sw.join("sweep.svg")), "MY OWN SWEEP CHART");
+    assert!(!manifest_files(&sw).contains(&"sweep.svg".to_string()));
+}
+
+/// A latency of 1e308 in a run folder's latency.csv (no run writes one: its
+/// clock counts 2^64 ns) is refused naming the file and line, exit 2, where
+/// the chart's axis grew without bound until the allocator aborted.
+#[test]
+fn regression_plot_huge_latency_oom() {
+    let f = Fixture::new(axes());
+    assert_ok(&f.run_into("r", &[]));
+    let latency = f.path("r").join("latency.csv");
+    let text = read(&latency);
+    let lines: Vec<&str> = text.lines().collect();
+    let last = lines.len();
+    let mut cells: Vec<&str> = lines[last - 1].split(',').collect();
+    for (huge, said) in [("1e308", "1e308"), ("inf", "inf"), ("-1", "-1")] {
+        cells[1] = huge;
+        let mut edited = lines[..last - 1].join("\n");
+        edited.push('\n');
+        edited.push_str(&cells.join(","));
+        edited.push('\n');
+        std::fs::write(&latency, edited).unwrap();
+        let line = format!("latency.csv line {last}: latency_ms is {said}");
+        assert_refused(&stormsim(&["plot", s(&f.path("r"))], &[]), &[&line]);
+    }
+}
+
+/// `run --out NAME` with a legal last component of 235 to 255 bytes: the
+/// temporary folder beside it (`.stormsim-tmp-NAME-XXXXXX`, 21 bytes
+/// longer) was over the 255 a file name may have, so the run failed after
+/// simulating, leaving an empty output folder. It now writes its outputs.
+#[test]
+fn regression_out_long_name() {
+    let f = Fixture::new(axes());
+    for len in [235, 255] {
+        let name = "d".repeat(len);
+        assert_ok(&f.run_into(&name, &[]));
+        assert!(f.path(&name).join("summary.json").is_file());
+        assert_ok(&f.run_into(&name, &[]));
+    }
+    let left: Vec<String> = std::fs::read_dir(f.dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.starts_with(".stormsim"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}

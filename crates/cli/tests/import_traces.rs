@@ -102,3 +102,52 @@ fn out_never_replaces_a_file_without_force() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     assert!(read(&out).contains("\"workloads\""));
 }
+
+/// `import --out` writes the model with the mode a file written directly
+/// gets (0644 under umask 022), not a temporary file's 0600; and the line
+/// that sums up spans past the listed ones names no empty file or path.
+#[test]
+fn regression_import_output_mode_0600() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let grpc = dir.path().join("grpc.json");
+    std::fs::write(
+        &grpc,
+        r#"{"methodConfig":[{"name":[{"service":"a.B"}],"timeout":"1s"}]}"#,
+    )
+    .unwrap();
+    let out = dir.path().join("model.json");
+    let o = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("umask 022 && exec \"$0\" import grpc \"$1\" --out \"$2\"")
+        .args([
+            env!("CARGO_BIN_EXE_stormsim"),
+            grpc.to_str().unwrap(),
+            out.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let mode = std::fs::metadata(&out).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o644, "{mode:o}");
+
+    // Every span's parent missing: ten listed, the rest summed up.
+    let mut doc: serde_json::Value =
+        serde_json::from_str(&read(&data("shop.jaeger.json"))).unwrap();
+    for trace in doc["data"].as_array_mut().unwrap() {
+        for span in trace["spans"].as_array_mut().unwrap() {
+            let id = span["traceID"].clone();
+            span["references"] = serde_json::json!([
+                {"refType": "CHILD_OF", "traceID": id, "spanID": "ffffffffffffffff"}]);
+        }
+    }
+    let orphans = dir.path().join("orphans.jaeger.json");
+    std::fs::write(&orphans, doc.to_string()).unwrap();
+    let o = stormsim(&["import", "jaeger", orphans.to_str().unwrap()], &[]);
+    let stderr = text(&o.stderr);
+    assert!(
+        stderr.contains("\nwarning: not imported: 722 more spans"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains(" at :"), "{stderr}");
+}

@@ -7,6 +7,7 @@ mod common;
 
 use common::{stormsim, write_json};
 use serde_json::json;
+use std::os::unix::fs::OpenOptionsExt;
 
 fn model_with_db_instances(db: u32) -> serde_json::Value {
     json!({
@@ -151,5 +152,117 @@ fn a_sweep_point_over_the_memory_ceiling_is_refused() {
         Some(2),
         "{}",
         String::from_utf8_lossy(&run.stderr)
+    );
+}
+
+/// A model file that is not a regular file, or is over 64 MiB, is refused
+/// before it is read (exit 2, saying why), by `check` and `run` and as a
+/// sweep's `model`: a pipe hung `check`, and `/dev/zero` or a huge file
+/// was read whole into memory.
+#[test]
+fn regression_model_file_unbounded() {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let big = dir.path().join("big.json");
+    // Sparse: 64 MiB and a byte of zeros, made at once.
+    std::fs::File::create(&big)
+        .and_then(|f| f.set_len((64 << 20) + 1))
+        .unwrap();
+    let sweep = write_json(
+        &dir.path().join("s.sweep.json"),
+        json!({"name": "s", "model": "big.json",
+               "axes": [{"path": "services[api].workers", "values": [1, 2]}]}),
+    );
+    let fifo = dir.path().join("fifo.json");
+    let c_path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+    // Were the pipe opened, a writer that closes at once ends the read:
+    // the check fails instead of hanging.
+    let writer = fifo.clone();
+    std::thread::spawn(move || drop(std::fs::OpenOptions::new().write(true).open(writer)));
+    let out = dir.path().join("out");
+    let cases: [(Vec<&str>, &str); 5] = [
+        (
+            vec!["check", big.to_str().unwrap()],
+            "larger than the 67108864 bytes (64 MiB)",
+        ),
+        (
+            vec!["run", big.to_str().unwrap(), "--out", out.to_str().unwrap()],
+            "larger than the 67108864 bytes (64 MiB)",
+        ),
+        (
+            vec!["check", sweep.to_str().unwrap()],
+            "model: cannot read the sweep's model file",
+        ),
+        (vec!["check", fifo.to_str().unwrap()], "not a regular file"),
+        (vec!["check", "/dev/zero"], "not a regular file"),
+    ];
+    for (args, said) in cases {
+        let o = stormsim(&args, &[]);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(said), "{args:?}: {said:?} not in {stderr}");
+    }
+    assert!(!out.exists(), "nothing written");
+    // Lets the writer's open return, had nothing read the pipe.
+    let _ = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(&fifo);
+}
+
+/// A workload's copies (`count`) are named by the model's path
+/// (`workloads[users]`, not a copy's output name `workloads[users-1000]`)
+/// in the memory refusal, with the part summed over the copies (2.24 GiB
+/// of 2.24, not "0.00 GiB"), and in warnings, once, not once a copy.
+#[test]
+fn regression_memory_msg_copy_path() {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let file = write_json(
+        &dir.path().join("copies.json"),
+        json!({"name": "c3", "seed": 1, "horizon_s": 1,
+               "workloads": [{"name": "users", "target": "api", "requests": 10, "count": 1000,
+                              "arrival": {"kind": "poisson", "rate_per_s": 10},
+                              "breaker": {"kind": "resilience4j", "sliding_window_type": "time_based",
+                                          "sliding_window_size": 100000}}],
+               "services": [{"name": "api", "instances": 1000,
+                             "steps": [{"work": {"kind": "constant", "ms": 1}}]}]}),
+    );
+    let o = stormsim(
+        &["check", file.to_str().unwrap(), "--memory-limit-gb", "1"],
+        &[],
+    );
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(
+            "  workloads[users].breaker.sliding_window_size: the run would need about 2.24 GiB"
+        ) && stderr.contains(
+            "at workloads[users], per caller instance, summed over its 1000 copies (2.24 GiB)"
+        ),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("users-"), "{stderr}");
+
+    // A rate limit far above the copies' 10/s: one warning, at the model's path.
+    let file = write_json(
+        &dir.path().join("limited.json"),
+        json!({"name": "c4", "horizon_s": 1,
+               "workloads": [{"name": "users", "target": "api", "requests": 10, "count": 3,
+                              "arrival": {"kind": "poisson", "rate_per_s": 10},
+                              "rate_limit": {"kind": "sliding_window", "limit": 1000, "window_ms": 100}}],
+               "services": [{"name": "api", "steps": [{"work": {"kind": "constant", "ms": 1}}]}]}),
+    );
+    let o = stormsim(&["check", file.to_str().unwrap()], &[]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{stderr}");
+    let warned: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("rate-limit-never-binds"))
+        .collect();
+    assert_eq!(warned.len(), 1, "{stderr}");
+    assert!(
+        warned[0].contains("workloads[users].rate_limit"),
+        "{stderr}"
     );
 }

@@ -163,3 +163,29 @@ fn regression_a_trace_file_on_an_axis_cannot_mix_into_a_resumed_sweep() {
     let stderr = String::from_utf8_lossy(&missing.stderr);
     assert!(stderr.contains("axes[0].values[1].file"), "{stderr}");
 }
+
+/// A trace file's cell that parses as a number but is no rate (nan, inf,
+/// 1e400, -5), and a one-row file read as a header ("0x10"), are problems
+/// of the file at `arrival.file`, with its line, not of a `rates_per_s`
+/// the model does not have.
+#[test]
+fn regression_trace_csv_messages() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = json!({"kind": "trace", "file": "rates.csv"});
+    for cell in ["nan", "inf", "1e400", "-5"] {
+        std::fs::write(dir.path().join("rates.csv"), format!("rps\n10\n{cell}\n")).unwrap();
+        let stderr = refused(dir.path(), trace.clone());
+        let expected = format!(
+            "workloads[0].arrival.file: rates.csv: line 3: expected a rate ≥ 0, got {cell}"
+        );
+        assert!(stderr.contains(&expected), "{stderr}");
+        assert!(!stderr.contains("rates_per_s"), "{stderr}");
+    }
+    std::fs::write(dir.path().join("rates.csv"), "0x10\n").unwrap();
+    let stderr = refused(dir.path(), trace);
+    assert!(
+        stderr.contains("workloads[0].arrival.file: rates.csv: no rates: the first row (\"0x10\")"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("rates_per_s"), "{stderr}");
+}

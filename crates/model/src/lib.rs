@@ -30,6 +30,7 @@
 pub mod dist;
 mod duplicate_keys;
 mod error;
+pub mod input_file;
 pub mod model;
 pub mod path;
 pub mod reference;
@@ -43,6 +44,7 @@ mod warnings;
 
 pub use dist::Dist;
 pub use error::{ModelError, Problem, TOP_LEVEL};
+pub use input_file::{read_input_file, InputFileError, MAX_INPUT_FILE_BYTES};
 pub use model::*;
 pub use path::{parse_cli_value, ParamPath};
 pub use spec::ModelSpec;
@@ -1128,6 +1130,18 @@ fn ramp_steps(over: f64) -> u32 {
     over.round().max(1.0) as u32
 }
 
+/// A ramp's step value: `value`, or for a whole-number field (`workers`,
+/// `instances`, a queue's capacity) the nearest whole number, written as
+/// one: each step of 2 → 10 workers over 3 s is 5, 7, then 10 (not the
+/// 4.67 no whole-number field takes).
+fn ramp_value(value: f64, whole: bool) -> Value {
+    match whole {
+        false => Value::from(value),
+        true if value.round() >= 0.0 => Value::from(value.round() as u64),
+        true => Value::from(value.round() as i64),
+    }
+}
+
 /// Most variants a model may have: each is a whole checked model in memory; a
 /// sweep explores more.
 pub const MAX_VARIANTS: usize = 10_000;
@@ -1170,7 +1184,9 @@ fn timeline_steps(
                     "a ramp (`over_s`) needs numbers: the current value and the target",
                 ));
             };
-            ramps.push((path, concrete, from, to));
+            let whole = (concrete.index_paths(doc).first())
+                .is_some_and(|p| strict::is_whole_number_at::<ModelSpec>(doc, p));
+            ramps.push((path, concrete, from, to, whole));
         }
     }
     let n = ramp_steps(over);
@@ -1180,11 +1196,11 @@ fn timeline_steps(
             let at = entry.at_s + over * f;
             let step = ramps
                 .iter()
-                .map(|(written, p, from, to)| {
+                .map(|(written, p, from, to, whole)| {
                     (
                         written.to_string(),
                         p.to_string_concrete(),
-                        Value::from(from + (to - from) * f),
+                        ramp_value(from + (to - from) * f, *whole),
                     )
                 })
                 .collect();

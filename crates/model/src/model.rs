@@ -152,6 +152,9 @@ pub struct Change {
 pub struct Workload {
     /// Name.
     pub name: String,
+    /// The name the model gives it, which its paths use
+    /// (`workloads[users]`): a copy's (`users-0001`) is its workload's.
+    pub model_name: String,
     /// The service that receives its requests.
     pub target: ServiceId,
     /// When requests arrive.

@@ -425,6 +425,56 @@ fn resolve<'a>(root: &'a Value, mut schema: &'a Value, value: &Value) -> Option<
     None
 }
 
+/// Whether `T`'s JSON Schema reads the value at `path` of `value` (keys and
+/// indices, as problems name them: `services[0].workers`) as a whole number.
+/// False where the schema does not say, or `path` names nothing in `value`.
+pub(crate) fn is_whole_number_at<T: JsonSchema>(value: &Value, path: &str) -> bool {
+    let root = schema_of::<T>();
+    let whole = |schema: &Value| match schema.get("type") {
+        Some(Value::String(t)) => t == "integer",
+        Some(Value::Array(ts)) => ts.iter().any(|t| t == "integer"),
+        _ => false,
+    };
+    let mut schema: &Value = &root;
+    let mut here = value;
+    for step in index_steps(path) {
+        let Some(resolved) = resolve(&root, schema, here) else {
+            return false;
+        };
+        let next = match &step {
+            Step::Key(key) => resolved
+                .get("properties")
+                .and_then(|p| p.get(key))
+                .zip(here.get(key)),
+            Step::Index(i) => resolved.get("items").zip(here.get(*i)),
+        };
+        let Some((field, inside)) = next else {
+            return false;
+        };
+        (schema, here) = (field, inside);
+    }
+    resolve(&root, schema, here).is_some_and(whole)
+}
+
+/// `services[0].steps[1].timeout_ms` as steps (the inverse of [`path_text`]
+/// for the model's own keys, which hold no `.` or `[`).
+fn index_steps(path: &str) -> Vec<Step> {
+    let mut steps = Vec::new();
+    for part in path.split('.').filter(|p| !p.is_empty()) {
+        let mut pieces = part.split('[');
+        if let Some(key) = pieces.next().filter(|k| !k.is_empty()) {
+            steps.push(Step::Key(key.to_string()));
+        }
+        for index in pieces {
+            match index.trim_end_matches(']').parse() {
+                Ok(i) => steps.push(Step::Index(i)),
+                Err(_) => steps.push(Step::Key(index.trim_end_matches(']').to_string())),
+            }
+        }
+    }
+    steps
+}
+
 /// Whether `value` has the JSON type of `schema` and its `const` fields.
 fn fits(schema: &Value, value: &Value) -> bool {
     let type_fits = |t: &str| match t {
@@ -1273,5 +1323,18 @@ mod tests {
             problems(json!({"a": -1, "c": "", "d": []})),
             ["a: expected a whole number ≥ 0, got -1"]
         );
+    }
+
+    /// A model's whole-number fields are told from its number fields by
+    /// the schema, whatever the value written.
+    #[test]
+    fn whole_number_fields_are_known_by_the_schema() {
+        let doc = serde_json::json!({"name": "m",
+            "workloads": [{"name": "w", "target": "a", "arrival": {"kind": "poisson", "rate_per_s": 300}}],
+            "services": [{"name": "a", "workers": 2}]});
+        let whole = |p: &str| is_whole_number_at::<crate::ModelSpec>(&doc, p);
+        assert!(whole("services[0].workers"));
+        assert!(!whole("workloads[0].arrival.rate_per_s"));
+        assert!(!whole("services[1].workers"), "nothing there");
     }
 }

@@ -10,13 +10,14 @@
 //! documents name it.
 
 use crate::error::Problem;
+use crate::input_file::read_input_file;
+use crate::validate::MAX_TRACE_BUCKETS;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// Largest trace file read: a million rates with a timestamp each fit well
-/// within it.
-pub const MAX_TRACE_FILE_BYTES: u64 = 64 << 20;
+/// Largest trace file read: that of every input file.
+pub const MAX_TRACE_FILE_BYTES: u64 = crate::input_file::MAX_INPUT_FILE_BYTES;
 
 /// Reads the trace files named in JSON values, relative to a model's folder.
 pub(crate) struct TraceFiles<'d> {
@@ -129,25 +130,10 @@ impl<'d> TraceFiles<'d> {
 
 /// The rates in one column of a CSV file, in order. The first row is a
 /// header when its cell in that column is not a number; `column` names the
-/// column by its header (required when there are several columns).
+/// column by its header (required when there are several columns). The
+/// file is read as every input file is ([`read_input_file`]).
 fn read_rates(path: &Path, column: Option<&str>) -> Result<Vec<f64>, String> {
-    use std::io::Read as _;
-    let metadata = std::fs::metadata(path).map_err(|e| e.to_string())?;
-    // Not a device (`/dev/zero` never ends) nor a pipe (which may never
-    // answer): a trace is a file.
-    if !metadata.is_file() {
-        return Err("not a regular file".into());
-    }
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|f| f.take(MAX_TRACE_FILE_BYTES + 1).read_to_end(&mut bytes))
-        .map_err(|e| e.to_string())?;
-    if bytes.len() as u64 > MAX_TRACE_FILE_BYTES {
-        return Err(format!(
-            "larger than the {MAX_TRACE_FILE_BYTES} bytes a trace file may have"
-        ));
-    }
-    let text = String::from_utf8(bytes).map_err(|_| "not UTF-8 text".to_string())?;
+    let text = read_input_file(path).map_err(|e| e.to_string())?;
     rates_in_csv(&text, column)
 }
 
@@ -193,21 +179,44 @@ pub(crate) fn rates_in_csv(text: &str, column: Option<&str>) -> Result<Vec<f64>,
             ))
         }
     };
+    let header = has_header.then(|| header_list(&first));
     let mut rates = Vec::new();
     let data = (!has_header).then_some(Ok(first));
     for row in data.into_iter().chain(rows) {
         let row = row.map_err(|e| e.to_string())?;
         let cell = row.get(index).unwrap_or("");
-        let rate = cell.parse::<f64>().map_err(|_| {
-            format!(
-                "line {}: expected a rate (a number) in column {}, got {cell:?}",
-                row.position().map_or(0, csv::Position::line),
-                index + 1
-            )
-        })?;
-        rates.push(rate);
+        let line = row.position().map_or(0, csv::Position::line);
+        rates.push(rate_in(cell, line, index)?);
+        if rates.len() > MAX_TRACE_BUCKETS {
+            return Err(format!(
+                "more than the {MAX_TRACE_BUCKETS} rates (one a bucket) a trace may have"
+            ));
+        }
     }
-    Ok(rates)
+    match header {
+        // Said here, in the file's terms: the model has no list to blame.
+        Some(header) if rates.is_empty() => Err(format!(
+            "no rates: the first row ({header}) is not numbers, so it is read as a header, and no row follows it"
+        )),
+        _ => Ok(rates),
+    }
+}
+
+/// The rate in `cell` (line `line`, column `index` from 0): a number, and a
+/// rate a trace may have (finite, ≥ 0). `nan`, `inf` and `1e400` parse as
+/// numbers, but no list of rates could hold them.
+fn rate_in(cell: &str, line: u64, index: usize) -> Result<f64, String> {
+    let rate = cell.parse::<f64>().map_err(|_| {
+        format!(
+            "line {line}: expected a rate (a number) in column {}, got {cell:?}",
+            index + 1
+        )
+    })?;
+    if rate.is_finite() && rate >= 0.0 {
+        Ok(rate)
+    } else {
+        Err(format!("line {line}: expected a rate ≥ 0, got {cell}"))
+    }
 }
 
 fn header_list(header: &csv::StringRecord) -> String {
@@ -250,6 +259,17 @@ mod tests {
             "line 3: expected a rate (a number) in column 1, got \"n/a\""
         );
         assert_eq!(rates_in_csv("", None), Err("no rows".into()));
+        for cell in ["nan", "inf", "-inf", "1e400", "-5"] {
+            assert_eq!(
+                rates_in_csv(&format!("rps\n10\n{cell}\n"), None),
+                Err(format!("line 3: expected a rate ≥ 0, got {cell}"))
+            );
+        }
+        let err = rates_in_csv("0x10\n", None).unwrap_err();
+        assert!(
+            err.starts_with("no rates: the first row (\"0x10\")"),
+            "{err}"
+        );
     }
 
     #[test]

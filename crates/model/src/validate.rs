@@ -647,6 +647,7 @@ fn validate_model(spec: &ModelSpec, with_timeline: bool) -> Result<Model, Vec<Pr
             .map(|s| SimDuration::from_ms(ck.positive(&format!("{at}.duration_s"), s) * 1000.0));
         let workload = Workload {
             name: w.name.clone(),
+            model_name: w.name.clone(),
             target,
             arrival,
             max_requests: w.requests,

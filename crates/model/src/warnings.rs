@@ -116,8 +116,10 @@ pub fn warnings(loaded: &LoadedModel) -> Vec<Warning> {
     for rule in rules {
         let start = found.len();
         for variant in &loaded.variants {
+            // A workload's copies (`count`) warn at its one path, once.
             for warning in rule(variant) {
                 match found[start..].iter_mut().find(|(w, _)| *w == warning) {
+                    Some((_, names)) if names.last() == Some(&variant.name.as_str()) => {}
                     Some((_, names)) => names.push(&variant.name),
                     None => found.push((warning, vec![&variant.name])),
                 }
@@ -167,7 +169,12 @@ impl EdgeAt {
 /// workloads', then each service's steps and parallel branches.
 fn edges(model: &Model) -> Vec<(String, EdgeAt)> {
     let mut out: Vec<(String, EdgeAt)> = (model.workloads.iter().enumerate())
-        .map(|(w, workload)| (format!("workloads[{}]", workload.name), EdgeAt::Workload(w)))
+        .map(|(w, workload)| {
+            (
+                format!("workloads[{}]", workload.model_name),
+                EdgeAt::Workload(w),
+            )
+        })
         .collect();
     for (s, service) in model.services.iter().enumerate() {
         for (j, step) in service.steps.iter().enumerate() {
@@ -666,7 +673,7 @@ fn arrivals_outlast_series_limit(variant: &Variant) -> Vec<Warning> {
         if surely_ns / 1e9 > stops_at_s {
             out.push(Warning::new(
                 "arrivals-outlast-series-limit",
-                format!("workloads[{}].duration_s", workload.name),
+                format!("workloads[{}].duration_s", workload.model_name),
                 format!(
                     "with no horizon_s the run lasts as long as this workload arrives, longer than its time series may grow: at {per_bucket} rows a bucket of {} s it reaches limits.max_series_rows ({}) at {} s of simulated time, where the run stops, partial; set horizon_s or a shorter duration_s",
                     number(bucket_s),

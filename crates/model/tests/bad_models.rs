@@ -999,7 +999,8 @@ fn every_timeline_change_is_checked_once() {
         ]
     );
     // A ramp's steps are named by the entry's path as written, and a `[*]` by
-    // the element: the first step, from 1 worker halfway to -2.
+    // the element: the first step, from 1 worker halfway to -2 (-0.5, a
+    // whole number of workers rounded to -1).
     let doc = with(base(), "services[*].workers", json!(1));
     let doc = with(
         doc,
@@ -1009,8 +1010,8 @@ fn every_timeline_change_is_checked_once() {
     assert_eq!(
         problems(&doc),
         [
-            "timeline[0].set[\"services[*].workers\"] (at services[gateway].workers): expected a whole number, got -0.5",
-            "timeline[0].set[\"services[*].workers\"] (at services[B].workers): expected a whole number, got -0.5",
+            "timeline[0].set[\"services[*].workers\"] (at services[gateway].workers): expected a whole number ≥ 0, got -1",
+            "timeline[0].set[\"services[*].workers\"] (at services[B].workers): expected a whole number ≥ 0, got -1",
         ]
     );
     // A problem the change does not write is named by the change, with names.

@@ -207,3 +207,40 @@ fn check_timeline_slow() {
         "loading 3,000 timeline entries took {took:?}"
     );
 }
+
+/// A ramp of a whole-number field moves it in whole steps, each rounded to
+/// the nearest: 2 → 10 workers over 8 s is 3, 4, …, 10 and over 3 s is 5,
+/// 7, 10, where every step was refused ("expected a whole number ..., got
+/// 3.0", a value never written). A number field ramps as before.
+#[test]
+fn regression_ramp_whole_numbers() {
+    let model = |over: u32| {
+        json!({"name": "ramp", "horizon_s": 20,
+               "workloads": [{"name": "users", "target": "api", "duration_s": 20,
+                              "arrival": {"kind": "poisson", "rate_per_s": 300}}],
+               "services": [{"name": "api", "workers": 2, "instances": 3,
+                             "steps": [{"work": {"kind": "exponential", "mean_ms": 10}}]}],
+               "timeline": [{"name": "scale up", "at_s": 5, "over_s": over,
+                             "set": {"services[api].workers": 10, "services[api].instances": 3,
+                                     "workloads[users].arrival.rate_per_s": 400}}]})
+    };
+    for (over, workers) in [(8, vec![3, 4, 5, 6, 7, 8, 9, 10]), (3, vec![5, 7, 10])] {
+        let loaded = load_model(&model(over).to_string(), &[], None)
+            .unwrap_or_else(|e| panic!("{:?}", e.problems));
+        let changes = &loaded.variants[0].changes;
+        let steps: Vec<u32> = changes
+            .iter()
+            .map(|c| c.model.services[0].workers)
+            .collect();
+        assert_eq!(steps, workers);
+        assert!(changes.iter().all(|c| c.model.services[0].instances == 3));
+    }
+    let loaded = load_model(&model(3).to_string(), &[], None).unwrap();
+    let rates: Vec<String> = loaded.variants[0]
+        .changes
+        .iter()
+        .map(|c| format!("{:?}", c.model.workloads[0].arrival))
+        .collect();
+    // 333.33... a second, not 333: a gap of 3 ms exactly.
+    assert!(rates[0].contains("mean_gap_ns: 3000000.0 "), "{rates:?}");
+}

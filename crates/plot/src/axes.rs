@@ -159,7 +159,8 @@ fn clean(v: f64) -> f64 {
 /// A positive axis range for a log scale that holds `min..=max` with a
 /// little air on both sides and ends on 1-2-5 values (10, 20, 50, 100, …),
 /// so the ends carry labelled ticks. Degenerate input (no positive value,
-/// all values equal) still gives a range at least 2× wide.
+/// all values equal) still gives a range at least 2× wide; so does a
+/// maximum whose air would overflow (an infinite end has ticks without end).
 pub(crate) fn log_range(min: f64, max: f64) -> (f64, f64) {
     if !(min.is_finite() && max.is_finite() && min > 0.0 && max >= min) {
         return (1.0, 1000.0);
@@ -168,6 +169,9 @@ pub(crate) fn log_range(min: f64, max: f64) -> (f64, f64) {
     let mut hi = snap_125(max * 1.1, true);
     if hi <= lo {
         hi = snap_125(lo * 1.5, true);
+    }
+    if !hi.is_finite() {
+        return (1.0, 1000.0);
     }
     (lo, hi)
 }
@@ -393,6 +397,7 @@ mod tests {
         assert_eq!(log_range(14.0, 404.0), (10.0, 500.0));
         assert_eq!(log_range(14.0, 14.0), (10.0, 20.0));
         assert_eq!(log_range(0.0, 0.0), (1.0, 1000.0));
+        assert_eq!(log_range(1.0, 1e308), (1.0, 1000.0));
         let (lo, hi) = log_range(0.001, 0.001);
         assert!(lo < 0.001 && hi > 0.001, "{lo} {hi}");
     }

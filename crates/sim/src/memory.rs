@@ -25,7 +25,7 @@ use crate::zombie::UserZombies;
 use std::mem::size_of;
 use stormsim_model::{
     Arrival, BreakerSpec, BudgetSpec, CallPolicy, LoadedModel, Model, SlidingWindowType, Step,
-    ThrottleSpec, Variant,
+    ThrottleSpec, Variant, Workload,
 };
 
 /// The default ceiling on [`estimate`]: 4 GiB. A model over it is refused by
@@ -209,7 +209,7 @@ fn series(model: &Model) -> Contributor {
         None => model
             .workloads
             .iter()
-            .map(|w| (w.arrivals_span_ns(), format!("workloads[{}]", w.name)))
+            .map(|w| (w.arrivals_span_ns(), format!("workloads[{}]", w.model_name)))
             .fold((0.0, "timeseries.bucket_s".to_string()), |best, this| {
                 if this.0 > best.0 {
                     this
@@ -268,16 +268,29 @@ fn run_state(model: &Model) -> Vec<Contributor> {
             }
         }
     }
-    for w in &model.workloads {
-        let at = format!("workloads[{}]", w.name);
-        edge_state(model, &w.edge, 1, &at, &mut parts);
-        if let Arrival::ClosedLoop { users } = w.arrival {
-            parts.push(Contributor {
-                path: format!("{at}.arrival.users"),
-                what: format!("{users} closed-loop users"),
-                bytes: mul(u64::from(users), size::<UserZombies>()),
-            });
+    // A workload's copies (`count`) at the workload's path, summed: each
+    // part the size of all of them, as the model sizes it.
+    for copies in model
+        .workloads
+        .chunk_by(|a, b| a.model_name == b.model_name)
+    {
+        let mut summed: Vec<Contributor> = Vec::new();
+        for w in copies {
+            let mut own = Vec::new();
+            workload_state(model, w, &mut own);
+            for part in own {
+                match summed.iter_mut().find(|s| s.path == part.path) {
+                    Some(s) => s.bytes = s.bytes.saturating_add(part.bytes),
+                    None => summed.push(part),
+                }
+            }
         }
+        if copies.len() > 1 {
+            for part in &mut summed {
+                part.what = format!("{}, summed over its {} copies", part.what, copies.len());
+            }
+        }
+        parts.extend(summed);
     }
     if let Some(h) = model.hosts {
         parts.push(Contributor {
@@ -287,6 +300,19 @@ fn run_state(model: &Model) -> Vec<Contributor> {
         });
     }
     parts
+}
+
+/// A workload's own state: its call edge's, and its closed-loop users.
+fn workload_state(model: &Model, w: &Workload, parts: &mut Vec<Contributor>) {
+    let at = format!("workloads[{}]", w.model_name);
+    edge_state(model, &w.edge, 1, &at, parts);
+    if let Arrival::ClosedLoop { users } = w.arrival {
+        parts.push(Contributor {
+            path: format!("{at}.arrival.users"),
+            what: format!("{users} closed-loop users"),
+            bytes: mul(u64::from(users), size::<UserZombies>()),
+        });
+    }
 }
 
 /// A call edge's state: one per caller instance, each with a slot per callee

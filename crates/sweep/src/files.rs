@@ -13,12 +13,19 @@ use std::path::Path;
 /// write into the same folder.
 pub const TEMP_PREFIX: &str = ".stormsim-tmp-";
 
-/// A new, empty temporary file in `dir`, named [`TEMP_PREFIX`]`XXXXXX`.
+/// A new, empty temporary file in `dir`, named [`TEMP_PREFIX`]`XXXXXX`,
+/// with the mode a file written directly gets (0666 less the umask: 0644
+/// under umask 022), where a temporary file is private (0600): it becomes
+/// an output, one the user's team may read.
 pub fn temp_file_in(dir: &Path) -> std::io::Result<tempfile::NamedTempFile> {
-    tempfile::Builder::new()
-        .prefix(TEMP_PREFIX)
-        .rand_bytes(6)
-        .tempfile_in(dir)
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(TEMP_PREFIX).rand_bytes(6);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o666));
+    }
+    builder.tempfile_in(dir)
 }
 
 /// The folder a file at `path` goes in (`.` for a bare name).
@@ -37,14 +44,6 @@ pub fn write_new_with(
     let mut tmp = temp_file_in(folder_of(path))?;
     write(tmp.as_file_mut())?;
     tmp.as_file().sync_all()?;
-    // A temporary file is private (0600); an output is a plain file others
-    // may read, as one written directly would be.
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        tmp.as_file()
-            .set_permissions(std::fs::Permissions::from_mode(0o644))?;
-    }
     tmp.persist(path).map_err(|e| e.error)
 }
 

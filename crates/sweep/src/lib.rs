@@ -185,7 +185,7 @@ impl Sweep {
         memory_limit: u64,
         progress: &CheckProgress<'_>,
     ) -> Result<Sweep, SweepError> {
-        let text = std::fs::read_to_string(path).map_err(|source| SweepError::Io {
+        let text = stormsim_model::read_input_file(path).map_err(|source| SweepError::Io {
             path: path.to_path_buf(),
             source,
         })?;
@@ -215,7 +215,7 @@ impl Sweep {
             ModelSource::File(file) => {
                 let model_path = path.parent().unwrap_or(Path::new(".")).join(file);
                 // The sweep's input, like any of its fields: a problem at `model`.
-                let text = std::fs::read_to_string(&model_path).map_err(|e| {
+                let text = stormsim_model::read_input_file(&model_path).map_err(|e| {
                     let written = if model_path == Path::new(file) {
                         String::new()
                     } else {
