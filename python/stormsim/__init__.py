@@ -162,8 +162,17 @@ def _fail_on(fail_on: Optional[Sequence[str]]) -> list[str]:
 
 def _failing(rows: list[dict], fail_on: list[str], where) -> list[tuple[str, str, str]]:
     """``(where, outcome, reason)`` of each row (a summary.csv or results.csv
-    row, read as text) judged an outcome of ``fail_on``."""
-    return [(where(r), r["outcome"], r.get("verdict_reason", "")) for r in rows if r.get("outcome") in fail_on]
+    row, read as text) judged an outcome of ``fail_on``, or with no verdict
+    at all where ``fail_on`` asks for one (a gate that cannot judge does not
+    pass), as ``--fail-on`` does."""
+    if not fail_on:
+        return []
+    no_verdict = ("no verdict", "the model asks for no recovery analysis")
+    return [
+        (where(r), *((r["outcome"], r.get("verdict_reason", "")) if r.get("outcome") else no_verdict))
+        for r in rows
+        if not r.get("outcome") or r["outcome"] in fail_on
+    ]
 
 
 def _frame_kind(frames: str) -> str:

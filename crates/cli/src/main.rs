@@ -117,9 +117,28 @@ struct FailOnArgs {
 }
 
 impl FailOnArgs {
-    /// Whether `outcome` is one to fail on.
-    fn fails(&self, outcome: Outcome) -> bool {
-        self.fail_on.contains(&outcome)
+    /// What a FAIL line says of a variant with `verdict` (its outcome and
+    /// reason), if it fails: an outcome to fail on, or no verdict at all
+    /// where one was asked for (a gate that cannot judge does not pass).
+    fn failing(&self, verdict: Option<&(Outcome, String)>) -> Option<String> {
+        if self.fail_on.is_empty() {
+            return None;
+        }
+        match verdict {
+            None => Some(
+                "no verdict: the model asks for no recovery analysis (a `metastability` block and a timeline with a trigger)"
+                    .into(),
+            ),
+            Some((outcome, reason)) if self.fail_on.contains(outcome) => {
+                // A reason may start with its outcome's name already.
+                let name = outcome.as_str();
+                Some(match reason.strip_prefix(name).and_then(|r| r.strip_prefix(": ")) {
+                    Some(rest) => format!("{name}: {rest}"),
+                    None => format!("{name}: {reason}"),
+                })
+            }
+            Some(_) => None,
+        }
     }
 
     /// The exit code once `failing` of the `what` (variants, runs) were
@@ -130,8 +149,13 @@ impl FailOnArgs {
             return otherwise;
         }
         let names: Vec<&str> = self.fail_on.iter().map(|o| o.as_str()).collect();
+        let what = if failing == 1 {
+            what.trim_end_matches('s')
+        } else {
+            what
+        };
         eprintln!(
-            "error: {failing} {what} judged {} (--fail-on; exit code {EXIT_VERDICT})",
+            "error: {failing} {what} judged {} or without a verdict (--fail-on; exit code {EXIT_VERDICT})",
             names.join(" or ")
         );
         ExitCode::from(EXIT_VERDICT)
@@ -802,15 +826,8 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 let ran = output::run_and_write(model, &overrides, dir, quiet, attempts, table)?;
                 partial += ran.stopped;
                 for (variant, verdict) in &ran.verdicts {
-                    let Some((outcome, reason)) = verdict else {
-                        continue;
-                    };
-                    if fail_on.fails(*outcome) {
-                        eprintln!(
-                            "FAIL {}/{variant}: {}: {reason}",
-                            model.name,
-                            outcome.as_str()
-                        );
+                    if let Some(line) = fail_on.failing(verdict.as_ref()) {
+                        eprintln!("FAIL {}/{variant}: {line}", model.name);
                         failing += 1;
                     }
                 }

@@ -287,6 +287,8 @@ fn chart_columns(shape: &SweepShape) -> Vec<String> {
     metrics.extend(shape.chart.metric.as_deref().map(Metric::named));
     let mut keep = shape.axes.clone();
     keep.extend(metrics.into_iter().flat_map(|m| [m.mean, m.low, m.high]));
+    // A share's n, for the subtitle.
+    keep.push(format!("{METASTABLE_SHARE}.n"));
     keep
 }
 

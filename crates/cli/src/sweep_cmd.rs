@@ -260,19 +260,22 @@ pub fn failing_runs(sweep: &Sweep, results: &[RunResult], fail_on: &[Outcome]) -
         return Vec::new();
     };
     let column = |name: &str| first.header.iter().position(|h| h == name);
-    let (Some(outcome), reason, variant) = (
+    let (outcome, reason, variant) = (
         column("outcome"),
         column("verdict_reason"),
         column("variant"),
-    ) else {
+    );
+    if fail_on.is_empty() {
         return Vec::new();
-    };
+    }
     fn cell(r: &RunResult, c: Option<usize>) -> &str {
         c.and_then(|c| r.row.get(c)).unwrap_or("")
     }
     results
         .iter()
-        .filter(|r| Outcome::parse(cell(r, Some(outcome))).is_some_and(|o| fail_on.contains(&o)))
+        // A run with no verdict fails too: a gate that cannot judge does
+        // not pass.
+        .filter(|r| Outcome::parse(cell(r, outcome)).is_none_or(|o| fail_on.contains(&o)))
         .map(|r| {
             let axes: Vec<String> = sweep
                 .points
@@ -292,8 +295,14 @@ pub fn failing_runs(sweep: &Sweep, results: &[RunResult], fail_on: &[Outcome]) -
                 r.replication,
                 r.seed,
                 cell(r, variant),
-                cell(r, Some(outcome)),
-                cell(r, reason)
+                match Outcome::parse(cell(r, outcome)) {
+                    Some(o) => o.as_str(),
+                    None => "no verdict",
+                },
+                match cell(r, reason) {
+                    "" => "the model asks for no recovery analysis",
+                    reason => reason,
+                }
             )
         })
         .collect()

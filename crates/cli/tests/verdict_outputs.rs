@@ -236,7 +236,9 @@ fn fail_on_exits_4_for_each_failing_variant_and_0_for_a_healthy_one() {
         fails[0].starts_with("FAIL error-spike/retries: metastable: not recovered within"),
         "{stderr}"
     );
-    assert!(stderr.contains("1 variants judged metastable or relapsed (--fail-on; exit code 4)"));
+    assert!(stderr.contains(
+        "1 variant judged metastable or relapsed or without a verdict (--fail-on; exit code 4)"
+    ));
     // The outputs are written all the same.
     assert!(dir.path().join("all/summary.csv").is_file());
     // The healthy variants pass.
@@ -301,7 +303,9 @@ fn a_sweep_fails_on_its_failing_runs_with_their_points() {
         "{stderr}"
     );
     assert!(fails[0].starts_with("FAIL attempts/point 1 ("), "{stderr}");
-    assert!(stderr.contains("2 runs judged metastable (--fail-on; exit code 4)"));
+    assert!(
+        stderr.contains("2 runs judged metastable or without a verdict (--fail-on; exit code 4)")
+    );
     let aggregate = csv_rows(&read(&dir.path().join("out/aggregate.csv")));
     assert_eq!(aggregate[1]["outcome.metastable"], "2");
     assert_eq!(aggregate[1]["outcome.metastable.share"], "1");
@@ -312,5 +316,26 @@ fn a_sweep_fails_on_its_failing_runs_with_their_points() {
             .parse::<f64>()
             .unwrap()
             < 0.5
+    );
+}
+
+#[test]
+fn fail_on_fails_a_variant_it_cannot_judge() {
+    // deadline-chain asks for no recovery analysis: a gate that cannot
+    // judge does not pass.
+    let dir = tempfile::tempdir().unwrap();
+    let run = stormsim_into(
+        "run",
+        &common::model("deadline-chain.json"),
+        &dir.path().join("out"),
+        &["--variant", "no-timeouts", "--fail-on", "metastable"],
+    );
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(4), "{stderr}");
+    assert!(
+        stderr.contains(
+            "FAIL deadline-chain/no-timeouts: no verdict: the model asks for no recovery analysis"
+        ),
+        "{stderr}"
     );
 }

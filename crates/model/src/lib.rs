@@ -148,9 +148,17 @@ pub struct Variant {
     /// The same timeline without its trigger (the entries whose role is
     /// `trigger_start` or `trigger_end`): the run the recovery analysis
     /// compares with to tell a storm from a load the system could not carry
-    /// even untouched. `None` where the load and capacity after the trigger
-    /// can only be those of the baseline (no such comparison is needed).
+    /// even untouched, or from one it falls into with no trigger at all.
+    /// `None` without a trigger or a `metastability` block.
     pub without_trigger: Option<Vec<Change>>,
+    /// Whether its load or capacity may change after the trigger for
+    /// another reason than the trigger before the recovery is judged: a
+    /// timeline entry with no role before the first intervention after the
+    /// trigger's end, a load shape, a closed loop, a workload that stops
+    /// (`duration_s` or `requests`) before the horizon. Where not, a run
+    /// still degraded after the trigger cannot be overloaded (the same
+    /// system carried the same load before it).
+    pub load_may_change: bool,
     /// The values its timeline sets that a ramp moving at the time sets
     /// again at its next step (for a warning: the later step wins).
     pub undone_by_ramps: Vec<UndoneByRamp>,
@@ -668,16 +676,23 @@ fn build_variant(
     let resolved = resolve_timeline(doc, spec, model.as_ref().ok(), problems, |_| true);
     // The same timeline without its trigger, for the recovery analysis to
     // tell a storm from load the system could not carry without it.
-    let without_trigger = (resolved.problems.is_empty() && needs_a_twin(spec, model.as_ref().ok()))
-        .then(|| {
-            resolve_timeline(doc, spec, model.as_ref().ok(), Vec::new(), |entry| {
-                !matches!(
-                    entry.role,
-                    Some(TimelineRole::TriggerStart | TimelineRole::TriggerEnd)
-                )
-            })
-            .changes
-        });
+    let has_trigger = |m: &Model| {
+        let has = |role| spec.timeline.iter().any(|e| e.role == Some(role));
+        m.metastability.is_some()
+            && has(TimelineRole::TriggerStart)
+            && has(TimelineRole::TriggerEnd)
+    };
+    let load_may_change = model.as_ref().is_ok_and(|m| load_may_change(spec, m));
+    let twin_wanted = model.as_ref().is_ok_and(has_trigger);
+    let without_trigger = (resolved.problems.is_empty() && twin_wanted).then(|| {
+        resolve_timeline(doc, spec, model.as_ref().ok(), Vec::new(), |entry| {
+            !matches!(
+                entry.role,
+                Some(TimelineRole::TriggerStart | TimelineRole::TriggerEnd)
+            )
+        })
+        .changes
+    });
     let ResolvedTimeline {
         changes,
         problems,
@@ -691,6 +706,7 @@ fn build_variant(
             model,
             changes,
             without_trigger,
+            load_may_change,
             undone_by_ramps,
         }),
         _ => Err(problems),
@@ -770,35 +786,30 @@ fn resolve_timeline(
     resolved
 }
 
-/// Whether a variant's recovery verdict may need its twin without the
-/// trigger: it has a trigger and a `metastability` block, and its load or
-/// capacity may change after the trigger for another reason before the
-/// verdict is made (a timeline entry with no role before the first
-/// intervention, a load shape, a closed loop, all-at-once arrivals). A
-/// constant load the baseline carried needs none: whatever the run does
-/// after the trigger, the same system carried the same load before it; and
-/// what changes after the first intervention judges nothing (the search
-/// for a recovery ends there).
-fn needs_a_twin(spec: &ModelSpec, model: Option<&Model>) -> bool {
-    let Some(model) = model else { return false };
-    let has = |role| spec.timeline.iter().any(|e| e.role == Some(role));
-    let first_intervention = (spec.timeline.iter())
-        .filter(|e| e.role == Some(TimelineRole::Intervention))
+/// Whether a variant's load or capacity may change after its trigger for
+/// another reason before its recovery is judged ([`Variant::load_may_change`]):
+/// a timeline entry with no role before the first intervention after the
+/// trigger's end (the search for a recovery ends there), a load shape, a
+/// closed loop, or a workload that stops before the horizon. Arrivals all
+/// at once are over before any baseline.
+fn load_may_change(spec: &ModelSpec, model: &Model) -> bool {
+    let trigger_end = (spec.timeline.iter())
+        .filter(|e| e.role == Some(TimelineRole::TriggerEnd))
         .map(|e| e.at_s)
         .fold(f64::INFINITY, f64::min);
-    model.metastability.is_some()
-        && has(TimelineRole::TriggerStart)
-        && has(TimelineRole::TriggerEnd)
-        && (spec
-            .timeline
-            .iter()
-            .any(|e| e.role.is_none() && e.at_s < first_intervention)
-            || model.workloads.iter().any(|w| {
-                !matches!(
-                    w.arrival,
-                    Arrival::Poisson { .. } | Arrival::Constant { .. }
-                )
-            }))
+    let first_intervention = (spec.timeline.iter())
+        .filter(|e| e.role == Some(TimelineRole::Intervention) && e.at_s >= trigger_end)
+        .map(|e| e.at_s)
+        .fold(f64::INFINITY, f64::min);
+    let horizon = model.horizon.map_or(f64::INFINITY, |h| h.as_ms() / 1000.0);
+    spec.timeline
+        .iter()
+        .any(|e| e.role.is_none() && e.at_s < first_intervention)
+        || model.workloads.iter().any(|w| {
+            matches!(w.arrival, Arrival::Shaped(_) | Arrival::ClosedLoop { .. })
+                || w.max_requests.is_some()
+                || w.duration.is_some_and(|d| d.as_ms() / 1000.0 < horizon)
+        })
 }
 
 /// A step of a timeline entry (a plain change, or one second of a ramp),

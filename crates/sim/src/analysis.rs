@@ -340,12 +340,68 @@ pub struct Sample {
     pub attempts: f64,
     /// Of those, retries.
     pub retries: f64,
+    /// The successes its arrivals should have had: each workload's arrivals
+    /// times its share of successes in the baseline, summed (set by the
+    /// analysis; 0 as read).
+    pub expected: f64,
+}
+
+/// A run's time series as the analysis reads it: one [`Sample`] per bucket
+/// (workloads and services summed), and each workload's arrivals and
+/// successes per bucket, so that each is held to its own share.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Samples {
+    /// One per bucket.
+    pub buckets: Vec<Sample>,
+    /// Workloads (as reported: a workload's copies summed).
+    pub workloads: usize,
+    /// `(first-try arrivals, successes)` of workload `w` in bucket `b`, at
+    /// `mix[b * workloads + w]`.
+    pub mix: Vec<(f64, f64)>,
+}
+
+impl Samples {
+    /// Buckets of one workload (or of several held to one share).
+    pub fn pooled(buckets: Vec<Sample>) -> Samples {
+        Samples {
+            workloads: 1,
+            mix: buckets.iter().map(|s| (s.arrivals, s.succeeded)).collect(),
+            buckets,
+        }
+    }
+
+    /// Buckets.
+    pub fn len(&self) -> usize {
+        self.buckets.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.buckets.is_empty()
+    }
+
+    /// The buckets with `expected` set from `shares`, each workload's
+    /// successes per arrival.
+    fn with_expected(&self, shares: &[f64]) -> Vec<Sample> {
+        let w = self.workloads.max(1);
+        self.buckets
+            .iter()
+            .enumerate()
+            .map(|(b, s)| Sample {
+                expected: (self.mix.get(b * w..(b + 1) * w).unwrap_or(&[]).iter())
+                    .zip(shares)
+                    .map(|((arrivals, _), share)| arrivals * share)
+                    .fold(0.0, |a, x| a + x),
+                ..*s
+            })
+            .collect()
+    }
 }
 
 /// A run's time series as the analysis reads it: one sample per bucket,
-/// services summed.
-pub fn samples_of(series: &TimeSeries) -> Vec<Sample> {
-    (0..series.len())
+/// services summed, and each workload's arrivals and successes.
+pub fn samples_of(series: &TimeSeries) -> Samples {
+    let buckets = (0..series.len())
         .map(|b| {
             let g = &series.global[b];
             let mut s = Sample {
@@ -362,22 +418,51 @@ pub fn samples_of(series: &TimeSeries) -> Vec<Sample> {
             }
             s
         })
-        .collect()
+        .collect();
+    let mix = (0..series.len())
+        .flat_map(|b| {
+            (0..series.workloads).map(move |w| {
+                let x = series.workload(b, w);
+                (x.requests as f64, x.succeeded as f64)
+            })
+        })
+        .collect();
+    Samples {
+        buckets,
+        workloads: series.workloads,
+        mix,
+    }
 }
 
 /// The same samples in buckets `k` times as wide (a last, partial one
 /// dropped): what a run with `timeseries.bucket_s` `k` times larger records,
 /// counts summed and the backlog sampled at each wide bucket's start.
-pub fn widen(samples: &[Sample], k: usize) -> Vec<Sample> {
+pub fn widen(samples: &Samples, k: usize) -> Samples {
     let k = k.max(1);
-    samples
+    let w = samples.workloads.max(1);
+    let buckets: Vec<Sample> = samples
+        .buckets
         .chunks_exact(k)
         .map(|c| {
             let mut s = Prefix::new(c).sum(0, c.len());
             s.backlog = c[0].backlog;
             s
         })
-        .collect()
+        .collect();
+    let mix = (0..buckets.len())
+        .flat_map(|b| {
+            (0..w).map(move |x| {
+                (0..k)
+                    .filter_map(|i| samples.mix.get((b * k + i) * w + x))
+                    .fold((0.0, 0.0), |(a, s), (da, ds)| (a + da, s + ds))
+            })
+        })
+        .collect();
+    Samples {
+        buckets,
+        workloads: samples.workloads,
+        mix,
+    }
 }
 
 /// Sums of samples over any range in O(1).
@@ -396,6 +481,7 @@ impl Prefix {
             acc.backlog += s.backlog;
             acc.attempts += s.attempts;
             acc.retries += s.retries;
+            acc.expected += s.expected;
             sums.push(acc);
         }
         Prefix(sums)
@@ -412,6 +498,7 @@ impl Prefix {
             backlog: b.backlog - a.backlog,
             attempts: b.attempts - a.attempts,
             retries: b.retries - a.retries,
+            expected: b.expected - a.expected,
         }
     }
 }
@@ -442,15 +529,13 @@ struct Judge<'a> {
     goodput: f64,
     /// Mean first-try arrivals per bucket.
     arrivals: f64,
-    /// Successes per first-try arrival: the share of its demand a healthy
-    /// system serves.
-    served: f64,
-    /// The variance of a window's successes about `served` times its
-    /// arrivals, per arrival (it grows with the demand, as a count's does).
-    residual_var_per_arrival: f64,
-    /// Arrivals in the whole baseline (the estimate of `served` is that
-    /// noisy).
-    baseline_arrivals: f64,
+    /// The variance of a window's successes about those its arrivals should
+    /// have had ([`Sample::expected`]), per expected success (it grows with
+    /// the demand, as a count's does).
+    residual_var_per_expected: f64,
+    /// Successes expected over the whole baseline (the estimate of each
+    /// workload's share is that noisy).
+    baseline_expected: f64,
     goodput_band: f64,
     latency: Option<f64>,
     latency_max: Option<f64>,
@@ -465,15 +550,15 @@ struct Judge<'a> {
 }
 
 impl Judge<'_> {
-    /// The least successes a window with `arrivals` first tries must have:
-    /// the baseline's share of them, less the band or `noise_z` standard
-    /// deviations of the window's own noise and of the baseline's estimate
-    /// of the share, whichever is wider.
-    fn served_min(&self, arrivals: f64) -> f64 {
-        let expected = self.served * arrivals;
-        let var = self.residual_var_per_arrival
-            * arrivals
-            * (1.0 + arrivals / self.baseline_arrivals.max(1.0));
+    /// The least successes a window must have whose arrivals should have
+    /// had `expected` (each workload's share of them in the baseline): that,
+    /// less the band or `noise_z` standard deviations of the window's own
+    /// noise and of the baseline's estimate of the shares, whichever is
+    /// wider.
+    fn served_min(&self, expected: f64) -> f64 {
+        let var = self.residual_var_per_expected
+            * expected
+            * (1.0 + expected / self.baseline_expected.max(1.0));
         expected - (self.goodput_band * expected).max(self.noise_z * var.sqrt())
     }
 
@@ -489,16 +574,14 @@ impl Judge<'_> {
                 .map_or(0.0, |s| s.backlog)
         };
         let retries = retry_share(&s);
-        let expected = self.served * s.arrivals;
-        let served_min = self.served_min(s.arrivals);
+        let expected = s.expected;
+        let served_min = self.served_min(expected);
         Evidence {
             from_s: (self.seconds)(from),
             to_s: (self.seconds)(to),
             goodput_ratio: ratio(goodput, self.goodput),
             demand_ratio: ratio(s.arrivals / n, self.arrivals),
-            served_ratio: (s.arrivals > 0.0)
-                .then(|| ratio(s.succeeded / s.arrivals, self.served))
-                .flatten(),
+            served_ratio: ratio(s.succeeded, expected),
             served_min_ratio: ratio(served_min.max(0.0), expected),
             latency_ratio: latency.zip(self.latency).and_then(|(l, b)| ratio(l, b)),
             backlog_ratio: ratio(s.backlog / n, self.backlog),
@@ -525,6 +608,12 @@ impl Judge<'_> {
         self.evidence(b, b + self.hold)
     }
 
+    /// Whether any request arrived in the window starting at `b`: one with
+    /// none shows neither a recovery nor a storm.
+    fn has_demand(&self, b: usize) -> bool {
+        b + self.hold <= self.backlog_at.len() && self.prefix.sum(b, b + self.hold).arrivals > 0.0
+    }
+
     /// The first bucket in `[from, last_start]` that starts a window ending
     /// by `until` that counts as recovered ([`Evidence::good`]), or, if
     /// `strict`, that is back to the baseline (both bars cleared, nothing
@@ -538,7 +627,7 @@ impl Judge<'_> {
     ) -> Option<usize> {
         let last_start = last_start.min(until.saturating_sub(self.hold));
         (from..=last_start).find(|&b| {
-            b + self.hold <= until && {
+            b + self.hold <= until && self.has_demand(b) && {
                 let e = self.window(b);
                 if strict {
                     e.goodput_ok && e.latency_ok
@@ -555,8 +644,9 @@ impl Judge<'_> {
 struct Windows {
     /// The first window's start (the trigger's start, to a whole bucket).
     first: usize,
-    /// Per window start from `first`: the run's window counts as recovered.
-    run: Vec<bool>,
+    /// Per window start from `first`: the run's window counts as recovered
+    /// (`None`: no request arrived in it, and it shows nothing either way).
+    run: Vec<Option<bool>>,
     /// Per window start from `first`: the twin's does (`true` without a
     /// twin, or past the twin's end: what is not seen is not overload).
     twin: Vec<bool>,
@@ -576,7 +666,10 @@ impl Windows {
         let starts = first..(len + 1).saturating_sub(judge.hold).max(first);
         Windows {
             first,
-            run: starts.clone().map(|b| judge.window(b).good()).collect(),
+            run: starts
+                .clone()
+                .map(|b| judge.has_demand(b).then(|| judge.window(b).good()))
+                .collect(),
             twin: starts
                 .map(|b| match twin {
                     Some((t, twin_len)) if b + t.hold <= twin_len.min(twin_until) => {
@@ -588,8 +681,19 @@ impl Windows {
         }
     }
 
+    /// Whether the run's window at `b` counts as recovered (`None`: it has
+    /// no demand; before the first, or past the end: yes).
+    fn run_state(&self, b: usize) -> Option<bool> {
+        match b.checked_sub(self.first) {
+            Some(i) => self.run.get(i).copied().unwrap_or(Some(true)),
+            None => Some(true),
+        }
+    }
+
+    /// Whether the run's window at `b` counts as recovered (one with no
+    /// demand does not).
     fn run_good(&self, b: usize) -> bool {
-        b < self.first || self.run.get(b - self.first).copied().unwrap_or(true)
+        self.run_state(b) == Some(true)
     }
 
     fn twin_good(&self, b: usize) -> bool {
@@ -603,56 +707,82 @@ impl Windows {
 
     /// The first window start in `[from, until)` that begins a relapse:
     /// window starts that fail while the twin's pass, none passing between
-    /// them, `2 × hold` of them (a storm of `L` buckets fails `L + hold - 1`
-    /// starts: it lasted `hold` or more), or `hold` of them that reach the
-    /// last window start (the run's last window is wholly in it).
+    /// them (those with no demand show nothing and are passed over), `2 ×
+    /// hold` of them: a storm of `L` buckets fails `L + hold - 1` starts, so
+    /// it lasted `hold` or more.
     fn relapse(&self, from: usize, until: usize, hold: usize) -> Option<usize> {
         let mut start = None;
         let mut failed = 0;
-        let last = until.min(self.end());
-        for b in from..last {
-            if self.run_good(b) {
-                start = None;
-                failed = 0;
-            } else if self.twin_good(b) {
-                start.get_or_insert(b);
-                failed += 1;
-                if failed >= 2 * hold {
-                    return start;
+        for b in from..until.min(self.end()) {
+            match self.run_state(b) {
+                Some(true) => {
+                    start = None;
+                    failed = 0;
                 }
+                Some(false) if self.twin_good(b) => {
+                    start.get_or_insert(b);
+                    failed += 1;
+                    if failed >= 2 * hold {
+                        return start;
+                    }
+                }
+                _ => {}
             }
         }
-        let to_the_end = last == self.end() && last > from && !self.run_good(last - 1);
-        start.filter(|_| to_the_end && failed >= hold)
+        None
     }
 
-    /// The degraded spans, split where the twin's state changes.
-    fn spans(&self, seconds: &dyn Fn(usize) -> f64, len: usize) -> Vec<Span> {
-        let mut spans: Vec<Span> = Vec::new();
+    /// The degraded spans, split where the twin's state changes. A window
+    /// start that fails shows degradation somewhere in its window: a span
+    /// (or its overload part) starts where the first window that shows it
+    /// ends, `hold - 1` buckets on, but for one that starts with the
+    /// trigger; it ends where the next window that passes starts. A window
+    /// with no demand changes nothing.
+    fn spans(&self, seconds: &dyn Fn(usize) -> f64, len: usize, hold: usize) -> Vec<Span> {
+        // (first start, one past the last, overload), in buckets.
+        let mut raw: Vec<(usize, usize, bool)> = Vec::new();
         let mut open: Option<(usize, bool)> = None;
         for b in self.first..self.end() {
-            let bad = !self.run_good(b);
+            let Some(good) = self.run_state(b) else {
+                continue;
+            };
             let overload = !self.twin_good(b);
             match open {
-                Some((from, o)) if !bad || o != overload => {
-                    spans.push(Span {
-                        from_s: seconds(from),
-                        to_s: seconds(b),
-                        overload: o,
-                    });
-                    open = bad.then_some((b, overload));
+                Some((from, o)) if good || o != overload => {
+                    raw.push((from, b, o));
+                    open = (!good).then_some((b, overload));
                 }
-                None if bad => open = Some((b, overload)),
+                None if !good => open = Some((b, overload)),
                 _ => {}
             }
         }
         if let Some((from, overload)) = open {
+            raw.push((from, len.max(from), overload));
+        }
+        let onset = |from: usize, to: usize| {
+            if from == self.first {
+                from
+            } else {
+                (from + hold - 1).min(to)
+            }
+        };
+        let mut spans: Vec<Span> = Vec::new();
+        for (i, &(from, to, overload)) in raw.iter().enumerate() {
+            let from = onset(from, to);
+            // A split within one stretch: the part before ends where this
+            // one starts.
+            if i > 0 && raw[i - 1].1 == raw[i].0 {
+                if let Some(last) = spans.last_mut() {
+                    last.to_s = seconds(from).max(last.from_s);
+                }
+            }
             spans.push(Span {
                 from_s: seconds(from),
-                to_s: seconds(len.max(from)),
+                to_s: seconds(to),
                 overload,
             });
         }
+        spans.retain(|s| s.to_s > s.from_s);
         spans
     }
 }
@@ -661,7 +791,7 @@ impl Windows {
 /// and its timeline; `None` when the timeline has no trigger (there is
 /// nothing to recover from). As [`classify_with_twin`] without a twin.
 pub fn classify(
-    samples: &[Sample],
+    samples: &Samples,
     bucket: SimDuration,
     changes: &[Change],
     policy: &Metastability,
@@ -675,8 +805,8 @@ pub fn classify(
 /// degraded too shows overload, not the trigger's storm, and does not count
 /// against `max_recovery`.
 pub fn classify_with_twin(
-    samples: &[Sample],
-    twin: Option<&[Sample]>,
+    samples: &Samples,
+    twin: Option<&Samples>,
     bucket: SimDuration,
     changes: &[Change],
     policy: &Metastability,
@@ -701,7 +831,26 @@ pub fn classify_with_twin(
             seconds(samples.len())
         )));
     }
-    let prefix = Prefix::new(samples);
+    // Each workload's successes per arrival in the baseline (a workload
+    // with no arrivals there is held to all of them together), and what
+    // each bucket's arrivals should have had at those shares.
+    let pooled = Prefix::new(&samples.buckets).sum(b0, b1);
+    let shares: Vec<f64> = (0..samples.workloads.max(1))
+        .map(|w| {
+            let (a, s) = (b0..b1)
+                .filter_map(|b| samples.mix.get(b * samples.workloads.max(1) + w))
+                .fold((0.0, 0.0), |(a, s), (da, ds)| (a + da, s + ds));
+            if a > 0.0 {
+                s / a
+            } else if pooled.arrivals > 0.0 {
+                pooled.succeeded / pooled.arrivals
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    let run = samples.with_expected(&shares);
+    let prefix = Prefix::new(&run);
     let base = prefix.sum(b0, b1);
     let n_base = (b1 - b0) as f64;
     if base.arrivals == 0.0 {
@@ -714,7 +863,6 @@ pub fn classify_with_twin(
     let hold = (policy.hold.as_nanos().div_ceil(width) as usize).max(1);
     let goodput = base.succeeded / n_base;
     let arrivals = base.arrivals / n_base;
-    let served = base.succeeded / base.arrivals;
     let latency = mean_latency(&base);
     let baseline = Baseline {
         from_s: seconds(b0),
@@ -731,13 +879,9 @@ pub fn classify_with_twin(
     // (that catches correlation between buckets), and at least a Poisson
     // count's (a short or quiet baseline must not make the bar tighter
     // than arrivals allow). Per arrival, so that it scales with demand.
-    let residual = |s: &Sample| s.succeeded - served * s.arrivals;
+    let residual = |s: &Sample| s.succeeded - s.expected;
     let per_bucket_var = if b1 - b0 > 1 {
-        samples[b0..b1]
-            .iter()
-            .map(|s| residual(s).powi(2))
-            .sum::<f64>()
-            / (n_base - 1.0)
+        run[b0..b1].iter().map(|s| residual(s).powi(2)).sum::<f64>() / (n_base - 1.0)
     } else {
         0.0
     };
@@ -752,14 +896,14 @@ pub fn classify_with_twin(
             0.0
         }
     };
-    let window_arrivals = arrivals * hold as f64;
+    let window_expected = base.expected / n_base * hold as f64;
     let window_var = (per_bucket_var * hold as f64)
         .max(batch_var)
-        .max(served * window_arrivals);
-    let residual_var_per_arrival = if window_arrivals > 0.0 {
-        window_var / window_arrivals
+        .max(window_expected);
+    let residual_var_per_expected = if window_expected > 0.0 {
+        window_var / window_expected
     } else {
-        served
+        1.0
     };
 
     // The baseline's worst window of latency: how far a healthy system swings.
@@ -780,15 +924,14 @@ pub fn classify_with_twin(
         seconds: &seconds,
         goodput,
         arrivals,
-        served,
-        residual_var_per_arrival,
-        baseline_arrivals: base.arrivals,
+        residual_var_per_expected,
+        baseline_expected: base.expected,
         goodput_band: policy.goodput_band,
         latency,
         latency_max,
         backlog: base.backlog / n_base,
         hold,
-        backlog_at: samples,
+        backlog_at: &run,
         noise_z: policy.noise_z,
         failure_share: if base.answered > 0.0 {
             (base.answered - base.succeeded) / base.answered
@@ -798,11 +941,8 @@ pub fn classify_with_twin(
         storm_retry_share: policy.storm_retry_share,
     };
     let thresholds = Thresholds {
-        goodput_min_ratio: ratio(
-            judge.served_min(window_arrivals).max(0.0),
-            served * window_arrivals,
-        )
-        .unwrap_or(0.0),
+        goodput_min_ratio: ratio(judge.served_min(window_expected).max(0.0), window_expected)
+            .unwrap_or(0.0),
         latency_max_ratio: latency_max.zip(latency).and_then(|(m, l)| ratio(m, l)),
     };
     let interventions: Vec<&Change> = changes
@@ -810,18 +950,32 @@ pub fn classify_with_twin(
         .filter(|c| c.role == Some(TimelineRole::Intervention) && c.at >= trigger_end)
         .collect();
     let end_bucket = first_bucket_from(trigger_end);
+    // The search ends at the first intervention, or at another trigger's
+    // start: what follows either is no longer the first trigger's doing.
+    let next_trigger = changes
+        .iter()
+        .filter(|c| c.role == Some(TimelineRole::TriggerStart) && c.at > trigger_end)
+        .map(|c| last_bucket_before(c.at))
+        .next();
     let first_intervention_bucket = interventions
         .first()
-        .map_or(samples.len(), |c| last_bucket_before(c.at));
-    let twin_prefix = twin.map(Prefix::new);
-    let twin_judge = twin.zip(twin_prefix.as_ref()).map(|(t, p)| Judge {
-        prefix: p,
-        backlog_at: t,
-        ..judge
-    });
+        .map_or(samples.len(), |c| last_bucket_before(c.at))
+        .min(next_trigger.unwrap_or(usize::MAX));
+    let twin_run = twin.map(|t| t.with_expected(&shares));
+    let twin_prefix = twin_run.as_deref().map(Prefix::new);
+    let twin_judge = twin_run
+        .as_deref()
+        .zip(twin_prefix.as_ref())
+        .map(|(t, p)| Judge {
+            prefix: p,
+            backlog_at: t,
+            ..judge
+        });
     let windows = Windows::of(
         &judge,
-        twin_judge.as_ref().zip(twin.map(<[Sample]>::len)),
+        twin_judge
+            .as_ref()
+            .zip(twin_run.as_deref().map(<[Sample]>::len)),
         first_intervention_bucket,
         b1,
         samples.len(),
@@ -830,7 +984,7 @@ pub fn classify_with_twin(
         let from = samples.len().saturating_sub(hold).max(b1);
         judge.evidence(from, samples.len())
     });
-    let spans = windows.spans(&seconds, samples.len());
+    let spans = windows.spans(&seconds, samples.len(), hold);
     let total = |overload: bool| {
         round(
             spans
@@ -847,14 +1001,15 @@ pub fn classify_with_twin(
         relapsed_at_s: None,
         degraded_s: total(false),
         overloaded_s: total(true),
-        end_state: (windows.end() > windows.first).then(|| {
-            let last = windows.end() - 1;
-            match (windows.run_good(last), windows.twin_good(last)) {
+        // The last window that shows anything.
+        end_state: (windows.first..windows.end())
+            .rev()
+            .find_map(|b| windows.run_state(b).map(|good| (b, good)))
+            .map(|(b, good)| match (good, windows.twin_good(b)) {
                 (true, _) => EndState::Healthy,
                 (false, true) => EndState::Degraded,
                 (false, false) => EndState::Overloaded,
-            }
-        }),
+            }),
         spans,
     };
     let verdict = |outcome, reason, decisive, course: &Course| Verdict {
@@ -890,18 +1045,22 @@ pub fn classify_with_twin(
     let mut last_counted = None;
     let mut recovered_at = None;
     let mut overload_at_end = false;
+    let mut no_demand = false;
     let mut b = end_bucket;
     while b + hold <= until && counted < allowed {
-        if windows.run_good(b) {
-            recovered_at = Some(b);
-            break;
-        }
-        if windows.twin_good(b) {
-            counted += 1;
-            last_counted = Some(b);
-            overload_at_end = false;
-        } else {
-            overload_at_end = true;
+        match windows.run_state(b) {
+            Some(true) => {
+                recovered_at = Some(b);
+                break;
+            }
+            // No demand: nothing to show, and no time counted.
+            None => no_demand = true,
+            Some(false) if windows.twin_good(b) => {
+                counted += 1;
+                last_counted = Some(b);
+                overload_at_end = false;
+            }
+            Some(false) => overload_at_end = true,
         }
         b += 1;
     }
@@ -938,13 +1097,14 @@ pub fn classify_with_twin(
         // Fallen back with nothing new pushing it: a relapse, whatever the
         // recovery before it.
         if let Some(r) = windows.relapse(b + 1, until, hold) {
-            course.relapsed_at_s = Some(seconds(r));
+            // Where the first window that shows it ends.
+            course.relapsed_at_s = Some(seconds((r + hold - 1).min(samples.len())));
             let again = judge.window((r + hold - 1).min(windows.end() - 1));
             let mut v = verdict(
                 Outcome::Relapsed,
                 format!(
-                    "relapsed: recovered {after} s after the trigger's end, then degraded again from {} s with no new trigger, for {} s or more (or to the run's end): at {} s {}",
-                    seconds(r),
+                    "relapsed: recovered {after} s after the trigger's end, then degraded again from {} s with no new trigger, for {} s or more: at {} s {}",
+                    seconds((r + hold - 1).min(samples.len())),
                     seconds(hold),
                     again.from_s,
                     describe(&again, &thresholds)
@@ -985,9 +1145,10 @@ pub fn classify_with_twin(
     // must hold for `hold`: a run that ends before that window closes, with
     // no intervention inside it, cannot tell "metastable" from "not yet".
     if counted < allowed && until == samples.len() && samples.len() <= first_intervention_bucket {
-        let window_end = end_bucket + allowed - 1 + hold;
-        return Some(Verdict::undetermined(format!(
-            "the run ended at {} s, before the recovery window after the trigger's end ({} s) closed at {} s (metastability.max_recovery_s + hold_s{}): run longer (lengthen horizon_s, or raise the limit that stopped the run)",
+        // Where the window would close, the time not counted added.
+        let window_end = b + (allowed - counted) - 1 + hold;
+        let mut v = Verdict::undetermined(format!(
+            "the run ended at {} s, before the recovery window after the trigger's end ({} s) closed at {} s (metastability.max_recovery_s + hold_s{}{}): run longer (lengthen horizon_s, or raise the limit that stopped the run)",
             seconds(until),
             trigger_end.as_secs(),
             seconds(window_end),
@@ -995,8 +1156,16 @@ pub fn classify_with_twin(
                 ", not counting the time the system without the trigger was overloaded too"
             } else {
                 ""
+            },
+            if no_demand {
+                ", not counting windows in which no request arrived: they show nothing"
+            } else {
+                ""
             }
-        )));
+        ));
+        // What was seen of the storm's course is worth showing still.
+        v.course = Some(course);
+        return Some(v);
     }
     // The last window the recovery window allowed, or the last one before
     // the first intervention.

@@ -45,6 +45,7 @@ fn healthy(rate: f64, ms: f64) -> Sample {
         backlog: 5.0,
         attempts: rate,
         retries: 0.0,
+        expected: 0.0,
     }
 }
 
@@ -59,6 +60,7 @@ fn storm(rate: f64) -> Sample {
         backlog: 400.0,
         attempts: 3.0 * rate,
         retries: 2.0 * rate,
+        expected: 0.0,
     }
 }
 
@@ -87,7 +89,13 @@ fn timeline(with_intervention: bool) -> Vec<Change> {
 }
 
 fn judge(s: &[Sample], t: &[Change]) -> Verdict {
-    classify(s, SimDuration::from_secs(1), t, &POLICY).expect("a trigger")
+    classify(
+        &Samples::pooled(s.to_vec()),
+        SimDuration::from_secs(1),
+        t,
+        &POLICY,
+    )
+    .expect("a trigger")
 }
 
 /// A Poisson count of mean `mean`, by inversion (small means) or the normal
@@ -232,7 +240,13 @@ fn sparse_buckets_are_judged_by_their_windows() {
         let s: Vec<Sample> = (0..4000)
             .map(|_| healthy(poisson(&mut rng, 0.1), 20.0))
             .collect();
-        let v = classify(&s, SimDuration::from_ms(100.0), &timeline(false), &policy).unwrap();
+        let v = classify(
+            &Samples::pooled(s.clone()),
+            SimDuration::from_ms(100.0),
+            &timeline(false),
+            &policy,
+        )
+        .unwrap();
         assert_eq!(v.outcome, Outcome::Recovered, "seed {seed}: {}", v.reason);
     }
     // And a storm at that rate is still a storm.
@@ -245,7 +259,13 @@ fn sparse_buckets_are_judged_by_their_windows() {
             }
         })
         .collect();
-    let v = classify(&s, SimDuration::from_ms(100.0), &timeline(false), &policy).unwrap();
+    let v = classify(
+        &Samples::pooled(s.clone()),
+        SimDuration::from_ms(100.0),
+        &timeline(false),
+        &policy,
+    )
+    .unwrap();
     assert_eq!(v.outcome, Outcome::Metastable, "{}", v.reason);
 }
 
@@ -342,9 +362,21 @@ fn the_window_ends_where_the_search_for_a_recovery_stops() {
         },
     ];
     let bad = |b: usize| (60..131).contains(&b);
-    let v = classify(&series(132, bad), SimDuration::from_secs(1), &t, &policy).unwrap();
+    let v = classify(
+        &Samples::pooled(series(132, bad)),
+        SimDuration::from_secs(1),
+        &t,
+        &policy,
+    )
+    .unwrap();
     assert_eq!(v.outcome, Outcome::Undetermined, "{}", v.reason);
-    let v = classify(&series(133, bad), SimDuration::from_secs(1), &t, &policy).unwrap();
+    let v = classify(
+        &Samples::pooled(series(133, bad)),
+        SimDuration::from_secs(1),
+        &t,
+        &policy,
+    )
+    .unwrap();
     assert_eq!(v.outcome, Outcome::Recovered);
     assert_eq!(v.recovery_s, Some(10.0));
 }
@@ -352,7 +384,15 @@ fn the_window_ends_where_the_search_for_a_recovery_stops() {
 #[test]
 fn a_timeline_without_a_trigger_is_not_classified() {
     let s = series(600, |_| false);
-    assert_eq!(classify(&s, SimDuration::from_secs(1), &[], &POLICY), None);
+    assert_eq!(
+        classify(
+            &Samples::pooled(s.clone()),
+            SimDuration::from_secs(1),
+            &[],
+            &POLICY
+        ),
+        None
+    );
 }
 
 #[test]
@@ -515,8 +555,12 @@ fn a_relapse_is_never_recovered() {
     assert_eq!(v.recovery_s, Some(10.0));
     let c = v.course.unwrap();
     assert_eq!(c.back_at_s, Some(130.0));
-    // The first window that reaches into the storm starts hold - 1 before it.
-    assert_eq!(c.relapsed_at_s, Some(271.0));
+    // Where the first window that shows it ends: the storm's first bucket.
+    assert_eq!(c.relapsed_at_s, Some(300.0));
+    assert_eq!(
+        c.spans.last().map(|s| (s.from_s, s.to_s)),
+        Some((300.0, 600.0))
+    );
     assert_eq!(c.end_state, Some(EndState::Degraded));
     assert!(
         v.reason.starts_with("relapsed: recovered 10 s after"),
@@ -560,7 +604,14 @@ fn degradation_the_twin_shares_is_overload_not_a_storm() {
     // The twin without the trigger: healthy until a planned peak at 150 s
     // that it cannot carry, to the end.
     let twin_overloaded = series(600, |b| b >= 150);
-    let v = classify_with_twin(&run, Some(&twin_overloaded), bucket, &t, &policy).unwrap();
+    let v = classify_with_twin(
+        &Samples::pooled(run.clone()),
+        Some(&Samples::pooled(twin_overloaded.clone())),
+        bucket,
+        &t,
+        &policy,
+    )
+    .unwrap();
     assert_eq!(v.outcome, Outcome::Overloaded, "{}", v.reason);
     assert_eq!(v.metastable(), None);
     let c = v.course.as_ref().unwrap();
@@ -568,18 +619,39 @@ fn degradation_the_twin_shares_is_overload_not_a_storm() {
     assert!(c.spans.iter().any(|s| s.overload) && c.spans.iter().any(|s| !s.overload));
     // A twin that carries the load: the storm is the trigger's.
     let twin_healthy = series(600, |_| false);
-    let v = classify_with_twin(&run, Some(&twin_healthy), bucket, &t, &policy).unwrap();
+    let v = classify_with_twin(
+        &Samples::pooled(run.clone()),
+        Some(&Samples::pooled(twin_healthy.clone())),
+        bucket,
+        &t,
+        &policy,
+    )
+    .unwrap();
     assert_eq!(v.outcome, Outcome::Metastable, "{}", v.reason);
     // The peak ends at 400 s; stuck past 400 + max_recovery while the twin
     // is back: metastable, the overload not counted against it.
     let twin_peak = series(600, |b| (150..400).contains(&b));
-    let v = classify_with_twin(&run, Some(&twin_peak), bucket, &t, &policy).unwrap();
+    let v = classify_with_twin(
+        &Samples::pooled(run.clone()),
+        Some(&Samples::pooled(twin_peak.clone())),
+        bucket,
+        &t,
+        &policy,
+    )
+    .unwrap();
     assert_eq!(v.outcome, Outcome::Metastable, "{}", v.reason);
     assert!(v.reason.contains("not counting"), "{}", v.reason);
     // Back at 420 s, once the peak is over: recovered, though later than
     // max_recovery after the trigger's end.
     let run_back = series(600, |b| (60..420).contains(&b));
-    let v = classify_with_twin(&run_back, Some(&twin_peak), bucket, &t, &policy).unwrap();
+    let v = classify_with_twin(
+        &Samples::pooled(run_back.clone()),
+        Some(&Samples::pooled(twin_peak.clone())),
+        bucket,
+        &t,
+        &policy,
+    )
+    .unwrap();
     assert_eq!(v.outcome, Outcome::Recovered, "{}", v.reason);
     assert_eq!(v.course.unwrap().back_at_s, Some(420.0));
 }
@@ -596,4 +668,87 @@ fn the_course_gives_the_spans_and_their_total() {
     assert_eq!(c.overloaded_s, 0.0);
     assert_eq!(c.end_state, Some(EndState::Healthy));
     assert_eq!(c.spans_text(), "60-135");
+}
+
+#[test]
+fn windows_with_no_demand_show_no_recovery() {
+    // Stuck from the trigger until its load stops at 150 s: the queue it
+    // left holds 400 requests, and no request arrives to show anything.
+    let s: Vec<Sample> = (0..600)
+        .map(|b| match b {
+            60..150 => storm(100.0),
+            150.. => Sample {
+                backlog: 400.0,
+                ..Sample::default()
+            },
+            _ => healthy(100.0, 5.0),
+        })
+        .collect();
+    let v = judge(&s, &timeline(false));
+    assert_eq!(v.outcome, Outcome::Undetermined, "{}", v.reason);
+    assert!(v.reason.contains("no request arrived"), "{}", v.reason);
+    let c = v.course.unwrap();
+    assert_eq!(c.end_state, Some(EndState::Degraded));
+}
+
+#[test]
+fn each_workload_is_held_to_its_own_share() {
+    // Two workloads of 50 a second: users all served, bots half of them
+    // shed by design. The users leave at 200 s; the bots alone are served
+    // as in the baseline, which a share pooled over both (0.75) would call
+    // degraded.
+    let bucket = |b: usize| {
+        let users = if b < 200 { 50.0 } else { 0.0 };
+        let storm = (60..125).contains(&b);
+        let (u_ok, b_ok) = if storm { (0.0, 0.0) } else { (users, 25.0) };
+        let sample = Sample {
+            arrivals: users + 50.0,
+            succeeded: u_ok + b_ok,
+            answered: users + 50.0,
+            latency_sum_ms: (users + 50.0) * 5.0,
+            backlog: 5.0,
+            attempts: users + 50.0,
+            ..Sample::default()
+        };
+        (sample, [(users, u_ok), (50.0, b_ok)])
+    };
+    let (buckets, mix): (Vec<Sample>, Vec<[(f64, f64); 2]>) = (0..600).map(bucket).unzip();
+    let samples = Samples {
+        buckets,
+        workloads: 2,
+        mix: mix.into_iter().flatten().collect(),
+    };
+    let v = classify(
+        &samples,
+        SimDuration::from_secs(1),
+        &timeline(false),
+        &POLICY,
+    )
+    .unwrap();
+    assert_eq!(v.outcome, Outcome::Recovered, "{}", v.reason);
+    let c = v.course.unwrap();
+    assert_eq!(c.end_state, Some(EndState::Healthy));
+    assert_eq!(c.spans.len(), 1, "{c:?}");
+    // Pooled, the same buckets relapse when the users leave.
+    let pooled = Samples::pooled(samples.buckets.clone());
+    let v = classify(
+        &pooled,
+        SimDuration::from_secs(1),
+        &timeline(false),
+        &POLICY,
+    )
+    .unwrap();
+    assert_eq!(v.outcome, Outcome::Relapsed, "{}", v.reason);
+}
+
+#[test]
+fn a_second_trigger_ends_the_search_as_an_intervention_does() {
+    let m = model();
+    let mut t = timeline(false);
+    t.push(change(400, "deploy again", TimelineRole::TriggerStart, &m));
+    t.push(change(430, "rollback again", TimelineRole::TriggerEnd, &m));
+    // Back after the first rollback; the second incident's storm to the end
+    // is no relapse of the first.
+    let v = judge(&series(600, |b| (60..130).contains(&b) || b >= 400), &t);
+    assert_eq!(v.outcome, Outcome::Recovered, "{}", v.reason);
 }

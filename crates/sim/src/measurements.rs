@@ -140,7 +140,7 @@ impl Measurements<'_> {
         self.peak_in_flight = self.peak_in_flight.max(in_flight);
         let workload = usize::from(self.reported_as[workload]);
         self.per_workload[workload].requests += 1;
-        self.series.global_mut().requests += 1;
+        self.series.request_started(workload);
     }
 
     /// A logical request of `workload` is answered at `now`, after `latency`.

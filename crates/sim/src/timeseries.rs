@@ -148,6 +148,12 @@ pub struct WorkloadBucket {
     /// The sum of their latencies, ns: exact per-workload means, as the
     /// validation of priority queues needs (in memory only).
     pub latency_sum_ns: u128,
+    /// Its logical requests that arrived in the bucket (in memory only: the
+    /// recovery analysis holds each workload to its own share of successes).
+    pub requests: u64,
+    /// Of its requests answered in the bucket, those that succeeded (in
+    /// memory only).
+    pub succeeded: u64,
 }
 
 /// The time series of one run.
@@ -197,6 +203,10 @@ pub const MAX_EXACT_LATENCIES: usize = 1 << 20;
 struct OpenLatencies {
     exact: Vec<u64>,
     past_exact: Option<Box<PastExact>>,
+    /// Requests that arrived in the open bucket.
+    requests: u64,
+    /// Requests answered with success in the open bucket.
+    succeeded: u64,
 }
 
 /// A bucket's latencies past [`MAX_EXACT_LATENCIES`]: all of them in a
@@ -240,6 +250,8 @@ impl OpenLatencies {
 
     /// The bucket's row, and a fresh start for the next.
     fn close(&mut self) -> WorkloadBucket {
+        let requests = std::mem::take(&mut self.requests);
+        let succeeded = std::mem::take(&mut self.succeeded);
         if let Some(past) = self.past_exact.take() {
             let q = past.histogram.quantiles();
             return WorkloadBucket {
@@ -247,6 +259,8 @@ impl OpenLatencies {
                 p99_ms: q.map(|q| q.p99),
                 answered: past.answered,
                 latency_sum_ns: past.sum_ns,
+                requests,
+                succeeded,
             };
         }
         let row = WorkloadBucket {
@@ -254,6 +268,8 @@ impl OpenLatencies {
             p99_ms: nearest_rank(&mut self.exact, 0.99),
             answered: self.exact.len() as u64,
             latency_sum_ns: sum_ns(&self.exact),
+            requests,
+            succeeded,
         };
         self.exact.clear();
         row
@@ -457,6 +473,14 @@ impl TimeSeries {
         }
     }
 
+    /// A logical request of (reported) workload `workload` arrived.
+    pub(crate) fn request_started(&mut self, workload: usize) {
+        self.global_mut().requests += 1;
+        if let Some(open) = self.open_latencies.get_mut(workload) {
+            open.requests += 1;
+        }
+    }
+
     pub(crate) fn answered(
         &mut self,
         workload: usize,
@@ -465,6 +489,7 @@ impl TimeSeries {
     ) {
         if let Some(latencies) = self.open_latencies.get_mut(workload) {
             latencies.record(latency);
+            latencies.succeeded += u64::from(failure.is_none());
         }
         let g = self.global_mut();
         g.latency_sum_ns += u128::from(latency.as_nanos());

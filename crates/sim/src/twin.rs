@@ -8,17 +8,23 @@
 //! cause is the load, not the trigger (see [`crate::analysis`]).
 //!
 //! The twin is run only where it can change the verdict: for a run judged
-//! metastable or relapsed, of a variant whose load or capacity may change
-//! after the trigger for another reason (the model crate resolves its
-//! timeline without the trigger only then; a constant load the baseline
-//! carried is carried untouched). It costs one more run of those variants.
+//! relapsed (a system near its edge may fall into its storm with no
+//! trigger at all), and for one judged metastable whose load or capacity
+//! may change after the trigger for another reason (a constant load the
+//! baseline carried is carried untouched). It costs one more run of those
+//! variants.
 
-use crate::analysis::{classify_with_twin, samples_of};
+use crate::analysis::{classify_with_twin, samples_of, Outcome};
 use crate::{Simulator, VariantReport};
 use stormsim_model::Variant;
 
 /// `report`'s verdict, judged again against the variant's twin without its
-/// trigger when that can change it; `report` itself otherwise.
+/// trigger when that can change it; `report` itself otherwise: a relapse
+/// is confirmed only where the twin stayed healthy, and a run stuck after
+/// the trigger may be overloaded where the load or capacity may change
+/// after it ([`Variant::load_may_change`]). A twin stopped by one of the
+/// model's limits is not compared with (its end would read as healthy):
+/// the reason says so.
 pub fn judge_against_twin(variant: &Variant, mut report: VariantReport) -> VariantReport {
     let (Some(verdict), Some(twin_changes), Some(policy)) = (
         report.verdict.as_ref(),
@@ -27,10 +33,23 @@ pub fn judge_against_twin(variant: &Variant, mut report: VariantReport) -> Varia
     ) else {
         return report;
     };
-    if !verdict.needs_twin() {
+    let needed = match verdict.outcome {
+        Outcome::Relapsed => true,
+        Outcome::Metastable => variant.load_may_change,
+        _ => false,
+    };
+    if !needed {
         return report;
     }
     let twin = Simulator::new(&variant.model, twin_changes).run(&variant.name);
+    if let Some(limit) = twin.stopped_by {
+        if let Some(v) = report.verdict.as_mut() {
+            v.reason.push_str(&format!(
+                " (not compared with the same run without the trigger: it stopped at limits.{limit})"
+            ));
+        }
+        return report;
+    }
     report.verdict = classify_with_twin(
         &samples_of(&report.series),
         Some(&samples_of(&twin.series)),

@@ -173,7 +173,9 @@ fn widened_samples_are_those_of_wider_buckets() {
         samples_of(&wide.series),
     );
     assert_eq!(widened.len(), recorded.len());
-    for (a, b) in widened.iter().zip(&recorded) {
+    // Each workload's arrivals and successes, summed as the wide run counts them.
+    assert_eq!(widened.mix, recorded.mix);
+    for (a, b) in widened.buckets.iter().zip(&recorded.buckets) {
         // Latency sums are of ms as doubles: equal to a rounding.
         assert!((a.latency_sum_ms - b.latency_sum_ms).abs() <= 1e-9 * b.latency_sum_ms.max(1.0));
         let counts = |s: &stormsim_sim::analysis::Sample| {

@@ -270,8 +270,10 @@ fn the_course_says_when_the_storm_began_and_ended() {
 
 /// A bistable system: one FIFO server at 97% utilisation, clients that time
 /// out after 9 s and try four times. A 15 s slowdown of a fifth tips it
-/// into its storm or not; a run that comes back may fall into it again by
-/// itself, minutes later, with nothing on the timeline.
+/// into its storm or not; a run that comes back may fall into it again,
+/// minutes later, with nothing on the timeline: by itself (the run without
+/// the trigger stays healthy: a relapse), or as the run without the trigger
+/// does too (the system storms at this load untouched: not a relapse).
 fn bistable() -> String {
     let work =
         |ms: f64| json!({"services[s].steps[0].work": {"kind": "exponential", "mean_ms": ms}});
@@ -292,14 +294,17 @@ fn bistable() -> String {
 
 #[test]
 fn a_run_that_falls_back_into_its_storm_is_never_recovered() {
-    let all = verdicts(&bistable(), 24);
+    let all = verdicts(&bistable(), 40);
     let mut relapsed = 0;
+    let mut untouched_too = 0;
     for (seed, v) in (1..).zip(&all) {
         let c = v.course.as_ref().unwrap();
         if v.outcome == Outcome::Recovered {
-            // Recovered means healthy to the end.
-            assert_eq!(c.end_state, Some(EndState::Healthy), "seed {seed}: {c:?}");
+            // Recovered means healthy to the end, or degraded only where
+            // the same run without the trigger was too.
+            assert_ne!(c.end_state, Some(EndState::Degraded), "seed {seed}: {c:?}");
             assert_eq!(c.relapsed_at_s, None, "seed {seed}");
+            untouched_too += usize::from(c.end_state == Some(EndState::Overloaded));
         }
         if v.outcome == Outcome::Relapsed {
             relapsed += 1;
@@ -309,8 +314,10 @@ fn a_run_that_falls_back_into_its_storm_is_never_recovered() {
             assert!(v.reason.contains("with no new trigger"), "{}", v.reason);
         }
     }
-    // Not a vacuous property: this system relapses in most seeds (28 of 40
-    // when measured), and comes back to stay in some (7 of 40).
-    assert!(relapsed >= 8, "{relapsed} of {} relapsed", all.len());
-    assert!(all.iter().any(|v| v.outcome == Outcome::Recovered));
+    // Not a vacuous property: measured, 4 of these 40 seeds relapse while
+    // the run without the trigger stays healthy, and 22 come back and fall
+    // into the storm later as the run without the trigger does too (the
+    // system storms by itself at this load: not the trigger's doing).
+    assert!(relapsed >= 2, "{relapsed} of {} relapsed", all.len());
+    assert!(untouched_too >= 10, "{untouched_too} of {}", all.len());
 }

@@ -320,7 +320,19 @@ pub fn wilson_interval(successes: usize, n: usize) -> (f64, f64) {
     let z2 = z * z;
     let centre = (p + z2 / (2.0 * n)) / (1.0 + z2 / n);
     let half = z / (1.0 + z2 / n) * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt();
-    ((centre - half).max(0.0), (centre + half).min(1.0))
+    // At 0 of n and n of n the ends are 0 and 1 exactly (the formula
+    // leaves a rounding there).
+    let low = if successes == 0 {
+        0.0
+    } else {
+        (centre - half).max(0.0)
+    };
+    let high = if successes as f64 == n {
+        1.0
+    } else {
+        (centre + half).min(1.0)
+    };
+    (low, high)
 }
 
 /// The columns of `search.csv` after the first (the parameter's path).

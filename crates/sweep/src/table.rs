@@ -181,7 +181,8 @@ fn outcomes() -> impl Iterator<Item = &'static str> {
 /// (`outcome.recovered`, `.relapsed`, `.metastable`, `.overloaded`,
 /// `.unhealthy_before_trigger`, `.undetermined`) and its share of them all
 /// with its 95% Wilson score interval (`outcome.<o>.share`, `.ci95_low`,
-/// `.ci95_high`; empty without complete replications); `metastable_share.n`,
+/// `.ci95_high`; empty without complete replications, or where none has a
+/// verdict); `metastable_share.n`,
 /// the replications judged recovered, relapsed or metastable, and
 /// `metastable_share` over them (relapsed counts as metastable) with its
 /// 95% Wilson score interval, `metastable_share.ci95_low` and `.ci95_high`
@@ -275,10 +276,12 @@ pub fn write_aggregate_csv(
         line.push(all.len().to_string());
         line.push(rows.len().to_string());
         line.push((all.len() - rows.len()).to_string());
+        // Shares of the runs with a verdict at all: none without one.
+        let judged_any = outcome.is_some_and(|c| rows.iter().any(|r| !r[c].is_empty()));
         for o in outcomes() {
             let n = outcome.map_or(0, |c| rows.iter().filter(|r| &r[c] == o).count());
             line.push(n.to_string());
-            if rows.is_empty() {
+            if rows.is_empty() || !judged_any {
                 line.extend([String::new(), String::new(), String::new()]);
             } else {
                 let (low, high) = wilson_interval(n, rows.len());
