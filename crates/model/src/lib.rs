@@ -566,6 +566,21 @@ fn load_parsed(
         ));
         return Err(problems.into());
     }
+    let copies = workloads_with_copies(&base);
+    if steps.saturating_mul(copies) > MAX_TIMELINE_WORKLOAD_STEPS {
+        problems.push(Problem::new(
+            "timeline",
+            format!(
+                "too many timeline steps for this many workloads: at least {steps} steps of \
+                 {copies} workloads (copies included), each step a model that holds every \
+                 workload, at most {MAX_TIMELINE_WORKLOAD_STEPS} workloads in all the steps, \
+                 so at most {} steps: shorten the ramps, merge entries, lower the workloads' \
+                 `count`, or explore the variants with a sweep file",
+                MAX_TIMELINE_WORKLOAD_STEPS / copies.max(1)
+            ),
+        ));
+        return Err(problems.into());
+    }
     let base_variant = spec.as_ref().and_then(|spec| {
         build_variant(&base, spec, "base", "")
             .map_err(|ps| problems.extend(ps))
@@ -1030,6 +1045,27 @@ pub const MAX_TIMELINE_STEPS: usize = 500_000;
 /// at [`MAX_TIMELINE_STEPS`], 508 bytes, 19.8 to 48 s). The limit is that
 /// worst case's, whatever the model's size.
 pub const MAX_TIMELINE_CHECKED_BYTES: usize = 256_000_000;
+
+/// Most workloads (copies included) in all the timeline steps together:
+/// each step is a model that holds a pointer to each of its workloads (the
+/// copies of one share it: see [`Model::workloads`]) and checks each
+/// copy's name. At the limit, the pointers alone take 400 MB; a
+/// 10,000 s ramp over 1,000 copies is a fifth of it.
+pub const MAX_TIMELINE_WORKLOAD_STEPS: usize = 50_000_000;
+
+/// The workloads of a model document once copied (`count`), as written in
+/// it (a count out of range counts as the most allowed: it is refused).
+fn workloads_with_copies(doc: &Value) -> usize {
+    let workloads = doc.get("workloads").and_then(Value::as_array);
+    workloads
+        .into_iter()
+        .flatten()
+        .map(|w| match w.get("count").and_then(Value::as_u64) {
+            Some(n) => n.clamp(1, u64::from(validate::MAX_COPIES)) as usize,
+            None => 1,
+        })
+        .sum()
+}
 
 /// The bytes of JSON a timeline step checks: the model without its
 /// timeline and variants, compact.

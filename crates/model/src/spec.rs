@@ -1932,7 +1932,8 @@ pub struct VariantSpec {
 /// `stormsim check` and `run` estimate the memory a run will hold from the
 /// model's sizes (instances, and per caller instance a slot per callee
 /// instance; breaker, throttle and cache tables; hosts; every variant's time
-/// series) and refuse a model over 4 GiB, naming its largest part;
+/// series; the model itself, a model per timeline step, with every workload
+/// copy) and refuse a model over 4 GiB, naming its largest part;
 /// `--memory-limit-gb` raises the ceiling.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

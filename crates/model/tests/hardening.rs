@@ -244,3 +244,35 @@ fn regression_ramp_whole_numbers() {
     // 333.33... a second, not 333: a gap of 3 ms exactly.
     assert!(rates[0].contains("mean_gap_ns: 3000000.0 "), "{rates:?}");
 }
+
+/// Each timeline step holds a pointer to every workload copy: six 10,000 s
+/// ramps over 1,000 copies (6·10⁷ of them) are refused as the model is read,
+/// before a step is built, where three such ramps took 9 GB to check. One
+/// such ramp (10⁷) loads, its steps sharing one workload for the copies.
+#[test]
+fn regression_timeline_copies_memory() {
+    let doc = with(base(), "workloads[users].count", json!(1000));
+    let doc = with(doc, "workloads[users].timeout_ms", json!(100));
+    let doc = with(doc, "horizon_s", json!(20_000));
+    let doc = with(doc, "timeseries", json!({"bucket_s": 100}));
+    let ramp = |i: u32| {
+        json!({"name": format!("ramp{i}"), "at_s": f64::from(i), "over_s": 10_000,
+               "set": {"workloads[users].timeout_ms": 300 + i}})
+    };
+    let six = with(
+        doc.clone(),
+        "timeline",
+        json!((0..6).map(ramp).collect::<Vec<_>>()),
+    );
+    refused_at(
+        &six,
+        "timeline",
+        "at most 50000000 workloads in all the steps",
+    );
+    let one = with(doc, "timeline", json!([ramp(0)]));
+    let loaded = load_model(&one.to_string(), &[], None).expect("valid");
+    let steps = &loaded.variants[0].changes;
+    assert_eq!(steps.len(), 10_000);
+    let last = &steps[9_999].model.workloads;
+    assert!(last.iter().all(|w| std::sync::Arc::ptr_eq(w, &last[0])));
+}

@@ -662,7 +662,7 @@ fn summary_columns(base: &stormsim_model::LoadedModel) -> Vec<String> {
         for s in &v.model.services {
             columns.extend(SERVICE_COLUMNS.iter().map(|c| format!("{}.{c}", s.name)));
         }
-        for w in &v.model.workloads {
+        for w in v.model.workload_ids.iter() {
             columns.extend(WORKLOAD_COLUMNS.iter().map(|c| format!("{}.{c}", w.name)));
         }
     }
