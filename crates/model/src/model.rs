@@ -77,8 +77,18 @@ impl Model {
             }
             if Arc::ptr_eq(workload, earlier) || workload == earlier {
                 *workload = Arc::clone(earlier);
-            } else if workload.edge == earlier.edge {
-                Arc::make_mut(workload).edge = Arc::clone(&earlier.edge);
+            } else {
+                if workload.edge == earlier.edge {
+                    Arc::make_mut(workload).edge = Arc::clone(&earlier.edge);
+                }
+                // A trace's rates (up to 10⁶) held once, not once a step.
+                if let (Arrival::Shaped(shape), Arrival::Shaped(before)) =
+                    (&workload.arrival, &earlier.arrival)
+                {
+                    if !Arc::ptr_eq(shape, before) && shape == before {
+                        Arc::make_mut(workload).arrival = Arrival::Shaped(Arc::clone(before));
+                    }
+                }
             }
             previous = Some((this, Arc::clone(workload)));
         }

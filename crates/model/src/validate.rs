@@ -1619,10 +1619,7 @@ fn rate_shape(ck: &mut Checker, at: &str, spec: &ArrivalSpec) -> RateShape {
             let rates = (rates_per_s.iter().enumerate())
                 .map(|(k, &r)| rate(ck, &format!("rates_per_s[{k}]"), r))
                 .collect();
-            RateShape::Trace {
-                bucket: ck.positive(&format!("{at}.bucket_s"), *bucket_s),
-                rates,
-            }
+            RateShape::trace(ck.positive(&format!("{at}.bucket_s"), *bucket_s), rates)
         }
         _ => unreachable!("a shaped arrival"),
     };
