@@ -48,7 +48,7 @@ pub use input_file::{read_input_file, InputFileError, MAX_INPUT_FILE_BYTES};
 pub use model::*;
 pub use path::{parse_cli_value, ParamPath};
 pub use spec::ModelSpec;
-pub use trace_file::MAX_TRACE_FILE_BYTES;
+pub use trace_file::{FileAccess, MAX_TRACE_FILE_BYTES};
 pub use validate::{
     entity_name_problem, folder_name_problem, validate, MAX_NAME_BYTES, MAX_SERIES_ROWS, RUN_ENTITY,
 };
@@ -450,7 +450,16 @@ pub fn inline_trace_files(
     doc: &mut Value,
     dir: Option<&std::path::Path>,
 ) -> Result<bool, ModelError> {
-    let mut files = trace_file::TraceFiles::new(dir);
+    inline_trace_files_with(doc, dir, FileAccess::Anywhere)
+}
+
+/// [`inline_trace_files`], reading only the files `access` allows.
+pub fn inline_trace_files_with(
+    doc: &mut Value,
+    dir: Option<&std::path::Path>,
+    access: FileAccess,
+) -> Result<bool, ModelError> {
+    let mut files = trace_file::TraceFiles::new(dir, access);
     let mut problems = Vec::new();
     files.inline(doc, "", &mut problems);
     if problems.is_empty() {
@@ -462,17 +471,30 @@ pub fn inline_trace_files(
 
 /// [`load_model`] for a model whose files (a `trace` arrival's `file`) are
 /// in the folder `dir`: the model file's, or a sweep's with its model inline.
-/// Without a folder (`None`), a model that names a file is an error. Library
-/// API: `stormsim run` and `check` load a model file through here, and so
-/// does the Python package.
+/// Without a folder (`None`), a model that names a file is an error. It may
+/// name any file ([`FileAccess::Anywhere`]). Library API: `stormsim run` and
+/// `check` load a model file through here.
 pub fn load_model_in(
     text: &str,
     dir: Option<&std::path::Path>,
     cli_sets: &[(String, Value)],
     seed: Option<u64>,
 ) -> Result<LoadedModel, ModelError> {
+    load_model_in_with(text, dir, FileAccess::Anywhere, cli_sets, seed)
+}
+
+/// [`load_model_in`], reading only the files `access` allows. Library API:
+/// the Python package loads a model through here (a dict's confined to the
+/// current folder unless told otherwise).
+pub fn load_model_in_with(
+    text: &str,
+    dir: Option<&std::path::Path>,
+    access: FileAccess,
+    cli_sets: &[(String, Value)],
+    seed: Option<u64>,
+) -> Result<LoadedModel, ModelError> {
     let (written_base, duplicates) = parse_json_and_duplicates(text)?;
-    load_parsed(written_base, duplicates, dir, cli_sets, seed)
+    load_parsed(written_base, duplicates, dir, access, cli_sets, seed)
 }
 
 /// [`load_model_in`] for a model already parsed into a JSON document (which
@@ -486,7 +508,7 @@ pub fn load_model_document(
     cli_sets: &[(String, Value)],
     seed: Option<u64>,
 ) -> Result<LoadedModel, ModelError> {
-    load_parsed(doc, Vec::new(), dir, cli_sets, seed)
+    load_parsed(doc, Vec::new(), dir, FileAccess::Anywhere, cli_sets, seed)
 }
 
 /// Loads a parsed model document whose duplicate keys were `duplicates`
@@ -495,12 +517,13 @@ fn load_parsed(
     mut written_base: Value,
     duplicates: Vec<Problem>,
     dir: Option<&std::path::Path>,
+    access: FileAccess,
     cli_sets: &[(String, Value)],
     seed: Option<u64>,
 ) -> Result<LoadedModel, ModelError> {
     // Trace files become the rates they hold, wherever a trace is written
     // whole: in the file (its workloads, variants, timeline) or a `--set`.
-    let mut files = trace_file::TraceFiles::new(dir);
+    let mut files = trace_file::TraceFiles::new(dir, access);
     let mut problems = Vec::new();
     files.inline(&mut written_base, "", &mut problems);
     let mut cli_sets = cli_sets.to_vec();

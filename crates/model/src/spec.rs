@@ -443,7 +443,13 @@ pub enum ArrivalSpec {
         /// (a first row that is not numbers), blank lines and lines starting
         /// with `#` are skipped. Read once, when the model is loaded: a change
         /// to the file needs a new run, and the run is a function of the
-        /// rates read (at most 64 MiB).
+        /// rates read (at most 64 MiB). A model names the files it reads:
+        /// the command line reads any the user can (`../data/peak.csv`, an
+        /// absolute path), as it would run a script; the Python package
+        /// reads a model given as a dict only from the current folder (no
+        /// absolute path, no `..`, no symbolic link out of it) unless told
+        /// `allow_files_outside=True`, so that a service that runs models
+        /// from others does not read or quote its own files.
         #[serde(default)]
         file: Option<String>,
         /// The header of the `file`'s column that holds the rates (required
