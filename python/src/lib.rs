@@ -12,7 +12,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use stormsim_model::{load_model_in, LoadedModel, Problem};
+use stormsim_model::{load_model_in_with, FileAccess, LoadedModel, Problem};
 use stormsim_sim::memory::{check_memory, DEFAULT_MEMORY_LIMIT_BYTES};
 use stormsim_sweep::{aggregate_csv, results_csv, Sweep, SweepError};
 
@@ -82,23 +82,34 @@ fn parse_sets(sets_json: &str) -> Result<Vec<(String, Value)>, Failure> {
     }
 }
 
+/// Which files a model may read: anywhere, or (`allow_files_outside`
+/// false) only those in its folder.
+fn file_access(allow_files_outside: bool) -> FileAccess {
+    if allow_files_outside {
+        FileAccess::Anywhere
+    } else {
+        FileAccess::ModelFolder
+    }
+}
+
 /// Loads a model as `stormsim run` and `stormsim check` do: overrides, seed,
 /// then the memory ceiling (a model over it is a problem at the path of its
-/// largest part).
+/// largest part); its files read as `files` allows.
 fn load(
     source: &Source,
     sets_json: &str,
     seed: Option<u64>,
     memory_limit: u64,
+    files: FileAccess,
 ) -> Result<LoadedModel, Failure> {
     let sets = parse_sets(sets_json)?;
     let loaded = match source {
         Source::File(path) => {
             let text = stormsim_model::read_input_file(path).map_err(Failure::Io)?;
-            load_model_in(&text, path.parent(), &sets, seed)
+            load_model_in_with(&text, path.parent(), files, &sets, seed)
         }
         // A dict's trace files are read from the current folder.
-        Source::Text(text) => load_model_in(text, Some(Path::new(".")), &sets, seed),
+        Source::Text(text) => load_model_in_with(text, Some(Path::new(".")), files, &sets, seed),
     }
     .map_err(|e| Failure::Problems(e.problems))?;
     if let Err(too_big) = check_memory(&loaded, memory_limit) {
@@ -137,7 +148,7 @@ fn warnings_of(loaded: &LoadedModel) -> Vec<(String, String, String)> {
 
 /// Checks a model without running it: its warnings, or `ModelError`.
 #[pyfunction]
-#[pyo3(signature = (path, text, sets_json, source, memory_limit_gb=None))]
+#[pyo3(signature = (path, text, sets_json, source, memory_limit_gb=None, allow_files_outside=false))]
 fn check_model(
     py: Python<'_>,
     path: Option<PathBuf>,
@@ -145,10 +156,12 @@ fn check_model(
     sets_json: &str,
     source: &str,
     memory_limit_gb: Option<f64>,
+    allow_files_outside: bool,
 ) -> PyResult<Vec<(String, String, String)>> {
     let model = Source::new(path, text)?;
     let limit = memory_limit_bytes(memory_limit_gb)?;
-    py.detach(|| load(&model, sets_json, None, limit).map(|loaded| warnings_of(&loaded)))
+    let files = file_access(allow_files_outside);
+    py.detach(|| load(&model, sets_json, None, limit, files).map(|loaded| warnings_of(&loaded)))
         .map_err(|f| f.into_py_err(py, source))
 }
 
@@ -170,7 +183,7 @@ struct RunTables {
 /// timeseries.csv and timeseries.tidy.csv.gz unzipped), `warnings` and
 /// `stopped` (variants cut short by a limit).
 #[pyfunction]
-#[pyo3(signature = (path, text, sets_json, seed, variants, source, memory_limit_gb=None))]
+#[pyo3(signature = (path, text, sets_json, seed, variants, source, memory_limit_gb=None, allow_files_outside=false))]
 #[allow(clippy::too_many_arguments)]
 fn run_model(
     py: Python<'_>,
@@ -181,11 +194,13 @@ fn run_model(
     variants: Vec<String>,
     source: &str,
     memory_limit_gb: Option<f64>,
+    allow_files_outside: bool,
 ) -> PyResult<Py<PyDict>> {
     let model = Source::new(path, text)?;
     let limit = memory_limit_bytes(memory_limit_gb)?;
+    let files = file_access(allow_files_outside);
     let run = || -> Result<RunTables, Failure> {
-        let mut loaded = load(&model, sets_json, seed, limit)?;
+        let mut loaded = load(&model, sets_json, seed, limit, files)?;
         // Of every variant, as the command line: the file is what they are about.
         let warnings = warnings_of(&loaded);
         loaded.select_variants(&variants).map_err(Failure::Value)?;
@@ -226,7 +241,7 @@ fn run_model(
 /// sweep`'s results.csv and aggregate.csv; the results do not depend on
 /// `jobs`) and `stopped` (how many runs stopped at a limit).
 #[pyfunction]
-#[pyo3(signature = (path, text, jobs, source, memory_limit_gb=None))]
+#[pyo3(signature = (path, text, jobs, source, memory_limit_gb=None, allow_files_outside=false))]
 fn run_sweep(
     py: Python<'_>,
     path: Option<PathBuf>,
@@ -234,6 +249,7 @@ fn run_sweep(
     jobs: Option<usize>,
     source: &str,
     memory_limit_gb: Option<f64>,
+    allow_files_outside: bool,
 ) -> PyResult<Py<PyDict>> {
     let sweep_source = Source::new(path, text)?;
     let limit = memory_limit_bytes(memory_limit_gb)?;
@@ -244,9 +260,10 @@ fn run_sweep(
         )));
     }
     let run = || -> Result<(String, String, String, usize), Failure> {
+        let files = file_access(allow_files_outside);
         let loaded = match &sweep_source {
-            Source::File(path) => Sweep::load_with_memory_limit(path, limit),
-            Source::Text(text) => Sweep::from_text(text, Path::new("<dict>"), limit),
+            Source::File(path) => Sweep::load_with(path, limit, files),
+            Source::Text(text) => Sweep::from_text_with(text, Path::new("<dict>"), limit, files),
         };
         let sweep = loaded.map_err(|e| match e {
             SweepError::Invalid(e) => Failure::Problems(e.problems),

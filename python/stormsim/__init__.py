@@ -139,6 +139,15 @@ def _source(document: Any, what: str) -> dict:
     raise TypeError(f"the {what} must be a path (str or pathlib.Path) or a dict, not {type(document).__name__}")
 
 
+def _files_outside(allow_files_outside: Optional[bool], src: dict) -> bool:
+    """Whether the model may read files outside its folder: as asked, or by
+    default a model file may (as ``stormsim run`` reads it) and a dict may
+    not (it often comes from someone else)."""
+    if allow_files_outside is None:
+        return src["path"] is not None
+    return bool(allow_files_outside)
+
+
 def _sets_json(sets: Optional[Mapping]) -> str:
     if sets is None:
         return "{}"
@@ -215,6 +224,7 @@ def check(
     *,
     set: Optional[Mapping] = None,
     memory_limit_gb: Optional[float] = None,
+    allow_files_outside: Optional[bool] = None,
 ) -> list:
     """Checks a model without running it, as ``stormsim check`` does.
 
@@ -227,9 +237,23 @@ def check(
     model over it is a problem naming its largest part. Returns the model's warnings, a list of
     ``ModelWarning(name, path, message)``; raises ``ModelError`` with every
     problem if the model cannot run.
+
+    ``allow_files_outside``: whether the files the model names (a trace's
+    ``file``) may be outside its folder (an absolute path, ``..``, or a
+    symbolic link that leads out). By default a model file's may, as
+    ``stormsim check`` reads them, and a dict's may not: a model taken from
+    someone else then reads nothing beyond the current folder (a file
+    outside it is a problem at the trace's ``file``). ``True`` allows it.
     """
     src = _source(model, "model")
-    found = _native.check_model(src["path"], src["text"], _sets_json(set), src["source"], memory_limit_gb)
+    found = _native.check_model(
+        src["path"],
+        src["text"],
+        _sets_json(set),
+        src["source"],
+        memory_limit_gb,
+        _files_outside(allow_files_outside, src),
+    )
     return [ModelWarning(*w) for w in found]
 
 
@@ -242,13 +266,16 @@ def run(
     frames: str = "pandas",
     memory_limit_gb: Optional[float] = None,
     fail_on: Optional[Sequence[str]] = None,
+    allow_files_outside: Optional[bool] = None,
 ) -> Run:
     """Runs a model's variants, as ``stormsim run`` does (without writing files).
 
     ``model``: a model file's path or the model as a dict (see ``check``).
     ``seed`` overrides the model's master seed; ``variants`` runs only those
     named (in the model's order); ``set`` overrides parameters in every
-    variant, ``{PATH: VALUE}``; ``memory_limit_gb`` as for ``check``. The variants run in parallel, with the GIL
+    variant, ``{PATH: VALUE}``; ``memory_limit_gb`` and
+    ``allow_files_outside`` as for ``check`` (a dict's files must be in the
+    current folder unless ``allow_files_outside=True``). The variants run in parallel, with the GIL
     released; the result is the same whatever the number of cores.
 
     Returns a ``Run`` whose ``summary``, ``timeseries`` (long format) and
@@ -270,7 +297,14 @@ def run(
         variants = [variants]
     src = _source(model, "model")
     out = _native.run_model(
-        src["path"], src["text"], _sets_json(set), seed, list(variants or []), src["source"], memory_limit_gb
+        src["path"],
+        src["text"],
+        _sets_json(set),
+        seed,
+        list(variants or []),
+        src["source"],
+        memory_limit_gb,
+        _files_outside(allow_files_outside, src),
     )
     found = [ModelWarning(*w) for w in out["warnings"]]
     for w in found:
@@ -304,6 +338,7 @@ def sweep(
     frames: str = "pandas",
     memory_limit_gb: Optional[float] = None,
     fail_on: Optional[Sequence[str]] = None,
+    allow_files_outside: Optional[bool] = None,
 ) -> SweepResult:
     """Runs a sweep, as ``stormsim sweep`` does (without writing files).
 
@@ -318,11 +353,16 @@ def sweep(
     limits issues a ``PartialRunWarning``. ``fail_on`` as for ``run``: a
     run judged one of those outcomes raises ``VerdictFailed`` (each failing
     run as ``point P replication R``), its ``result`` the ``SweepResult``.
+    ``allow_files_outside`` as for ``check``: a sweep dict's trace files
+    (its model's, or its own) must be in the model's folder unless it is
+    ``True``.
     """
     frames = _frame_kind(frames)
     fail_on = _fail_on(fail_on)
     src = _source(sweep, "sweep")
-    out = _native.run_sweep(src["path"], src["text"], jobs, src["source"], memory_limit_gb)
+    out = _native.run_sweep(
+        src["path"], src["text"], jobs, src["source"], memory_limit_gb, _files_outside(allow_files_outside, src)
+    )
     if out["stopped"]:
         n = out["stopped"]
         _warnings.warn(

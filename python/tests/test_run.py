@@ -264,6 +264,48 @@ def test_a_dict_model_reads_its_trace_file_from_the_current_folder(tmp_path, mon
     pd.testing.assert_frame_equal(from_file.summary, inline.summary)
 
 
+def test_regression_trace_file_reads_anywhere(tmp_path, monkeypatch):
+    """A dict's trace files must be in the current folder: a file outside it
+    (``..``, an absolute path, a symbolic link that leads out) is a problem
+    at the trace's ``file``, its contents unread and unquoted, where any
+    readable file was opened and its second line printed in the message.
+    ``allow_files_outside=True`` reads it; a model file reads it as
+    ``stormsim run`` does."""
+    (tmp_path / "secret.csv").write_text("rps\nhunter2\n")
+    here = tmp_path / "models"
+    here.mkdir()
+    (here / "peak.csv").write_text("rps\n40\n80\n")
+    (here / "link.csv").symlink_to(tmp_path / "secret.csv")
+    monkeypatch.chdir(here)
+
+    def traced(file):
+        return {
+            "name": "traced",
+            "workloads": [{"name": "users", "target": "api", "duration_s": 2,
+                           "arrival": {"kind": "trace", "file": file}}],
+            "services": [{"name": "api", "steps": [{"work": {"kind": "constant", "ms": 5}}]}],
+        }
+
+    for file in ["../secret.csv", str(tmp_path / "secret.csv"), "link.csv"]:
+        for call in (stormsim.check, stormsim.run):
+            with pytest.raises(stormsim.ModelError) as refused:
+                call(traced(file))
+            assert refused.value.problems[0][0] == "workloads[0].arrival.file", file
+            assert "this model may read files in its own folder only" in str(refused.value), file
+            assert "hunter2" not in str(refused.value), file
+        with pytest.raises(stormsim.ModelError, match="own folder only"):
+            stormsim.sweep({"name": "s", "model": traced(file), "replications": 1,
+                            "axes": [{"path": "services[api].workers", "values": [1]}]})
+        with pytest.raises(stormsim.ModelError, match="hunter2"):
+            stormsim.check(traced(file), allow_files_outside=True)
+    stormsim.check(traced("peak.csv"))
+    (here / "m.json").write_text(json.dumps(traced("../secret.csv")))
+    with pytest.raises(stormsim.ModelError, match="hunter2"):
+        stormsim.check(here / "m.json")
+    with pytest.raises(stormsim.ModelError, match="own folder only"):
+        stormsim.check(here / "m.json", allow_files_outside=False)
+
+
 def test_fail_on_raises_with_each_failing_variant_as_the_command_line_exits_4(tmp_path):
     # error-spike: `retries` is metastable, the other three recovered.
     with pytest.raises(stormsim.VerdictFailed) as failed:

@@ -101,7 +101,7 @@ impl Available {
                     services.push(s.name.clone());
                 }
             }
-            for w in &v.model.workloads {
+            for w in v.model.workload_ids.iter() {
                 if seen_workloads.insert(w.name.as_str()) {
                     workloads.push(w.name.clone());
                 }

@@ -48,7 +48,7 @@ pub use input_file::{read_input_file, InputFileError, MAX_INPUT_FILE_BYTES};
 pub use model::*;
 pub use path::{parse_cli_value, ParamPath};
 pub use spec::ModelSpec;
-pub use trace_file::MAX_TRACE_FILE_BYTES;
+pub use trace_file::{FileAccess, MAX_TRACE_FILE_BYTES};
 pub use validate::{
     entity_name_problem, folder_name_problem, validate, MAX_NAME_BYTES, MAX_SERIES_ROWS, RUN_ENTITY,
 };
@@ -458,7 +458,16 @@ pub fn inline_trace_files(
     doc: &mut Value,
     dir: Option<&std::path::Path>,
 ) -> Result<bool, ModelError> {
-    let mut files = trace_file::TraceFiles::new(dir);
+    inline_trace_files_with(doc, dir, FileAccess::Anywhere)
+}
+
+/// [`inline_trace_files`], reading only the files `access` allows.
+pub fn inline_trace_files_with(
+    doc: &mut Value,
+    dir: Option<&std::path::Path>,
+    access: FileAccess,
+) -> Result<bool, ModelError> {
+    let mut files = trace_file::TraceFiles::new(dir, access);
     let mut problems = Vec::new();
     files.inline(doc, "", &mut problems);
     if problems.is_empty() {
@@ -470,17 +479,30 @@ pub fn inline_trace_files(
 
 /// [`load_model`] for a model whose files (a `trace` arrival's `file`) are
 /// in the folder `dir`: the model file's, or a sweep's with its model inline.
-/// Without a folder (`None`), a model that names a file is an error. Library
-/// API: `stormsim run` and `check` load a model file through here, and so
-/// does the Python package.
+/// Without a folder (`None`), a model that names a file is an error. It may
+/// name any file ([`FileAccess::Anywhere`]). Library API: `stormsim run` and
+/// `check` load a model file through here.
 pub fn load_model_in(
     text: &str,
     dir: Option<&std::path::Path>,
     cli_sets: &[(String, Value)],
     seed: Option<u64>,
 ) -> Result<LoadedModel, ModelError> {
+    load_model_in_with(text, dir, FileAccess::Anywhere, cli_sets, seed)
+}
+
+/// [`load_model_in`], reading only the files `access` allows. Library API:
+/// the Python package loads a model through here (a dict's confined to the
+/// current folder unless told otherwise).
+pub fn load_model_in_with(
+    text: &str,
+    dir: Option<&std::path::Path>,
+    access: FileAccess,
+    cli_sets: &[(String, Value)],
+    seed: Option<u64>,
+) -> Result<LoadedModel, ModelError> {
     let (written_base, duplicates) = parse_json_and_duplicates(text)?;
-    load_parsed(written_base, duplicates, dir, cli_sets, seed)
+    load_parsed(written_base, duplicates, dir, access, cli_sets, seed)
 }
 
 /// [`load_model_in`] for a model already parsed into a JSON document (which
@@ -494,7 +516,7 @@ pub fn load_model_document(
     cli_sets: &[(String, Value)],
     seed: Option<u64>,
 ) -> Result<LoadedModel, ModelError> {
-    load_parsed(doc, Vec::new(), dir, cli_sets, seed)
+    load_parsed(doc, Vec::new(), dir, FileAccess::Anywhere, cli_sets, seed)
 }
 
 /// Loads a parsed model document whose duplicate keys were `duplicates`
@@ -503,12 +525,13 @@ fn load_parsed(
     mut written_base: Value,
     duplicates: Vec<Problem>,
     dir: Option<&std::path::Path>,
+    access: FileAccess,
     cli_sets: &[(String, Value)],
     seed: Option<u64>,
 ) -> Result<LoadedModel, ModelError> {
     // Trace files become the rates they hold, wherever a trace is written
     // whole: in the file (its workloads, variants, timeline) or a `--set`.
-    let mut files = trace_file::TraceFiles::new(dir);
+    let mut files = trace_file::TraceFiles::new(dir, access);
     let mut problems = Vec::new();
     files.inline(&mut written_base, "", &mut problems);
     let mut cli_sets = cli_sets.to_vec();
@@ -570,6 +593,21 @@ fn load_parsed(
                  every variant; each is a checked model held in memory): shorten the ramps, \
                  merge entries, give a rate that changes often as a `trace` arrival, or explore \
                  the variants with a sweep file"
+            ),
+        ));
+        return Err(problems.into());
+    }
+    let copies = workloads_with_copies(&base);
+    if steps.saturating_mul(copies) > MAX_TIMELINE_WORKLOAD_STEPS {
+        problems.push(Problem::new(
+            "timeline",
+            format!(
+                "too many timeline steps for this many workloads: at least {steps} steps of \
+                 {copies} workloads (copies included), each step a model that holds every \
+                 workload, at most {MAX_TIMELINE_WORKLOAD_STEPS} workloads in all the steps, \
+                 so at most {} steps: shorten the ramps, merge entries, lower the workloads' \
+                 `count`, or explore the variants with a sweep file",
+                MAX_TIMELINE_WORKLOAD_STEPS / copies.max(1)
             ),
         ));
         return Err(problems.into());
@@ -1041,6 +1079,27 @@ pub const MAX_TIMELINE_STEPS: usize = 500_000;
 /// at [`MAX_TIMELINE_STEPS`], 508 bytes, 19.8 to 48 s). The limit is that
 /// worst case's, whatever the model's size.
 pub const MAX_TIMELINE_CHECKED_BYTES: usize = 256_000_000;
+
+/// Most workloads (copies included) in all the timeline steps together:
+/// each step is a model that holds a pointer to each of its workloads (the
+/// copies of one share it: see [`Model::workloads`]) and checks each
+/// copy's name. At the limit, the pointers alone take 400 MB; a
+/// 10,000 s ramp over 1,000 copies is a fifth of it.
+pub const MAX_TIMELINE_WORKLOAD_STEPS: usize = 50_000_000;
+
+/// The workloads of a model document once copied (`count`), as written in
+/// it (a count out of range counts as the most allowed: it is refused).
+fn workloads_with_copies(doc: &Value) -> usize {
+    let workloads = doc.get("workloads").and_then(Value::as_array);
+    workloads
+        .into_iter()
+        .flatten()
+        .map(|w| match w.get("count").and_then(Value::as_u64) {
+            Some(n) => n.clamp(1, u64::from(validate::MAX_COPIES)) as usize,
+            None => 1,
+        })
+        .sum()
+}
 
 /// The bytes of JSON a timeline step checks: the model without its
 /// timeline and variants, compact.

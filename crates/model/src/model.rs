@@ -25,8 +25,15 @@ pub struct Model {
     pub network: Dist,
     /// The hosts, if the model places instances on them.
     pub hosts: Option<Hosts>,
-    /// Sources of logical requests.
+    /// Sources of logical requests. A workload's copies (`count`) differ
+    /// only in who they are ([`Model::workload_ids`]): they share one
+    /// [`Workload`], so that a timeline step that changes them holds it
+    /// once, not once per copy.
     pub workloads: Vec<Arc<Workload>>,
+    /// Who each of [`Model::workloads`] is, in the same order: its name and
+    /// where outputs report it. A timeline cannot add, remove or rename
+    /// workloads, so every step shares its model's list.
+    pub workload_ids: Arc<Vec<WorkloadId>>,
     /// Services, in model order.
     pub services: Vec<Arc<Service>>,
     /// Safety limits.
@@ -42,8 +49,9 @@ pub struct Model {
     /// Priority class names, in order of first appearance among workloads.
     pub classes: Vec<String>,
     /// The workloads as outputs name them: one per workload, or one per
-    /// workload whose copies are summed ([`Workload::reported_as`]).
-    pub reported_workloads: Vec<String>,
+    /// workload whose copies are summed ([`WorkloadId::reported_as`]).
+    /// Shared by every timeline step, as [`Model::workload_ids`] is.
+    pub reported_workloads: Arc<Vec<String>>,
 }
 
 impl Model {
@@ -54,17 +62,47 @@ impl Model {
     /// the parts a step leaves alone are held once, not once per step.
     pub fn share_unchanged_parts(&mut self, before: &Model) {
         for (service, earlier) in self.services.iter_mut().zip(&before.services) {
-            if service == earlier {
+            if !Arc::ptr_eq(service, earlier) && service == earlier {
                 *service = Arc::clone(earlier);
             }
         }
+        // A workload's copies share one `Workload`: compared once, and
+        // pointed at the same earlier one together.
+        let mut previous: Option<(*const Workload, Arc<Workload>)> = None;
         for (workload, earlier) in self.workloads.iter_mut().zip(&before.workloads) {
-            if workload == earlier {
-                *workload = Arc::clone(earlier);
-            } else if workload.edge == earlier.edge {
-                Arc::make_mut(workload).edge = Arc::clone(&earlier.edge);
+            let this = Arc::as_ptr(workload);
+            if let Some((_, now)) = previous.as_ref().filter(|(was, _)| *was == this) {
+                *workload = Arc::clone(now);
+                continue;
             }
+            if Arc::ptr_eq(workload, earlier) || workload == earlier {
+                *workload = Arc::clone(earlier);
+            } else {
+                if workload.edge == earlier.edge {
+                    Arc::make_mut(workload).edge = Arc::clone(&earlier.edge);
+                }
+                // A trace's rates (up to 10⁶) held once, not once a step.
+                if let (Arrival::Shaped(shape), Arrival::Shaped(before)) =
+                    (&workload.arrival, &earlier.arrival)
+                {
+                    if !Arc::ptr_eq(shape, before) && shape == before {
+                        Arc::make_mut(workload).arrival = Arrival::Shaped(Arc::clone(before));
+                    }
+                }
+            }
+            previous = Some((this, Arc::clone(workload)));
         }
+        if self.workload_ids == before.workload_ids {
+            self.workload_ids = Arc::clone(&before.workload_ids);
+        }
+        if self.reported_workloads == before.reported_workloads {
+            self.reported_workloads = Arc::clone(&before.reported_workloads);
+        }
+    }
+
+    /// The name of workload `index` (a copy's own: `users-0001`).
+    pub fn workload_name(&self, index: usize) -> &str {
+        &self.workload_ids[index].name
     }
 
     /// The time series' rows a bucket: one for the whole system, one per
@@ -147,13 +185,23 @@ pub struct Change {
     pub model: Model,
 }
 
-/// An open-loop source of logical requests.
+/// Who a workload is: what tells a workload's copies apart.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WorkloadId {
+    /// Its name: the model's, or a copy's own (`users-0001`).
+    pub name: String,
+    /// Index into [`Model::reported_workloads`]: the workload whose counts
+    /// and latencies this one's add to in outputs (its own, unless it is a
+    /// copy whose copies are summed).
+    pub reported_as: u16,
+}
+
+/// An open-loop source of logical requests (its name is in
+/// [`Model::workload_ids`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Workload {
-    /// Name.
-    pub name: String,
     /// The name the model gives it, which its paths use
-    /// (`workloads[users]`): a copy's (`users-0001`) is its workload's.
+    /// (`workloads[users]`): its copies' too.
     pub model_name: String,
     /// The service that receives its requests.
     pub target: ServiceId,
@@ -174,10 +222,6 @@ pub struct Workload {
     pub think: Option<Dist>,
     /// How far the callers' clocks are ahead of true time, ns.
     pub clock_offset: i64,
-    /// Index into [`Model::reported_workloads`]: the workload whose counts
-    /// and latencies this one's add to in outputs (its own, unless it is a
-    /// copy whose copies are summed).
-    pub reported_as: u16,
 }
 
 impl Workload {

@@ -43,16 +43,32 @@ pub enum RateShape {
         first_at: f64,
     },
     /// A recorded trace: `rates[k]` from `k · bucket` to `(k + 1) · bucket`,
-    /// then nothing.
+    /// then nothing. Made by [`RateShape::trace`], which finds its peak and
+    /// its last busy bucket once: a run asks for both at every arrival, and
+    /// a trace may have 10⁶ buckets.
     Trace {
         /// Each bucket's length, s.
         bucket: f64,
         /// The rate in each bucket.
         rates: Vec<f64>,
+        /// The highest of `rates`.
+        peak: f64,
+        /// How many buckets until the last with a rate above zero.
+        busy_buckets: usize,
     },
 }
 
 impl RateShape {
+    /// A trace of `rates`, a bucket of `bucket` seconds each.
+    pub fn trace(bucket: f64, rates: Vec<f64>) -> RateShape {
+        RateShape::Trace {
+            bucket,
+            peak: rates.iter().copied().fold(0.0, f64::max),
+            busy_buckets: rates.iter().rposition(|&r| r > 0.0).map_or(0, |k| k + 1),
+            rates,
+        }
+    }
+
     /// The rate at `t` seconds.
     pub fn rate_at(&self, t: f64) -> f64 {
         match self {
@@ -90,7 +106,7 @@ impl RateShape {
                     *base
                 }
             }
-            RateShape::Trace { bucket, rates } => {
+            RateShape::Trace { bucket, rates, .. } => {
                 let k = (t / bucket).floor();
                 if k < 0.0 {
                     return 0.0;
@@ -108,7 +124,7 @@ impl RateShape {
                 mean, amplitude, ..
             } => mean + amplitude,
             RateShape::Bursts { base, burst, .. } => base.max(*burst),
-            RateShape::Trace { rates, .. } => rates.iter().copied().fold(0.0, f64::max),
+            RateShape::Trace { peak, .. } => *peak,
         }
     }
 
@@ -131,10 +147,11 @@ impl RateShape {
                     from
                 })
             }
-            RateShape::Trace { bucket, rates } => {
-                let last = rates.iter().rposition(|&r| r > 0.0).map_or(0, |k| k + 1);
-                Some(last as f64 * bucket)
-            }
+            RateShape::Trace {
+                bucket,
+                busy_buckets,
+                ..
+            } => Some(*busy_buckets as f64 * bucket),
             RateShape::Sinusoid { .. } | RateShape::Bursts { .. } => None,
         }
     }
@@ -189,7 +206,7 @@ impl RateShape {
                 };
                 base * t + (burst - base) * in_bursts
             }
-            RateShape::Trace { bucket, rates } => rates
+            RateShape::Trace { bucket, rates, .. } => rates
                 .iter()
                 .enumerate()
                 .map(|(k, rate)| {
@@ -306,10 +323,7 @@ mod tests {
                 length: 5.0,
                 first_at: 30.0,
             },
-            RateShape::Trace {
-                bucket: 2.0,
-                rates: vec![5.0, 0.0, 7.0, 0.0],
-            },
+            RateShape::trace(2.0, vec![5.0, 0.0, 7.0, 0.0]),
         ];
         for shape in &shapes {
             for t in [0.0, 3.0, 10.0, 25.0, 32.5, 100.0, 157.0] {
@@ -335,10 +349,7 @@ mod tests {
 
     #[test]
     fn a_trace_is_its_buckets_then_nothing() {
-        let s = RateShape::Trace {
-            bucket: 2.0,
-            rates: vec![5.0, 0.0, 7.0, 0.0],
-        };
+        let s = RateShape::trace(2.0, vec![5.0, 0.0, 7.0, 0.0]);
         assert_eq!(s.rate_at(1.9), 5.0);
         assert_eq!(s.rate_at(2.0), 0.0);
         assert_eq!(s.rate_at(5.0), 7.0);

@@ -443,7 +443,13 @@ pub enum ArrivalSpec {
         /// (a first row that is not numbers), blank lines and lines starting
         /// with `#` are skipped. Read once, when the model is loaded: a change
         /// to the file needs a new run, and the run is a function of the
-        /// rates read (at most 64 MiB).
+        /// rates read (at most 64 MiB). A model names the files it reads:
+        /// the command line reads any the user can (`../data/peak.csv`, an
+        /// absolute path), as it would run a script; the Python package
+        /// reads a model given as a dict only from the current folder (no
+        /// absolute path, no `..`, no symbolic link out of it) unless told
+        /// `allow_files_outside=True`, so that a service that runs models
+        /// from others does not read or quote its own files.
         #[serde(default)]
         file: Option<String>,
         /// The header of the `file`'s column that holds the rates (required
@@ -1932,7 +1938,8 @@ pub struct VariantSpec {
 /// `stormsim check` and `run` estimate the memory a run will hold from the
 /// model's sizes (instances, and per caller instance a slot per callee
 /// instance; breaker, throttle and cache tables; hosts; every variant's time
-/// series) and refuse a model over 4 GiB, naming its largest part;
+/// series; the model itself, a model per timeline step, with every workload
+/// copy) and refuse a model over 4 GiB, naming its largest part;
 /// `--memory-limit-gb` raises the ceiling.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

@@ -8,13 +8,33 @@
 //! the document is resolved (the workloads', and those a variant, a timeline
 //! entry or a `--set` writes whole), each file read once however many
 //! documents name it.
+//!
+//! A model names the files it reads, and by default may name any file the
+//! process can read (`../../secrets.csv`, `/etc/passwd`), as a script
+//! would: a model from someone else reads what they chose, and a problem
+//! message quotes the line it could not read. [`FileAccess::ModelFolder`]
+//! confines a model to the files in its own folder, for models that come
+//! from others (a service that runs its users' models).
 
 use crate::error::Problem;
 use crate::input_file::read_input_file;
 use crate::validate::MAX_TRACE_BUCKETS;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
+
+/// Which files a model may read (a `trace` arrival's `file`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FileAccess {
+    /// Any file the process can read, relative to the model's folder or
+    /// absolute: the command line's way, whose user runs a model of their
+    /// choosing as they would a script.
+    #[default]
+    Anywhere,
+    /// Only files inside the model's folder: no absolute path, no `..`, and
+    /// no symbolic link that leads out of it. For models from others.
+    ModelFolder,
+}
 
 /// Largest trace file read: that of every input file.
 pub const MAX_TRACE_FILE_BYTES: u64 = crate::input_file::MAX_INPUT_FILE_BYTES;
@@ -24,14 +44,17 @@ pub(crate) struct TraceFiles<'d> {
     /// The folder of the model file (`None`: the model came as text, and
     /// names no file it could be relative to).
     dir: Option<&'d Path>,
+    /// Which files it may read.
+    access: FileAccess,
     /// Each file's rates (or why not), by path and column as written.
     read: BTreeMap<(PathBuf, Option<String>), Result<Vec<f64>, String>>,
 }
 
 impl<'d> TraceFiles<'d> {
-    pub fn new(dir: Option<&'d Path>) -> Self {
+    pub fn new(dir: Option<&'d Path>, access: FileAccess) -> Self {
         TraceFiles {
             dir,
+            access,
             read: BTreeMap::new(),
         }
     }
@@ -112,7 +135,21 @@ impl<'d> TraceFiles<'d> {
             ));
             return;
         };
-        let path = dir.join(&file);
+        let mut path = dir.join(&file);
+        if self.access == FileAccess::ModelFolder {
+            match in_folder(dir, &file) {
+                // The file as found inside the folder, links followed.
+                Ok(Some(found)) => path = found,
+                Ok(None) => {}
+                Err(why) => {
+                    problems.push(Problem::new(
+                        file_at,
+                        format!("{file}: {why}: this model may read files in its own folder only"),
+                    ));
+                    return;
+                }
+            }
+        }
         let rates = self
             .read
             .entry((path.clone(), column.clone()))
@@ -125,6 +162,42 @@ impl<'d> TraceFiles<'d> {
             }
             Err(message) => problems.push(Problem::new(file_at, format!("{file}: {message}"))),
         }
+    }
+}
+
+/// Where `file` (as written in a model in `dir`) is, if it is in `dir`:
+/// its path with every link followed (`None` if there is no such file:
+/// reading it says so), or why it is not. A name with `..` is refused as
+/// written, even one that comes back in: a model that stays in its folder
+/// has no need of it.
+fn in_folder(dir: &Path, file: &str) -> Result<Option<PathBuf>, String> {
+    let written = Path::new(file);
+    if written.has_root()
+        || written
+            .components()
+            .any(|c| matches!(c, Component::Prefix(_)))
+    {
+        return Err("an absolute path, outside the model's folder".into());
+    }
+    if written.components().any(|c| c == Component::ParentDir) {
+        return Err("a path with `..`, outside the model's folder".into());
+    }
+    // (A path with no folder, `<dict>`'s, is in the current one.)
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    let folder = dir
+        .canonicalize()
+        .map_err(|e| format!("the model's folder {} cannot be found: {e}", dir.display()))?;
+    let Ok(found) = dir.join(written).canonicalize() else {
+        return Ok(None);
+    };
+    if found.starts_with(&folder) {
+        Ok(Some(found))
+    } else {
+        Err("a symbolic link to a file outside the model's folder".into())
     }
 }
 

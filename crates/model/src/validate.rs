@@ -566,7 +566,8 @@ fn validate_model(spec: &ModelSpec, with_timeline: bool) -> Result<Model, Vec<Pr
             ),
         );
     }
-    let mut workloads: Vec<Workload> = Vec::new();
+    let mut workloads: Vec<Arc<Workload>> = Vec::new();
+    let mut workload_ids: Vec<WorkloadId> = Vec::new();
     // The workloads as outputs name them (copies summed or not).
     let mut reported_workloads: Vec<String> = Vec::new();
     for (i, w) in spec.workloads.iter().enumerate() {
@@ -646,7 +647,6 @@ fn validate_model(spec: &ModelSpec, with_timeline: bool) -> Result<Model, Vec<Pr
             .duration_s
             .map(|s| SimDuration::from_ms(ck.positive(&format!("{at}.duration_s"), s) * 1000.0));
         let workload = Workload {
-            name: w.name.clone(),
             model_name: w.name.clone(),
             target,
             arrival,
@@ -691,7 +691,6 @@ fn validate_model(spec: &ModelSpec, with_timeline: bool) -> Result<Model, Vec<Pr
                 .map(|i| i as u8),
             think,
             clock_offset: ck.clock_offset(&format!("{at}.clock_offset_ms"), w.clock_offset_ms),
-            reported_as: 0,
         };
         let summed = match (w.report_copies, w.count) {
             (CopiesReport::Summed, None) => {
@@ -703,15 +702,21 @@ fn validate_model(spec: &ModelSpec, with_timeline: bool) -> Result<Model, Vec<Pr
             }
             (report, _) => report == CopiesReport::Summed,
         };
-        let (first_copy, first_reported) = (workloads.len(), reported_workloads.len());
-        push_copies(&mut ck, &at, w.count, workload, &mut workloads);
-        for (k, copy) in workloads[first_copy..].iter_mut().enumerate() {
+        let first_reported = reported_workloads.len();
+        for (k, name) in copy_names(&mut ck, &at, &w.name, w.count)
+            .into_iter()
+            .enumerate()
+        {
             // One reported workload for all the copies, or one each.
-            copy.reported_as = (first_reported + if summed { 0 } else { k }) as u16;
+            let reported_as = (first_reported + if summed { 0 } else { k }) as u16;
             if !summed {
-                reported_workloads.push(copy.name.clone());
+                reported_workloads.push(name.clone());
             }
+            workload_ids.push(WorkloadId { name, reported_as });
         }
+        // The copies share one workload (see `Model::workloads`).
+        let workload = Arc::new(workload);
+        workloads.extend((workloads.len()..workload_ids.len()).map(|_| Arc::clone(&workload)));
         if summed {
             reported_workloads.push(w.name.clone());
         }
@@ -719,7 +724,7 @@ fn validate_model(spec: &ModelSpec, with_timeline: bool) -> Result<Model, Vec<Pr
 
     // Copies take the names `name-01`…: none may be another workload's.
     let mut names: BTreeMap<&str, usize> = BTreeMap::new();
-    for (k, w) in workloads.iter().enumerate() {
+    for (k, w) in workload_ids.iter().enumerate() {
         if let Some(first) = names.insert(&w.name, k) {
             if spec.workloads.iter().any(|s| s.count.is_some()) {
                 ck.fail(
@@ -1072,7 +1077,8 @@ fn validate_model(spec: &ModelSpec, with_timeline: bool) -> Result<Model, Vec<Pr
             seed: spec.seed,
             network,
             hosts,
-            workloads: shared(workloads),
+            workloads,
+            workload_ids: Arc::new(workload_ids),
             services: shared(services),
             limits: Limits {
                 max_events: spec.limits.max_events,
@@ -1084,7 +1090,7 @@ fn validate_model(spec: &ModelSpec, with_timeline: bool) -> Result<Model, Vec<Pr
             metastability,
             focus,
             classes,
-            reported_workloads,
+            reported_workloads: Arc::new(reported_workloads),
         })
     } else {
         Err(ck.problems)
@@ -1613,10 +1619,7 @@ fn rate_shape(ck: &mut Checker, at: &str, spec: &ArrivalSpec) -> RateShape {
             let rates = (rates_per_s.iter().enumerate())
                 .map(|(k, &r)| rate(ck, &format!("rates_per_s[{k}]"), r))
                 .collect();
-            RateShape::Trace {
-                bucket: ck.positive(&format!("{at}.bucket_s"), *bucket_s),
-                rates,
-            }
+            RateShape::trace(ck.positive(&format!("{at}.bucket_s"), *bucket_s), rates)
         }
         _ => unreachable!("a shaped arrival"),
     };
@@ -1629,33 +1632,22 @@ fn rate_shape(ck: &mut Checker, at: &str, spec: &ArrivalSpec) -> RateShape {
 /// Most copies of one workload (`count`).
 pub const MAX_COPIES: u32 = 1000;
 
-/// Adds `workload` to `workloads`, or `count` copies of it named
-/// `name-01`… (as many digits as `count` has, two at least).
-fn push_copies(
-    ck: &mut Checker,
-    at: &str,
-    count: Option<u32>,
-    workload: Workload,
-    workloads: &mut Vec<Workload>,
-) {
+/// The names of a workload named `name` and its copies: its own, or
+/// `count` copies named `name-01`… (as many digits as `count` has, two at
+/// least). None for a count out of range (a problem at `at.count`).
+fn copy_names(ck: &mut Checker, at: &str, name: &str, count: Option<u32>) -> Vec<String> {
     let Some(count) = count else {
-        workloads.push(workload);
-        return;
+        return vec![name.to_string()];
     };
     if count == 0 || count > MAX_COPIES {
         ck.fail(
             format!("{at}.count"),
             format!("expected 1 to {MAX_COPIES} copies, got {count}"),
         );
-        return;
+        return Vec::new();
     }
     let width = count.to_string().len().max(2);
-    for k in 1..=count {
-        workloads.push(Workload {
-            name: format!("{}-{k:0width$}", workload.name),
-            ..workload.clone()
-        });
-    }
+    (1..=count).map(|k| format!("{name}-{k:0width$}")).collect()
 }
 
 fn cache_policy(ck: &mut Checker, at: &str, c: &CacheSpec) -> CachePolicy {
@@ -2187,16 +2179,17 @@ pub fn same_shape(a: &Model, b: &Model) -> Result<(), String> {
     if names(a) != names(b) {
         return Err("a timeline change cannot add, remove or rename services".into());
     }
-    let workloads = |m: &Model| {
-        m.workloads
-            .iter()
-            .map(|w| w.name.clone())
-            .collect::<Vec<_>>()
-    };
-    if workloads(a) != workloads(b) {
+    let renamed =
+        (a.workload_ids.iter().map(|w| &w.name)).ne(b.workload_ids.iter().map(|w| &w.name));
+    if renamed {
         return Err("a timeline change cannot add, remove or rename workloads".into());
     }
-    for (wa, wb) in a.workloads.iter().zip(&b.workloads) {
+    for ((wa, wb), id) in a
+        .workloads
+        .iter()
+        .zip(&b.workloads)
+        .zip(a.workload_ids.iter())
+    {
         let closed = |w: &Workload| match w.arrival {
             Arrival::ClosedLoop { users } => Some(users),
             _ => None,
@@ -2207,13 +2200,13 @@ pub fn same_shape(a: &Model, b: &Model) -> Result<(), String> {
         if closed(wa).is_some() != closed(wb).is_some() {
             return Err(format!(
                 "a timeline change cannot turn workload {:?} from an open loop into a closed one or back (use a variant)",
-                wa.name
+                id.name
             ));
         }
         if closed(wa) != closed(wb) {
             return Err(format!(
                 "a timeline change cannot change the users of closed-loop workload {:?} (use a variant)",
-                wa.name
+                id.name
             ));
         }
     }

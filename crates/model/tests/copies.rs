@@ -53,8 +53,8 @@ fn written_out(doc: &Value) -> Value {
 /// workloads have in the file (a copy's is its workload's, for messages).
 fn runs_as(model: &stormsim_model::Model) -> String {
     let mut model = model.clone();
-    for w in &mut model.workloads {
-        std::sync::Arc::make_mut(w).model_name = w.name.clone();
+    for (w, id) in model.workloads.iter_mut().zip(model.workload_ids.iter()) {
+        std::sync::Arc::make_mut(w).model_name = id.name.clone();
     }
     format!("{model:?}")
 }
@@ -92,7 +92,7 @@ fn the_incident_with_copies_is_the_incident_written_out() {
     }
     let names: Vec<&str> = a.variants[0]
         .model
-        .workloads
+        .workload_ids
         .iter()
         .map(|w| w.name.as_str())
         .collect();
@@ -107,7 +107,7 @@ fn copies_are_named_with_as_many_digits_as_their_count() {
     let loaded = load(&doc);
     let names: Vec<&str> = loaded.variants[0]
         .model
-        .workloads
+        .workload_ids
         .iter()
         .map(|w| w.name.as_str())
         .collect();
@@ -162,6 +162,6 @@ fn summed_copies_need_copies_and_a_name_of_their_own() {
     doc["workloads"][1]["report_copies"] = json!("summed");
     assert_eq!(problems(&doc), Vec::<String>::new());
     let loaded = load(&doc);
-    assert_eq!(loaded.variants[0].model.reported_workloads, ["a-01", "a"]);
+    assert_eq!(*loaded.variants[0].model.reported_workloads, ["a-01", "a"]);
     assert_eq!(loaded.variants[0].model.workloads.len(), 4);
 }

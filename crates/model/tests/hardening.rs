@@ -7,7 +7,9 @@ mod common;
 
 use common::{base, with};
 use serde_json::{json, Value};
-use stormsim_model::{load_model, warnings, Problem, MAX_NAME_BYTES};
+use stormsim_model::{
+    load_model, load_model_in_with, warnings, FileAccess, Problem, MAX_NAME_BYTES,
+};
 
 /// The problems of `doc` (none: it loads).
 fn problems(doc: &Value) -> Vec<Problem> {
@@ -243,4 +245,94 @@ fn regression_ramp_whole_numbers() {
         .collect();
     // 333.33... a second, not 333: a gap of 3 ms exactly.
     assert!(rates[0].contains("mean_gap_ns: 3000000.0 "), "{rates:?}");
+}
+
+/// Each timeline step holds a pointer to every workload copy: six 10,000 s
+/// ramps over 1,000 copies (6·10⁷ of them) are refused as the model is read,
+/// before a step is built, where three such ramps took 9 GB to check. One
+/// such ramp (10⁷) loads, its steps sharing one workload for the copies.
+#[test]
+fn regression_timeline_copies_memory() {
+    let doc = with(base(), "workloads[users].count", json!(1000));
+    let doc = with(doc, "workloads[users].timeout_ms", json!(100));
+    let doc = with(doc, "horizon_s", json!(20_000));
+    let doc = with(doc, "timeseries", json!({"bucket_s": 100}));
+    let ramp = |i: u32| {
+        json!({"name": format!("ramp{i}"), "at_s": f64::from(i), "over_s": 10_000,
+               "set": {"workloads[users].timeout_ms": 300 + i}})
+    };
+    let six = with(
+        doc.clone(),
+        "timeline",
+        json!((0..6).map(ramp).collect::<Vec<_>>()),
+    );
+    refused_at(
+        &six,
+        "timeline",
+        "at most 50000000 workloads in all the steps",
+    );
+    let one = with(doc, "timeline", json!([ramp(0)]));
+    let loaded = load_model(&one.to_string(), &[], None).expect("valid");
+    let steps = &loaded.variants[0].changes;
+    assert_eq!(steps.len(), 10_000);
+    let last = &steps[9_999].model.workloads;
+    assert!(last.iter().all(|w| std::sync::Arc::ptr_eq(w, &last[0])));
+}
+
+/// A trace `file` may name any file the process can read (`../..`, an
+/// absolute path), and a problem quotes its line: confined to the model's
+/// folder ([`FileAccess::ModelFolder`], the Python package's default for a
+/// dict), a file outside it (`..`, an absolute path, a symbolic link that
+/// leads out) is a problem at the trace's `file`, unread. By default
+/// (the command line's) it is read as before.
+#[test]
+fn regression_trace_file_reads_anywhere() {
+    let root = std::env::temp_dir().join(format!("stormsim-confined-{}", std::process::id()));
+    let here = root.join("models");
+    std::fs::create_dir_all(&here).expect("a temporary folder");
+    std::fs::write(root.join("secret.csv"), "rps\nhunter2\n").expect("written");
+    std::fs::write(here.join("peak.csv"), "rps\n40\n80\n").expect("written");
+    #[cfg(unix)]
+    {
+        let _ = std::fs::remove_file(here.join("link.csv"));
+        std::os::unix::fs::symlink(root.join("secret.csv"), here.join("link.csv")).expect("a link");
+    }
+    let traced = |file: &str| {
+        with(
+            base(),
+            "workloads[users].arrival",
+            json!({"kind": "trace", "file": file}),
+        )
+        .to_string()
+    };
+    let load =
+        |file: &str, access| load_model_in_with(&traced(file), Some(&here), access, &[], None);
+    let absolute = root.join("secret.csv").display().to_string();
+    let mut outside = vec!["../secret.csv", "../models/peak.csv", absolute.as_str()];
+    if cfg!(unix) {
+        outside.push("link.csv");
+    }
+    for file in outside {
+        let problems = load(file, FileAccess::ModelFolder)
+            .expect_err(file)
+            .problems;
+        assert_eq!(problems.len(), 1, "{file}: {problems:?}");
+        assert_eq!(problems[0].path, "workloads[0].arrival.file", "{file}");
+        assert!(
+            problems[0]
+                .message
+                .contains("this model may read files in its own folder only"),
+            "{file}: {problems:?}"
+        );
+        assert!(
+            !problems[0].message.contains("hunter2"),
+            "{file}: {problems:?}"
+        );
+    }
+    assert!(load("peak.csv", FileAccess::ModelFolder).is_ok());
+    let anywhere = load("../secret.csv", FileAccess::Anywhere)
+        .expect_err("not rates")
+        .problems;
+    assert!(anywhere[0].message.contains("hunter2"), "{anywhere:?}");
+    let _ = std::fs::remove_dir_all(&root);
 }

@@ -68,7 +68,7 @@ impl Measurements<'_> {
                 .iter()
                 .map(|_| WorkloadCounters::default())
                 .collect(),
-            reported_as: model.workloads.iter().map(|w| w.reported_as).collect(),
+            reported_as: model.workload_ids.iter().map(|w| w.reported_as).collect(),
             services: model
                 .services
                 .iter()

@@ -7,7 +7,13 @@
 //! traffic: per-instance service state, per caller instance the state of each
 //! call edge (with a slot per callee instance: caller × callee instances),
 //! breaker and throttle windows, cache key tables, hosts, closed-loop users,
-//! and the time series each variant keeps until the run's end. Not counted:
+//! and the time series each variant keeps until the run's end; and the
+//! loaded model itself, held for the whole run: every variant's model and
+//! its timeline, a model per step (a ramp: one a second), each counted less
+//! what it shares with the step before it (see
+//! [`Model::share_unchanged_parts`]), so that a ramp over a workload's 1,000
+//! copies counts the one workload each step changes and the 1,000 pointers
+//! to it, as it holds them. Not counted:
 //! what grows with traffic (requests in flight, bounded by
 //! `limits.max_in_flight`; cache entries, a key per request at most; latency
 //! samples), which the run limits bound instead.
@@ -15,7 +21,8 @@
 //! The sizes are those of this build's types (`size_of`); the time series row
 //! is the measured cost of a row (see [`SERIES_ROW_BYTES`]). Variants run one
 //! after another, each keeping its time series: the estimate is the largest
-//! variant's run state plus every variant's series.
+//! variant's run state plus every variant's series and every variant's
+//! models.
 
 use crate::hosts::HostPeriods;
 use crate::policy_state::{AdmissionState, EdgeState};
@@ -23,9 +30,11 @@ use crate::timeseries::CpuBucket;
 use crate::world::{CpuState, InstanceState};
 use crate::zombie::UserZombies;
 use std::mem::size_of;
+use std::sync::Arc;
+use stormsim_model::shape::RateShape;
 use stormsim_model::{
-    Arrival, BreakerSpec, BudgetSpec, CallPolicy, LoadedModel, Model, SlidingWindowType, Step,
-    ThrottleSpec, Variant, Workload,
+    Arrival, BreakerSpec, BudgetSpec, CallPolicy, Dist, ErrorWork, LoadedModel, Model,
+    QueueDiscipline, Service, SlidingWindowType, Step, ThrottleSpec, Variant, Workload, WorkloadId,
 };
 
 /// The default ceiling on [`estimate`]: 4 GiB. A model over it is refused by
@@ -145,6 +154,7 @@ pub fn estimate(loaded: &LoadedModel) -> MemoryEstimate {
 }
 
 fn estimate_with_variant(variants: &[Variant]) -> (MemoryEstimate, Option<String>) {
+    let models = models_held(variants);
     let mut series_total = 0u64;
     let mut biggest_series: Option<Contributor> = None;
     let mut largest_state: (u64, Option<Contributor>, Option<String>) = (0, None, None);
@@ -169,7 +179,10 @@ fn estimate_with_variant(variants: &[Variant]) -> (MemoryEstimate, Option<String
             }
         }
     }
-    let bytes = largest_state.0.saturating_add(series_total);
+    let bytes = largest_state
+        .0
+        .saturating_add(series_total)
+        .saturating_add(models.bytes);
     let state_top = largest_state.1;
     // The series of all variants together, against the largest state part.
     let series_part = biggest_series.map(|mut s| {
@@ -188,7 +201,215 @@ fn estimate_with_variant(variants: &[Variant]) -> (MemoryEstimate, Option<String
         (Some(s), _) => (Some(s), largest_state.2),
         (None, t) => (t, None),
     };
+    let (biggest, variant) = match biggest {
+        Some(b) if b.bytes >= models.bytes => (Some(b), variant),
+        _ => (Some(models), None),
+    };
     (MemoryEstimate { bytes, biggest }, variant)
+}
+
+/// Bytes an [`Arc`] adds to what it holds: its two counts.
+const ARC_COUNTS: u64 = 2 * size_of::<usize>() as u64;
+
+/// What the variants' models hold, all of them for the whole run: each
+/// variant's model at time zero, its timeline's models and those of its
+/// timeline without the trigger ([`Variant::without_trigger`]), each step
+/// counted less the parts it shares with the one before it.
+fn models_held(variants: &[Variant]) -> Contributor {
+    let mut bytes = 0u64;
+    let mut steps = 0usize;
+    for v in variants {
+        bytes = bytes.saturating_add(model_held(&v.model, None));
+        for changes in std::iter::once(&v.changes).chain(&v.without_trigger) {
+            steps += changes.len();
+            let mut before = &v.model;
+            for c in changes {
+                let own = model_held(&c.model, Some(before))
+                    .saturating_add(size::<stormsim_model::Change>())
+                    .saturating_add(c.name.capacity() as u64);
+                bytes = bytes.saturating_add(own);
+                before = &c.model;
+            }
+            bytes = bytes.saturating_add(mul(
+                changes.capacity() as u64,
+                size::<stormsim_model::Change>(),
+            ));
+        }
+    }
+    let workloads = variants.first().map_or(0, |v| v.model.workloads.len());
+    Contributor {
+        path: if steps > 0 { "timeline" } else { "workloads" }.into(),
+        what: format!(
+            "the model's {} variant(s) and {steps} timeline step(s), each a model of {workloads} workload(s) (copies included)",
+            variants.len()
+        ),
+        bytes,
+    }
+}
+
+/// The bytes `model` holds that it does not share with `before` (the step
+/// before it): the model's own fields, a pointer a workload and a service,
+/// and each part it does not share. A workload's copies share one
+/// [`Workload`], counted once.
+fn model_held(model: &Model, before: Option<&Model>) -> u64 {
+    let mut bytes = size::<Model>()
+        .saturating_add(model.name.capacity() as u64)
+        .saturating_add(strings(&model.classes))
+        .saturating_add(mul(
+            model.workloads.capacity() as u64,
+            size::<Arc<Workload>>(),
+        ))
+        .saturating_add(mul(
+            model.services.capacity() as u64,
+            size::<Arc<Service>>(),
+        ));
+    if let Some(hosts) = &model.hosts {
+        bytes = bytes.saturating_add(size_of_val(hosts) as u64);
+    }
+    if !same(&model.workload_ids, before.map(|b| &b.workload_ids)) {
+        let ids = &model.workload_ids;
+        bytes = bytes
+            .saturating_add(ARC_COUNTS + size::<Vec<WorkloadId>>())
+            .saturating_add(mul(ids.capacity() as u64, size::<WorkloadId>()))
+            .saturating_add(ids.iter().map(|w| w.name.capacity() as u64).sum());
+    }
+    if !same(
+        &model.reported_workloads,
+        before.map(|b| &b.reported_workloads),
+    ) {
+        bytes = bytes
+            .saturating_add(ARC_COUNTS + size::<Vec<String>>())
+            .saturating_add(strings(&model.reported_workloads));
+    }
+    let mut last: Option<&Arc<Workload>> = None;
+    for (i, w) in model.workloads.iter().enumerate() {
+        if same(w, last) {
+            continue;
+        }
+        last = Some(w);
+        let earlier = before.and_then(|b| b.workloads.get(i));
+        if same(w, earlier) {
+            continue;
+        }
+        bytes = bytes
+            .saturating_add(ARC_COUNTS + size::<Workload>())
+            .saturating_add(w.model_name.capacity() as u64)
+            .saturating_add(w.think.as_ref().map_or(0, dist_heap));
+        if !same(&w.edge, earlier.map(|e| &e.edge)) {
+            bytes = bytes
+                .saturating_add(ARC_COUNTS + size::<CallPolicy>())
+                .saturating_add(policy_heap(&w.edge));
+        }
+        if let Arrival::Shaped(shape) = &w.arrival {
+            let earlier_shape = earlier.and_then(|e| match &e.arrival {
+                Arrival::Shaped(s) => Some(s),
+                _ => None,
+            });
+            if !same(shape, earlier_shape) {
+                bytes = bytes
+                    .saturating_add(ARC_COUNTS + size::<RateShape>())
+                    .saturating_add(shape_heap(shape));
+            }
+        }
+    }
+    for (i, s) in model.services.iter().enumerate() {
+        if !same(s, before.and_then(|b| b.services.get(i))) {
+            bytes = bytes
+                .saturating_add(ARC_COUNTS + size::<Service>())
+                .saturating_add(service_heap(s));
+        }
+    }
+    bytes
+}
+
+/// Whether `a` is `b`, shared.
+fn same<T>(a: &Arc<T>, b: Option<&Arc<T>>) -> bool {
+    b.is_some_and(|b| Arc::ptr_eq(a, b))
+}
+
+/// The heap a list of strings holds.
+fn strings(list: &Vec<String>) -> u64 {
+    mul(list.capacity() as u64, size::<String>())
+        .saturating_add(list.iter().map(|s| s.capacity() as u64).sum())
+}
+
+/// The heap a service holds beyond its own struct.
+fn service_heap(s: &Service) -> u64 {
+    let mut bytes = (s.name.capacity() as u64)
+        .saturating_add(mul(s.steps.capacity() as u64, size::<Step>()))
+        .saturating_add(mul(
+            s.only_classes.capacity() as u64,
+            size::<Option<Vec<u8>>>(),
+        ))
+        .saturating_add(
+            s.only_classes
+                .iter()
+                .flatten()
+                .map(|c| c.capacity() as u64)
+                .sum(),
+        )
+        .saturating_add(
+            s.host_of
+                .as_ref()
+                .map_or(0, |h| mul(h.capacity() as u64, 4)),
+        )
+        .saturating_add(
+            s.replica_work_factor
+                .as_ref()
+                .map_or(0, |f| mul(f.capacity() as u64, 8)),
+        )
+        .saturating_add(mul(s.admission.shed_classes.capacity() as u64, 4));
+    if let QueueDiscipline::Priority { rank, .. } = &s.queue_discipline {
+        bytes = bytes.saturating_add(rank.capacity() as u64);
+    }
+    for step in &s.steps {
+        bytes = bytes.saturating_add(match step {
+            Step::Work { dist, error, .. } => dist_heap(dist).saturating_add(match error {
+                Some(e) => match &e.work {
+                    ErrorWork::Dist(d) => dist_heap(d),
+                    ErrorWork::Fraction(_) => 0,
+                },
+                None => 0,
+            }),
+            Step::Call(policy) => size::<CallPolicy>().saturating_add(policy_heap(policy)),
+            Step::Parallel(parallel) => {
+                size_of_val(parallel.as_ref()) as u64
+                    + mul(parallel.branches.capacity() as u64, size::<CallPolicy>())
+                    + parallel.branches.iter().map(policy_heap).sum::<u64>()
+            }
+        });
+    }
+    bytes
+}
+
+/// The heap a call policy holds beyond its own struct.
+fn policy_heap(p: &CallPolicy) -> u64 {
+    mul(
+        p.retry.retry_on.capacity() as u64,
+        size::<stormsim_model::RetryableOutcome>(),
+    )
+}
+
+/// The heap a distribution holds beyond its own enum.
+fn dist_heap(d: &Dist) -> u64 {
+    match d {
+        Dist::Mixture { cumulative, parts } => mul(cumulative.capacity() as u64, 8)
+            .saturating_add(mul(parts.capacity() as u64, size::<Dist>()))
+            .saturating_add(parts.iter().map(dist_heap).sum()),
+        Dist::Empirical { ms, cdf } => {
+            mul(ms.capacity() as u64, 8).saturating_add(mul(cdf.capacity() as u64, 8))
+        }
+        _ => 0,
+    }
+}
+
+/// The heap a load shape holds beyond its own enum.
+fn shape_heap(s: &RateShape) -> u64 {
+    match s {
+        RateShape::Stages { ends, .. } => mul(ends.capacity() as u64, 16),
+        RateShape::Trace { rates, .. } => mul(rates.capacity() as u64, 8),
+        _ => 0,
+    }
 }
 
 fn mul(a: u64, b: u64) -> u64 {
@@ -236,9 +457,56 @@ fn series(model: &Model) -> Contributor {
     }
 }
 
+/// Bytes every run holds whatever its model: the event queue's first
+/// blocks, the counters of the whole run. Measured: a run of a
+/// one-service, one-workload model allocates 3 KB as it is made.
+const FIXED_RUN_BYTES: u64 = 16 << 10;
+
+/// The run's tables, a row per call edge, workload and service: each call
+/// edge's policy and retry rule, counters and latencies; each workload's
+/// arrivals and zombie accounting; each service's counters and capacity.
+fn run_tables(model: &Model) -> Contributor {
+    let edges = (model.workloads.len() as u64).saturating_add(
+        model
+            .services
+            .iter()
+            .flat_map(|s| &s.steps)
+            .map(|step| step.calls().len() as u64)
+            .sum(),
+    );
+    let per_edge = size::<CallPolicy>()
+        + size::<crate::policy::retry::RetryRule>()
+        + size::<Option<usize>>()
+        + size::<crate::metrics::EdgeCounters>()
+        + size::<Option<crate::metrics::LatencyRecorder>>()
+        + size::<Vec<EdgeState>>();
+    let per_workload =
+        size::<crate::world::WorkloadState>() + size::<Vec<UserZombies>>() + size::<u16>();
+    let per_reported =
+        size::<crate::metrics::WorkloadCounters>() + size::<crate::timeseries::OpenLatencies>();
+    let per_service = size::<crate::metrics::ServiceCounters>()
+        + size::<crate::measurements::Capacity>()
+        + 3 * size::<Vec<u32>>()
+        + mul(model.classes.len() as u64 + 1, size::<u64>());
+    let steps: u64 = model.services.iter().map(|s| s.steps.len() as u64).sum();
+    Contributor {
+        path: "workloads".into(),
+        what: format!(
+            "the run's tables of {edges} call edges and {} workloads (copies included)",
+            model.workloads.len()
+        ),
+        bytes: FIXED_RUN_BYTES
+            .saturating_add(mul(edges, per_edge))
+            .saturating_add(mul(model.workloads.len() as u64, per_workload))
+            .saturating_add(mul(model.reported_workloads.len() as u64, per_reported))
+            .saturating_add(mul(model.services.len() as u64, per_service))
+            .saturating_add(mul(steps, size::<u32>())),
+    }
+}
+
 /// The parts of a run's state that the model sizes.
 fn run_state(model: &Model) -> Vec<Contributor> {
-    let mut parts = Vec::new();
+    let mut parts = vec![run_tables(model)];
     for s in &model.services {
         parts.push(Contributor {
             path: format!("services[{}].instances", s.name),

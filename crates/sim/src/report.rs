@@ -554,7 +554,7 @@ pub(crate) fn variant_report(
         let caller = match caller {
             Some(s) => model.services[*s].name.clone(),
             None => {
-                let reported = model.workloads[i].reported_as;
+                let reported = model.workload_ids[i].reported_as;
                 if last_reported.replace(reported) == Some(reported) {
                     if let Some(summed) = edges.last_mut() {
                         summed.counters.absorb(counters);

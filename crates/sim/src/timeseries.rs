@@ -200,7 +200,7 @@ pub const MAX_EXACT_LATENCIES: usize = 1 << 20;
 /// The latencies one workload's requests answered in the open bucket: each
 /// one, ns, up to [`MAX_EXACT_LATENCIES`], then their histogram.
 #[derive(Clone, Debug, Default, PartialEq)]
-struct OpenLatencies {
+pub(crate) struct OpenLatencies {
     exact: Vec<u64>,
     past_exact: Option<Box<PastExact>>,
     /// Requests that arrived in the open bucket.

@@ -71,7 +71,7 @@ impl World {
                 })
                 .collect(),
             workloads: model
-                .workloads
+                .workload_ids
                 .iter()
                 .map(|w| {
                     let key = root.label("workload").label(&w.name);

@@ -28,8 +28,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use stormsim_engine::StreamKey;
 use stormsim_model::{
-    apply_overrides, inline_trace_files, load_model, load_model_document, parse_json, ModelError,
-    Problem,
+    apply_overrides, inline_trace_files_with, load_model, load_model_document, parse_json,
+    FileAccess, ModelError, Problem,
 };
 use stormsim_sim::memory::{check_variant_memory, DEFAULT_MEMORY_LIMIT_BYTES};
 use stormsim_sim::{run_variant, RunReport, VariantReport};
@@ -160,6 +160,14 @@ impl RunResult {
     }
 }
 
+/// A sweep file's text, read as every input file is.
+fn read_sweep_file(path: &Path) -> Result<String, SweepError> {
+    stormsim_model::read_input_file(path).map_err(|source| SweepError::Io {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
 impl Sweep {
     /// Loads a sweep file and checks it, its model, every point's model and
     /// the search's ends (so a bad value fails before any run). Every problem
@@ -185,11 +193,7 @@ impl Sweep {
         memory_limit: u64,
         progress: &CheckProgress<'_>,
     ) -> Result<Sweep, SweepError> {
-        let text = stormsim_model::read_input_file(path).map_err(|source| SweepError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        Sweep::from_text_with_progress(&text, path, memory_limit, progress)
+        Sweep::from_text_with_progress(&read_sweep_file(path)?, path, memory_limit, progress)
     }
 
     /// [`Sweep::load_with_memory_limit`] for a sweep's text, as if it were
@@ -202,12 +206,47 @@ impl Sweep {
         Sweep::from_text_with_progress(text, path, memory_limit, &|_, _| {})
     }
 
+    /// [`Sweep::from_text`], reading only the trace files `files` allows
+    /// (the model's and the sweep's own). Library API: the Python package
+    /// loads a sweep given as a dict through here, its files confined to
+    /// the model's folder unless told otherwise.
+    pub fn from_text_with(
+        text: &str,
+        path: &Path,
+        memory_limit: u64,
+        files: FileAccess,
+    ) -> Result<Sweep, SweepError> {
+        Sweep::read(text, path, memory_limit, &|_, _| {}, files)
+    }
+
+    /// [`Sweep::load_with_memory_limit`], reading only the trace files
+    /// `files` allows. Library API, as [`Sweep::from_text_with`].
+    pub fn load_with(
+        path: &Path,
+        memory_limit: u64,
+        files: FileAccess,
+    ) -> Result<Sweep, SweepError> {
+        Sweep::from_text_with(&read_sweep_file(path)?, path, memory_limit, files)
+    }
+
     /// [`Sweep::from_text`], with [`Sweep::load_with_progress`]'s `progress`.
     pub fn from_text_with_progress(
         text: &str,
         path: &Path,
         memory_limit: u64,
         progress: &CheckProgress<'_>,
+    ) -> Result<Sweep, SweepError> {
+        Sweep::read(text, path, memory_limit, progress, FileAccess::Anywhere)
+    }
+
+    /// A sweep from its text, as if it were the file `path`, its trace
+    /// files read as `files` allows.
+    fn read(
+        text: &str,
+        path: &Path,
+        memory_limit: u64,
+        progress: &CheckProgress<'_>,
+        files: FileAccess,
     ) -> Result<Sweep, SweepError> {
         let mut doc = parse_json(text).map_err(SweepError::Invalid)?;
         let mut spec: SweepSpec = parse_sweep_spec(&doc)?;
@@ -245,7 +284,7 @@ impl Sweep {
         if let Some(fields) = doc.as_object_mut() {
             // (The model is read below, as a model.)
             let model = fields.shift_remove("model");
-            let read = inline_trace_files(&mut doc, model_path.parent());
+            let read = inline_trace_files_with(&mut doc, model_path.parent(), files);
             if let (Some(model), Some(fields)) = (model, doc.as_object_mut()) {
                 fields.insert("model".into(), model);
             }
@@ -264,7 +303,7 @@ impl Sweep {
         // covers them), whatever later happens to the files.
         let model_dir = model_path.parent();
         let mut model_doc = parse_json(&model_text).map_err(inline_problems)?;
-        let model_text = match inline_trace_files(&mut model_doc, model_dir) {
+        let model_text = match inline_trace_files_with(&mut model_doc, model_dir, files) {
             Ok(true) => serde_json::to_string_pretty(&model_doc).expect("a JSON value serializes"),
             Ok(false) => model_text,
             Err(e) => return Err(inline_problems(e)),
@@ -662,7 +701,7 @@ fn summary_columns(base: &stormsim_model::LoadedModel) -> Vec<String> {
         for s in &v.model.services {
             columns.extend(SERVICE_COLUMNS.iter().map(|c| format!("{}.{c}", s.name)));
         }
-        for w in &v.model.workloads {
+        for w in v.model.workload_ids.iter() {
             columns.extend(WORKLOAD_COLUMNS.iter().map(|c| format!("{}.{c}", w.name)));
         }
     }

@@ -266,7 +266,7 @@ impl Queue {
                         [Step::Work { dist, .. }] => class_work.push(Moments::of(dist)),
                         _ => why.push(format!(
                             "workload {:?} must run one `work` step",
-                            model.workloads[w].name
+                            model.workload_name(w)
                         )),
                     }
                 }
