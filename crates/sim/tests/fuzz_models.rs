@@ -1,7 +1,8 @@
 //! A fuzzer of valid models (issue 17): random models across every feature
 //! of the format — retry policies and budgets, breakers, bulkheads, limiters
 //! and throttles, deadlines, fan-out, hedges, caches, admission control,
-//! hosts and slow periods, timelines (ramps and roles) and variants — each
+//! hosts and slow periods, timelines (ramps and roles), copies of a workload
+//! (`count`), load shapes and traces, and variants — each
 //! run with small limits, asserting that nothing panics and that every report
 //! is consistent:
 //!
@@ -583,6 +584,11 @@ impl Gen {
             if self.chance(0.3) {
                 wl["duration_s"] = json!(self.num(0.01, 1.0));
             }
+            // Copies of the workload: every setting and timeline change of
+            // it held once per copy (and shared between them).
+            if self.chance(0.15) {
+                wl["count"] = json!(self.int(2, 4));
+            }
             if self.chance(0.4) {
                 wl["timeout_ms"] = json!(self.num(1.0, 200.0));
             }
@@ -865,9 +871,12 @@ fn run_case(seed: u64, i: u64, pool: &rayon::ThreadPool) -> Result<Option<usize>
             .variants
             .iter()
             .map(|v| {
-                Simulator::new(&v.model, &v.changes)
+                let report = Simulator::new(&v.model, &v.changes)
                     .queue_every_message()
-                    .run(&v.name)
+                    .run(&v.name);
+                // Judged as every run is: against its twin without the
+                // trigger where that can change the verdict.
+                stormsim_sim::twin::judge_against_twin(v, report)
             })
             .collect(),
         ..run_model_header(&loaded)
