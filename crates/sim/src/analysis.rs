@@ -299,13 +299,6 @@ impl Verdict {
         }
     }
 
-    /// Whether the verdict may change once compared with the same run
-    /// without its trigger: a run judged stuck or relapsed may have been
-    /// overloaded instead.
-    pub fn needs_twin(&self) -> bool {
-        matches!(self.outcome, Outcome::Metastable | Outcome::Relapsed)
-    }
-
     fn undetermined(reason: String) -> Verdict {
         Verdict {
             outcome: Outcome::Undetermined,
