@@ -4,9 +4,9 @@
 use crate::dist::Dist;
 pub use crate::spec::{
     BalancerKind, BreakerSpec, BudgetSpec, BulkheadSpec, CallContext, CodelSpec,
-    ConcurrencyLimitSpec, DeadlineEncoding, DownMode, DrawnAt, ErrorStatus, HedgeTarget, Jitter,
-    OnCancel, OutlierDetectionSpec, Placement, RateLimitSpec, RetryableOutcome, SlidingWindowType,
-    ThrottleSpec, TimelineRole,
+    ConcurrencyLimitSpec, DeadlineEncoding, DownMode, DrawnAt, ErrorStatus, FailureOutcome,
+    HedgeTarget, Jitter, OnCancel, OutlierDetectionSpec, Placement, RateLimitSpec,
+    RetryableOutcome, SlidingWindowType, ThrottleSpec, TimelineRole,
 };
 use std::sync::Arc;
 use stormsim_engine::{SimDuration, SimTime};
@@ -490,6 +490,16 @@ impl Step {
             Step::Parallel(parallel) => &parallel.branches,
         }
     }
+
+    /// Every call edge of the step, in edge order: its calls (see
+    /// [`Step::calls`]), then the calls of their fallbacks, call by call in
+    /// chain order.
+    pub fn edges(&self) -> impl Iterator<Item = &CallPolicy> {
+        let calls = self.calls();
+        calls
+            .iter()
+            .chain(calls.iter().flat_map(|c| c.fallback_calls()))
+    }
 }
 
 /// A validated parallel step.
@@ -546,6 +556,61 @@ pub struct CallPolicy {
     pub cache: Option<CachePolicy>,
     /// The caller keeps its worker while it waits.
     pub hold_worker: bool,
+    /// What the caller does when the call fails.
+    pub fallback: Option<Box<Fallback>>,
+}
+
+impl CallPolicy {
+    /// The calls of its fallback, in chain order.
+    pub fn fallback_calls(&self) -> impl Iterator<Item = &CallPolicy> {
+        self.fallback
+            .iter()
+            .flat_map(|f| f.chain.iter())
+            .filter_map(|use_| match use_ {
+                FallbackUse::Call(policy) => Some(policy.as_ref()),
+                _ => None,
+            })
+    }
+}
+
+/// A validated fallback (see [`crate::spec::FallbackSpec`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Fallback {
+    /// The failures that take it: bit [`FailureOutcome::bit`] of each.
+    pub on: u16,
+    /// What to try, in order.
+    pub chain: Vec<FallbackUse>,
+    /// Its answers are degraded.
+    pub degraded: bool,
+}
+
+impl Fallback {
+    /// Most kinds in a chain.
+    pub const MAX_CHAIN: usize = 8;
+
+    /// Whether a call that failed with `failure` takes it.
+    pub fn takes(&self, failure: FailureOutcome) -> bool {
+        self.on & failure.bit() != 0
+    }
+}
+
+/// One validated kind of fallback.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FallbackUse {
+    /// A stale cache entry, up to this long past its expiry.
+    Stale {
+        /// How long past expiry.
+        max_staleness: SimDuration,
+    },
+    /// A default answer after this work on the caller (`None`: at once).
+    Default {
+        /// Its work.
+        work: Option<Dist>,
+    },
+    /// A call to another service, on an edge of its own.
+    Call(Box<CallPolicy>),
+    /// Explicit failure.
+    Fail,
 }
 
 /// A validated cache.

@@ -1138,6 +1138,123 @@ pub struct StepSpec {
     /// (Go's `context.Background()`), cutting the cancellation wire.
     #[serde(default)]
     pub context: Option<CallContext>,
+    /// For `call` and a branch of `parallel`: what the caller does when the
+    /// call fails after its retries, times out or is refused by a breaker,
+    /// bulkhead or limiter (see [`FallbackSpec`]). Absent: the failure is
+    /// the step's.
+    #[serde(default)]
+    pub fallback: Option<FallbackSpec>,
+}
+
+/// What a caller does when a call fails: serve a stale cached answer, call
+/// another service, answer with a safe default, or fail explicitly, tried in
+/// the order given (resilience4j's and Polly's `Fallback`, Hystrix's
+/// `getFallback`, failsafe-go's `Fallback`; stale-while-error is RFC 5861's
+/// `stale-if-error`). The first kind that answers does; a kind that cannot
+/// (a stale entry too old, a secondary that fails too) passes the failure to
+/// the next; past the last, or at `fail`, the step fails with the last
+/// failure. An answer a fallback served counts as degraded (`degraded`), and
+/// the request it belongs to is answered degraded, not in full.
+///
+/// The other side, from Amazon's Builders' Library ("Avoiding fallback in
+/// distributed systems"): a path that is rarely taken is rarely tested, and a
+/// `call` fallback sends the failed service's load to its secondary exactly
+/// when the primary is down. For writes (anything that moves money), fail
+/// explicitly: a step marked `idempotent: false` with a `stale` or `default`
+/// fallback is warned about.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FallbackSpec {
+    /// The failures that take the fallback, by the names of `retry_on` and
+    /// `breaker_open`, `bulkhead_full`, `throttled`. Default: every failure.
+    #[serde(default = "every_failure")]
+    pub on: Vec<FailureOutcome>,
+    /// What to try, in order (at least one, at most 8).
+    pub chain: Vec<FallbackUseSpec>,
+    /// Whether an answer served by the fallback is degraded (a stale price, a
+    /// popular list instead of recommendations, a widget hidden): the request
+    /// then succeeds degraded. `false`: the answer is as good as the
+    /// primary's (a full secondary replica). Default: `true`.
+    #[serde(default = "default_true")]
+    pub degraded: bool,
+}
+
+fn every_failure() -> Vec<FailureOutcome> {
+    FailureOutcome::ALL.to_vec()
+}
+
+/// A failure a call can end with, by its name in outputs.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Deserialize, Serialize, JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureOutcome {
+    /// `timeout`: no answer within the attempt's timeout.
+    Timeout,
+    /// `deadline_exceeded`: the request's deadline ran out.
+    DeadlineExceeded,
+    /// `rejected`: a 503 (a full queue, shed load, UNAVAILABLE).
+    Rejected,
+    /// `error`: a 500 or any other server error.
+    Error,
+    /// `connection_refused`: every instance tried was down.
+    ConnectionRefused,
+    /// `rate_limited`: a 429, from the callee or the caller's own limiter.
+    RateLimited,
+    /// `breaker_open`: refused by the caller's open breaker, never sent.
+    BreakerOpen,
+    /// `bulkhead_full`: the caller's bulkhead had no room.
+    BulkheadFull,
+    /// `throttled`: the caller's adaptive throttle dropped it.
+    Throttled,
+}
+
+impl FailureOutcome {
+    /// Every failure, in declaration order.
+    pub const ALL: [FailureOutcome; 9] = [
+        FailureOutcome::Timeout,
+        FailureOutcome::DeadlineExceeded,
+        FailureOutcome::Rejected,
+        FailureOutcome::Error,
+        FailureOutcome::ConnectionRefused,
+        FailureOutcome::RateLimited,
+        FailureOutcome::BreakerOpen,
+        FailureOutcome::BulkheadFull,
+        FailureOutcome::Throttled,
+    ];
+
+    /// Its bit in a set of failures.
+    pub fn bit(self) -> u16 {
+        1 << (self as u16)
+    }
+}
+
+/// One kind of fallback, in a [`FallbackSpec`]'s `chain`.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum FallbackUseSpec {
+    /// Serve the request's key from the step's `cache` though it expired, if
+    /// it expired less than `max_staleness_ms` ago (RFC 5861
+    /// `stale-if-error`); a key never loaded, or older, passes on. Needs a
+    /// `cache` on the step.
+    Stale {
+        /// How long after expiry an entry may still be served, ms.
+        max_staleness_ms: f64,
+    },
+    /// Answer with a safe default (a popular list, a hidden widget): no
+    /// downstream call, just this work on the caller (holding its worker,
+    /// sharing its cores), then the handler goes on. Absent `work`: at once.
+    Default {
+        /// The work of building the default answer.
+        #[serde(default)]
+        work: Option<DistSpec>,
+    },
+    /// Call another service instead (a secondary, a degraded path), a `call`
+    /// step with its own policies (no `fan_out`, `cache`, `hold_worker`,
+    /// `parallel` or `fallback`).
+    Call(Box<StepSpec>),
+    /// Fail explicitly with the call's failure (for writes: never guess).
+    Fail,
 }
 
 /// A parallel fan-out: one child call per shard of the callee, each with the

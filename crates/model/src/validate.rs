@@ -1234,6 +1234,7 @@ fn check_step(
                 ("cache", step.cache.is_some()),
                 ("hold_worker", step.hold_worker.is_some()),
                 ("idempotent", step.idempotent.is_some()),
+                ("fallback", step.fallback.is_some()),
             ];
             for (field, present) in call_only {
                 if present {
@@ -1392,8 +1393,96 @@ fn check_step(
                     "a cached call cannot also fan out: cache the shards' caller instead",
                 );
             }
+            if let Some(f) = &step.fallback {
+                let fallback = check_fallback(ck, &format!("{at}.fallback"), f, &policy, lookup);
+                policy.fallback = Some(Box::new(fallback));
+            }
             Some(Step::Call(Box::new(policy)))
         }
+    }
+}
+
+/// A call step's fallback; `primary` is the call it stands in for.
+fn check_fallback(
+    ck: &mut Checker,
+    at: &str,
+    f: &FallbackSpec,
+    primary: &CallPolicy,
+    lookup: &dyn Fn(&mut Checker, String, &str) -> ServiceId,
+) -> Fallback {
+    if f.on.is_empty() {
+        ck.fail(
+            format!("{at}.on"),
+            "expected at least one failure: with none the fallback is never taken (remove it)",
+        );
+    }
+    let n = f.chain.len();
+    if !(1..=Fallback::MAX_CHAIN).contains(&n) {
+        ck.fail(
+            format!("{at}.chain"),
+            format!(
+                "expected 1 to {} kinds of fallback, got {n}",
+                Fallback::MAX_CHAIN
+            ),
+        );
+    }
+    let mut chain = Vec::with_capacity(n);
+    for (i, use_) in f.chain.iter().enumerate() {
+        let up = format!("{at}.chain[{i}]");
+        if let Some(last) = i.checked_sub(1).map(|k| &f.chain[k]) {
+            if matches!(
+                last,
+                FallbackUseSpec::Default { .. } | FallbackUseSpec::Fail
+            ) {
+                let what = match last {
+                    FallbackUseSpec::Fail => "`fail` ends the chain",
+                    _ => "`default` always answers",
+                };
+                ck.fail(up.clone(), format!("never reached: {what}"));
+            }
+        }
+        chain.push(match use_ {
+            FallbackUseSpec::Stale { max_staleness_ms } => {
+                if primary.cache.is_none() {
+                    ck.fail(
+                        up.clone(),
+                        "a `stale` fallback serves from the step's cache: give the step a `cache`",
+                    );
+                }
+                FallbackUse::Stale {
+                    max_staleness: ck
+                        .positive_ms(&format!("{up}.max_staleness_ms"), *max_staleness_ms),
+                }
+            }
+            FallbackUseSpec::Default { work } => FallbackUse::Default {
+                work: work.as_ref().map(|w| ck.dist(&format!("{up}.work"), w)),
+            },
+            FallbackUseSpec::Fail => FallbackUse::Fail,
+            FallbackUseSpec::Call(step) => {
+                let refused = "a `call` fallback takes a call's policies but not this field";
+                let Some(plain) = nested_call(ck, &up, step, "a `call` fallback", refused, false)
+                else {
+                    continue;
+                };
+                match check_step(ck, &up, &plain, lookup) {
+                    Some(Step::Call(policy)) => {
+                        if policy.to == primary.to {
+                            ck.fail(
+                                format!("{up}.call"),
+                                "a `call` fallback to the service whose call failed is a retry: use `retry`, or fall back to another service",
+                            );
+                        }
+                        FallbackUse::Call(policy)
+                    }
+                    _ => continue,
+                }
+            }
+        });
+    }
+    Fallback {
+        on: f.on.iter().fold(0, |set, o| set | o.bit()),
+        chain,
+        degraded: f.degraded,
     }
 }
 
@@ -1430,31 +1519,16 @@ fn check_parallel(
     let mut required = 0u64;
     for (b, branch) in parallel.branches.iter().enumerate() {
         let bp = format!("{pp}.branches[{b}]");
-        if branch.call.is_none() {
-            ck.fail(
-                bp.clone(),
-                "expected a `call` step: a branch of a `parallel` step calls a service",
-            );
+        let refused = "a branch of a `parallel` step takes a call's policies but not this field";
+        let Some(plain) = nested_call(
+            ck,
+            &bp,
+            branch,
+            "a branch of a `parallel` step",
+            refused,
+            true,
+        ) else {
             continue;
-        }
-        let not_in_a_branch = [
-            ("fan_out", branch.fan_out.is_some()),
-            ("cache", branch.cache.is_some()),
-            ("hold_worker", branch.hold_worker.is_some()),
-            ("parallel", branch.parallel.is_some()),
-            ("only_classes", branch.only_classes.is_some()),
-        ];
-        for (field, present) in not_in_a_branch {
-            if present {
-                ck.fail(
-                    format!("{bp}.{field}"),
-                    "a branch of a `parallel` step takes a call's policies but not this field",
-                );
-            }
-        }
-        let plain = StepSpec {
-            optional: None,
-            ..branch.clone()
         };
         if let Some(Step::Call(policy)) = check_step(ck, &bp, &plain, lookup) {
             if b < Parallel::MAX_BRANCHES && branch.optional != Some(true) {
@@ -1501,6 +1575,46 @@ fn check_parallel(
             wait_for: parallel.wait_for,
             deadline,
         }))
+    })
+}
+
+/// A call inside another step (`what`: a parallel step's branch, a
+/// fallback's `call`): a `call` step without the fields that make a step of
+/// its own, each refused with `refused`. A branch (`branch`) may be
+/// `optional` and have a `fallback`; a fallback's call neither. Returns the
+/// step to check as a plain call (`optional` left out), if it calls.
+fn nested_call(
+    ck: &mut Checker,
+    at: &str,
+    step: &StepSpec,
+    what: &str,
+    refused: &str,
+    branch: bool,
+) -> Option<StepSpec> {
+    if step.call.is_none() {
+        ck.fail(
+            at,
+            format!("expected a `call` step: {what} calls a service"),
+        );
+        return None;
+    }
+    let not_nested = [
+        ("fan_out", step.fan_out.is_some()),
+        ("cache", step.cache.is_some()),
+        ("hold_worker", step.hold_worker.is_some()),
+        ("parallel", step.parallel.is_some()),
+        ("only_classes", step.only_classes.is_some()),
+        ("optional", !branch && step.optional.is_some()),
+        ("fallback", !branch && step.fallback.is_some()),
+    ];
+    for (field, present) in not_nested {
+        if present {
+            ck.fail(format!("{at}.{field}"), refused);
+        }
+    }
+    Some(StepSpec {
+        optional: None,
+        ..step.clone()
     })
 }
 
@@ -1765,6 +1879,7 @@ fn call_policy(ck: &mut Checker, at: &str, to: ServiceId, f: EdgeFields<'_>) -> 
         hedge: None,
         cache: None,
         hold_worker: true,
+        fallback: None,
     }
 }
 
@@ -2101,10 +2216,21 @@ fn find_call_cycles(ck: &mut Checker, services: &[Service]) {
             // The service's calls in order, a parallel step's branches each.
             let calls = services[s].steps.iter().enumerate().flat_map(|(j, step)| {
                 let parallel = matches!(step, Step::Parallel(_));
-                (step.calls().iter().enumerate())
-                    .map(move |(b, call)| (j, parallel.then_some(b), call))
+                (step.calls().iter().enumerate()).flat_map(move |(b, call)| {
+                    let branch = parallel.then_some(b);
+                    std::iter::once((j, branch, None, call)).chain(
+                        (call
+                            .fallback
+                            .iter()
+                            .flat_map(|f| f.chain.iter().enumerate()))
+                        .filter_map(move |(i, use_)| match use_ {
+                            FallbackUse::Call(policy) => Some((j, branch, Some(i), &**policy)),
+                            _ => None,
+                        }),
+                    )
+                })
             });
-            let Some((j, branch, call)) = calls.into_iter().nth(*next) else {
+            let Some((j, branch, fallback, call)) = calls.into_iter().nth(*next) else {
                 stack.pop();
                 marks[s] = Mark::Done;
                 continue;
@@ -2123,9 +2249,13 @@ fn find_call_cycles(ck: &mut Checker, services: &[Service]) {
                         .chain(std::iter::once(call.to))
                         .map(|x| services[x].name.as_str())
                         .collect();
-                    let at = match branch {
-                        Some(b) => format!("services[{s}].steps[{j}].parallel.branches[{b}].call"),
-                        None => format!("services[{s}].steps[{j}].call"),
+                    let step = match branch {
+                        Some(b) => format!("services[{s}].steps[{j}].parallel.branches[{b}]"),
+                        None => format!("services[{s}].steps[{j}]"),
+                    };
+                    let at = match fallback {
+                        Some(i) => format!("{step}.fallback.chain[{i}].call"),
+                        None => format!("{step}.call"),
                     };
                     ck.fail(at, format!("call cycle {}", cycle.join(" -> ")));
                 }
@@ -2216,7 +2346,7 @@ pub fn same_shape(a: &Model, b: &Model) -> Result<(), String> {
         let shape = |s: &Service| {
             s.steps
                 .iter()
-                .map(|st| st.calls().iter().map(|c| c.to).collect::<Vec<_>>())
+                .map(|st| st.edges().map(|c| c.to).collect::<Vec<_>>())
                 .collect::<Vec<_>>()
         };
         if sa.cpu.is_some() != sb.cpu.is_some() {

@@ -321,8 +321,12 @@ impl Verdict {
 pub struct Sample {
     /// Logical requests that arrived (the first-try load).
     pub arrivals: f64,
-    /// Logical requests answered with success.
+    /// Logical requests answered with success in full (a fallback's
+    /// degraded answer keeps a page up, but the system behind it has not
+    /// recovered: those are `degraded`, not here).
     pub succeeded: f64,
+    /// Logical requests answered with success, degraded by a fallback.
+    pub degraded: f64,
     /// Logical requests answered, success or error.
     pub answered: f64,
     /// Sum of the latencies of the answered ones, ms.
@@ -399,7 +403,8 @@ pub fn samples_of(series: &TimeSeries) -> Samples {
             let g = &series.global[b];
             let mut s = Sample {
                 arrivals: g.requests as f64,
-                succeeded: g.succeeded as f64,
+                succeeded: (g.succeeded - g.degraded) as f64,
+                degraded: g.degraded as f64,
                 answered: g.answered() as f64,
                 latency_sum_ms: g.latency_sum_ns as f64 / 1e6,
                 ..Sample::default()
@@ -416,7 +421,7 @@ pub fn samples_of(series: &TimeSeries) -> Samples {
         .flat_map(|b| {
             (0..series.workloads).map(move |w| {
                 let x = series.workload(b, w);
-                (x.requests as f64, x.succeeded as f64)
+                (x.requests as f64, (x.succeeded - x.degraded) as f64)
             })
         })
         .collect();
@@ -469,6 +474,7 @@ impl Prefix {
         for s in samples {
             acc.arrivals += s.arrivals;
             acc.succeeded += s.succeeded;
+            acc.degraded += s.degraded;
             acc.answered += s.answered;
             acc.latency_sum_ms += s.latency_sum_ms;
             acc.backlog += s.backlog;
@@ -486,6 +492,7 @@ impl Prefix {
         Sample {
             arrivals: b.arrivals - a.arrivals,
             succeeded: b.succeeded - a.succeeded,
+            degraded: b.degraded - a.degraded,
             answered: b.answered - a.answered,
             latency_sum_ms: b.latency_sum_ms - a.latency_sum_ms,
             backlog: b.backlog - a.backlog,
@@ -798,6 +805,35 @@ pub fn classify(
 /// degraded too shows overload, not the trigger's storm, and does not count
 /// against `max_recovery`.
 pub fn classify_with_twin(
+    samples: &Samples,
+    twin: Option<&Samples>,
+    bucket: SimDuration,
+    changes: &[Change],
+    policy: &Metastability,
+) -> Option<Verdict> {
+    let mut verdict = classify_full_answers(samples, twin, bucket, changes, policy)?;
+    // Judged on full answers: say how many fallbacks served, from the
+    // trigger on, if any did.
+    let trigger_start = changes
+        .iter()
+        .find(|c| c.role == Some(TimelineRole::TriggerStart))
+        .map(|c| c.at);
+    if let Some(at) = trigger_start {
+        let from = (at.as_nanos() / bucket.as_nanos().max(1)) as usize;
+        let after = Prefix::new(samples.buckets.get(from..).unwrap_or_default());
+        let sum = after.sum(0, samples.buckets.len().saturating_sub(from));
+        if sum.degraded > 0.0 {
+            verdict.reason.push_str(&format!(
+                "; judged on full answers: {} of the {} answered from the trigger on were degraded by fallbacks",
+                sum.degraded, sum.answered
+            ));
+        }
+    }
+    Some(verdict)
+}
+
+/// [`classify_with_twin`] without its note on degraded answers.
+fn classify_full_answers(
     samples: &Samples,
     twin: Option<&Samples>,
     bucket: SimDuration,

@@ -46,6 +46,7 @@ fn healthy(rate: f64, ms: f64) -> Sample {
         attempts: rate,
         retries: 0.0,
         expected: 0.0,
+        degraded: 0.0,
     }
 }
 
@@ -61,6 +62,7 @@ fn storm(rate: f64) -> Sample {
         attempts: 3.0 * rate,
         retries: 2.0 * rate,
         expected: 0.0,
+        degraded: 0.0,
     }
 }
 

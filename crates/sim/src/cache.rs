@@ -16,7 +16,7 @@
 //! misses, and without coalescing each one queries the backend.
 
 use crate::metrics::Outcome;
-use crate::policy_state::InstanceCache;
+use crate::policy_state::{InstanceCache, PolicyState};
 use crate::simulator::Simulator;
 use crate::world::*;
 use stormsim_engine::{SimTime, StreamKey};
@@ -49,6 +49,17 @@ fn draw_key(cumulative: &[f64], u: f64) -> u32 {
         .min(cumulative.len() - 1) as u32
 }
 
+/// The key a request asks the cache on `edge` for, at the call step whose
+/// stream is `step_key` (the same draw however often it is made: the step
+/// and its fallback ask for the same key). The edge's Zipf table must be
+/// made (the step was reached).
+pub(crate) fn cached_key(policies: &PolicyState, edge: EdgeId, step_key: StreamKey) -> u32 {
+    draw_key(
+        &policies.cache_zipf[edge as usize].1,
+        step_key.index(CACHE_KEY).rng().unit(),
+    )
+}
+
 impl Simulator<'_> {
     /// A handler reaches a cached call step.
     pub(crate) fn start_cached_call(&mut self, task_id: TaskId, edge: EdgeId, step_key: StreamKey) {
@@ -74,13 +85,11 @@ impl Simulator<'_> {
                 zipf_cumulative(policy.keys, policy.zipf_s),
             );
         }
-        let key = draw_key(
-            &self.policies.cache_zipf[e].1,
-            step_key.index(CACHE_KEY).rng().unit(),
-        );
+        let key = cached_key(&self.policies, edge, step_key);
         let cache = &mut self.policies.caches[e][caller as usize];
         let entry = *cache.entries.entry(key).or_insert(CacheEntry {
             fresh_until: policy.warm_until.unwrap_or(SimTime::ZERO),
+            loaded: policy.warm_until.is_some(),
             loading: None,
         });
         let counters = &mut self.measured.edges[edge as usize].cache;
@@ -181,8 +190,9 @@ impl Simulator<'_> {
             if entry.loading == Some(load) {
                 entry.loading = None;
             }
-            if outcome == Outcome::Ok {
+            if outcome.is_success() {
                 entry.fresh_until = now + ttl;
+                entry.loaded = true;
             }
         }
         for task in l.waiters {

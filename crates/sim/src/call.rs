@@ -723,7 +723,7 @@ impl Simulator<'_> {
         let budget_outcome = outcome
             .filter(|_| state.budget.reads_results())
             .map(|o| match o {
-                Outcome::Ok => AttemptOutcome::Success,
+                Outcome::Ok | Outcome::Degraded(_) => AttemptOutcome::Success,
                 Outcome::Failed(reason)
                     if is_retryable(&policy.retry, reason) || non_fatal(reason) =>
                 {
@@ -732,11 +732,11 @@ impl Simulator<'_> {
                 Outcome::Failed(_) => AttemptOutcome::NonRetryableFailure,
             });
         if let (Some(outlier), Some(o)) = (state.outlier.as_mut(), outcome) {
-            outlier.record(now, a.instance as usize, o == Outcome::Ok);
+            outlier.record(now, a.instance as usize, o.is_success());
         }
         if let (Some(breaker), Some(permit)) = (state.breaker.as_mut(), a.permit) {
             let result = match outcome {
-                Some(Outcome::Ok) => CallOutcome::Success,
+                Some(Outcome::Ok | Outcome::Degraded(_)) => CallOutcome::Success,
                 Some(Outcome::Failed(_)) => CallOutcome::Failure,
                 None => CallOutcome::Ignored,
             };
@@ -752,7 +752,7 @@ impl Simulator<'_> {
                     FailReason::Rejected | FailReason::RateLimited | FailReason::Timeout
                 )
             );
-            throttle.record(now, !refused, o == Outcome::Ok);
+            throttle.record(now, !refused, o.is_success());
         }
     }
 
@@ -763,7 +763,7 @@ impl Simulator<'_> {
         };
         let is_root = self.topology.is_workload_edge(a.edge) && !a.orphaned;
         if is_root {
-            self.measured.zombies.end(a.root, outcome == Outcome::Ok);
+            self.measured.zombies.end(a.root, outcome.is_success());
         }
         self.measured.zombies.release(a.root);
         if is_root {
@@ -776,7 +776,7 @@ impl Simulator<'_> {
         }
         // Its timeout, if armed, died with it (an owned timer).
         self.end_attempt(&a, Some(outcome));
-        let kind = if outcome == Outcome::Ok {
+        let kind = if outcome.is_success() {
             AttemptOutcomeKind::Success
         } else {
             AttemptOutcomeKind::Error
@@ -890,7 +890,7 @@ impl Simulator<'_> {
                 // (A pushback comes with a failure: `failed` is that failure.)
                 let failed = match outcome {
                     Outcome::Failed(reason) => Some(reason),
-                    Outcome::Ok => None,
+                    Outcome::Ok | Outcome::Degraded(_) => None,
                 };
                 let due = (now + wait).min(deadline.max(now));
                 let timer = self
@@ -908,7 +908,7 @@ impl Simulator<'_> {
         // The try's latency as its caller saw it, from its first attempt to the
         // winning answer: measuring the winning copy alone would see hedged
         // tries as fast and pull the percentile, and with it the delay, down.
-        if outcome == Outcome::Ok {
+        if outcome.is_success() {
             let latency = self.queue.now() - hedging.try_sent;
             let state = &mut self.policies.edges[call.edge as usize][call.caller as usize];
             if let Some(delay) = state.hedge_delay.as_mut() {
@@ -1015,7 +1015,7 @@ impl Simulator<'_> {
         retry_after: Option<SimDuration>,
     ) {
         match outcome {
-            Outcome::Ok => self.finish_call(call_id, Outcome::Ok),
+            Outcome::Ok | Outcome::Degraded(_) => self.finish_call(call_id, outcome),
             Outcome::Failed(reason) => self.after_failure(call_id, reason, retry_after),
         }
     }

@@ -144,6 +144,7 @@ impl Simulator<'_> {
             timer: None,
             started_late,
             branches,
+            degraded: 0,
         });
         self.world.tasks[task_id].state = TaskState::FanningOut(fan);
         if let Some(at) = timer {
@@ -155,7 +156,7 @@ impl Simulator<'_> {
 
     /// Starts one child call of a join; `false` if the join is over already
     /// (a child that ended at once may have completed it).
-    fn start_child(
+    pub(crate) fn start_child(
         &mut self,
         fan: FanOutId,
         edge: EdgeId,
@@ -179,21 +180,36 @@ impl Simulator<'_> {
         }
     }
 
-    /// A child call on `edge` ended.
+    /// A child call on `edge` ended: a shard's, a branch's, or the call of
+    /// a branch's fallback.
     pub(crate) fn fan_out_child_finished(&mut self, fan: FanOutId, edge: EdgeId, outcome: Outcome) {
+        let Some(state) = self.world.fan_outs.get(fan) else {
+            return;
+        };
+        if state.branches.is_none() {
+            self.join_child_ended(fan, edge, outcome);
+        } else if let Some((branch, outcome)) = self.branch_answered(fan, edge, outcome) {
+            self.join_child_ended(fan, branch, outcome);
+        }
+    }
+
+    /// A child of the join ended with `outcome` (a branch's: on its own
+    /// edge, whoever answered for it).
+    pub(crate) fn join_child_ended(&mut self, fan: FanOutId, edge: EdgeId, outcome: Outcome) {
         let now = self.now();
         let Some(state) = self.world.fan_outs.get_mut(fan) else {
             return;
         };
         state.ended += 1;
-        if outcome == Outcome::Ok {
+        if outcome.is_success() {
             state.succeeded += 1;
+            state.degraded |= outcome.degraded_by();
         }
         let mut failed_required = false;
         if let Some(branches) = &mut state.branches {
             let bit = 1u64 << (edge - branches.first_edge);
             match outcome {
-                Outcome::Ok => branches.succeeded |= bit,
+                Outcome::Ok | Outcome::Degraded(_) => branches.succeeded |= bit,
                 Outcome::Failed(_) => failed_required = branches.required & bit != 0,
             }
             if let Some(latency) = &mut self.measured.branch_latency[edge as usize] {
@@ -235,7 +251,9 @@ impl Simulator<'_> {
             }
         }
         let outcome = match status {
-            FanOutStatus::Ok | FanOutStatus::Partial => Outcome::Ok,
+            FanOutStatus::Ok | FanOutStatus::Partial => {
+                Outcome::success_degraded_by(state.degraded)
+            }
             FanOutStatus::DeadlineExceeded => Outcome::Failed(FailReason::DeadlineExceeded),
             FanOutStatus::Failed => Outcome::Failed(failure),
         };

@@ -10,6 +10,7 @@ mod attempts;
 mod cache;
 mod call;
 mod cpu;
+mod fallback;
 pub mod fork;
 pub mod hosts;
 mod join;

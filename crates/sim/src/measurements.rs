@@ -5,7 +5,8 @@
 
 use crate::attempts::AttemptLog;
 use crate::metrics::{
-    EdgeCounters, FailureCounts, LatencyRecorder, Outcome, ServiceCounters, WorkloadCounters,
+    DegradedCounts, EdgeCounters, FailureCounts, LatencyRecorder, Outcome, ServiceCounters,
+    WorkloadCounters,
 };
 use crate::timeseries::TimeSeries;
 use crate::zombie::Zombies;
@@ -16,8 +17,10 @@ use stormsim_model::{Arrival, Model, Service};
 pub(crate) struct Measurements<'m> {
     /// Logical requests started.
     pub requests: u64,
-    /// Logical requests answered with success.
+    /// Logical requests answered with success, in full or degraded.
     pub succeeded: u64,
+    /// Of those, answered degraded by fallbacks.
+    pub degraded: DegradedCounts,
     /// Logical requests answered with a failure, by reason.
     pub failures: FailureCounts,
     /// Per workload as outputs name them (`Model::reported_workloads`).
@@ -62,6 +65,7 @@ impl Measurements<'_> {
         Measurements {
             requests: 0,
             succeeded: 0,
+            degraded: DegradedCounts::default(),
             failures: FailureCounts::default(),
             per_workload: model
                 .reported_workloads
@@ -115,6 +119,7 @@ impl Measurements<'_> {
         Measurements {
             requests: self.requests,
             succeeded: self.succeeded,
+            degraded: self.degraded,
             failures: self.failures,
             per_workload: self.per_workload.clone(),
             reported_as: self.reported_as.clone(),
@@ -155,18 +160,22 @@ impl Measurements<'_> {
         let workload = usize::from(self.reported_as[workload]);
         let per_workload = &mut self.per_workload[workload];
         match outcome {
-            Outcome::Ok => {
+            Outcome::Ok | Outcome::Degraded(_) => {
                 per_workload.succeeded += 1;
                 per_workload.ok_latency.record(latency);
                 self.succeeded += 1;
-                self.series.answered(workload, latency, None);
+                let degraded = outcome.degraded_by();
+                if degraded != 0 {
+                    per_workload.degraded.count(degraded);
+                    self.degraded.count(degraded);
+                }
             }
             Outcome::Failed(reason) => {
                 per_workload.failed_latency.record(latency);
                 self.failures.add(reason);
-                self.series.answered(workload, latency, Some(reason));
             }
         }
+        self.series.answered(workload, latency, outcome);
     }
 }
 

@@ -471,7 +471,7 @@ fn run_tables(model: &Model) -> Contributor {
             .services
             .iter()
             .flat_map(|s| &s.steps)
-            .map(|step| step.calls().len() as u64)
+            .map(|step| step.edges().count() as u64)
             .sum(),
     );
     let per_edge = size::<CallPolicy>()
@@ -533,6 +533,16 @@ fn run_state(model: &Model) -> Vec<Contributor> {
                     format!("services[{}].steps[{j}]", s.name)
                 };
                 edge_state(model, policy, u64::from(s.instances), &at, &mut parts);
+                let chain = policy
+                    .fallback
+                    .iter()
+                    .flat_map(|f| f.chain.iter().enumerate());
+                for (i, use_) in chain {
+                    if let stormsim_model::FallbackUse::Call(fallback) = use_ {
+                        let at = format!("{at}.fallback.chain[{i}]");
+                        edge_state(model, fallback, u64::from(s.instances), &at, &mut parts);
+                    }
+                }
             }
         }
     }

@@ -46,8 +46,119 @@ impl FailReason {
 pub enum Outcome {
     /// Success.
     Ok,
+    /// Success, but somewhere on the way a fallback answered in place of a
+    /// failed call (a stale value, a default, a secondary): the kinds used,
+    /// as [`Degraded`] bits. To the caller's policies (retries, breakers,
+    /// outlier detection) an answer like any other.
+    Degraded(u8),
     /// Failure, with its reason.
     Failed(FailReason),
+}
+
+impl Outcome {
+    /// An answer, in full or degraded.
+    pub fn is_success(self) -> bool {
+        !matches!(self, Outcome::Failed(_))
+    }
+
+    /// The kinds of fallback that answered on the way (0: none).
+    pub fn degraded_by(self) -> u8 {
+        match self {
+            Outcome::Degraded(kinds) => kinds,
+            _ => 0,
+        }
+    }
+
+    /// A success, degraded by `kinds` (none: in full).
+    pub fn success_degraded_by(kinds: u8) -> Outcome {
+        if kinds == 0 {
+            Outcome::Ok
+        } else {
+            Outcome::Degraded(kinds)
+        }
+    }
+}
+
+/// The kinds of fallback that can degrade an answer, as bits of
+/// [`Outcome::Degraded`].
+pub struct Degraded;
+
+impl Degraded {
+    /// A stale cache entry was served.
+    pub const STALE: u8 = 1;
+    /// A default answer was served.
+    pub const DEFAULT: u8 = 2;
+    /// Another service answered in place of the failed one.
+    pub const CALL: u8 = 4;
+}
+
+impl FailReason {
+    /// Its name in the model format, as a fallback's `on` lists it.
+    pub fn as_failure_outcome(self) -> stormsim_model::FailureOutcome {
+        use stormsim_model::FailureOutcome as F;
+        match self {
+            FailReason::Timeout => F::Timeout,
+            FailReason::DeadlineExceeded => F::DeadlineExceeded,
+            FailReason::Rejected => F::Rejected,
+            FailReason::Error => F::Error,
+            FailReason::ConnectionRefused => F::ConnectionRefused,
+            FailReason::BreakerOpen => F::BreakerOpen,
+            FailReason::RateLimited => F::RateLimited,
+            FailReason::BulkheadFull => F::BulkheadFull,
+            FailReason::Throttled => F::Throttled,
+        }
+    }
+}
+
+/// Answers degraded by fallbacks, by kind. A request degraded by several
+/// kinds (a stale price and a default recommendation) counts under each,
+/// and once in `total`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct DegradedCounts {
+    /// Answered degraded.
+    pub total: u64,
+    /// Of those, with a stale cache entry on the way.
+    pub stale: u64,
+    /// With a default answer on the way.
+    pub default: u64,
+    /// With a secondary service's answer on the way.
+    pub call: u64,
+}
+
+impl DegradedCounts {
+    /// Counts one answer degraded by `kinds` ([`Degraded`] bits; 0: not).
+    pub fn count(&mut self, kinds: u8) {
+        if kinds == 0 {
+            return;
+        }
+        self.total += 1;
+        self.stale += u64::from(kinds & Degraded::STALE != 0);
+        self.default += u64::from(kinds & Degraded::DEFAULT != 0);
+        self.call += u64::from(kinds & Degraded::CALL != 0);
+    }
+
+    /// Adds `other`'s counts to these.
+    pub fn absorb(&mut self, other: &DegradedCounts) {
+        self.total += other.total;
+        self.stale += other.stale;
+        self.default += other.default;
+        self.call += other.call;
+    }
+}
+
+/// What a call step's fallback did with the calls that failed into it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct FallbackCounts {
+    /// Failed calls that took the fallback (their failure was in `on`).
+    pub taken: u64,
+    /// Of those, answered from a stale cache entry.
+    pub stale: u64,
+    /// Answered with a default.
+    pub default: u64,
+    /// Answered by a secondary service (a `call` fallback that succeeded).
+    pub call: u64,
+    /// Failed all the same: every kind passed, or `fail`.
+    pub failed: u64,
 }
 
 /// Counts of failures by reason.
@@ -189,6 +300,8 @@ pub struct EdgeCounters {
     pub fan_out: FanOutCounts,
     /// What its cache did.
     pub cache: CacheCounts,
+    /// What its fallback did.
+    pub fallback: FallbackCounts,
 }
 
 impl EdgeCounters {
@@ -224,6 +337,14 @@ impl EdgeCounters {
                     coalesced,
                     refreshes,
                 },
+            fallback:
+                FallbackCounts {
+                    taken,
+                    stale,
+                    default,
+                    call,
+                    failed: fallback_failed,
+                },
         } = other;
         self.attempts += attempts;
         self.retries += retries;
@@ -246,6 +367,11 @@ impl EdgeCounters {
         self.cache.misses += misses;
         self.cache.coalesced += coalesced;
         self.cache.refreshes += refreshes;
+        self.fallback.taken += taken;
+        self.fallback.stale += stale;
+        self.fallback.default += default;
+        self.fallback.call += call;
+        self.fallback.failed += fallback_failed;
     }
 }
 
@@ -312,8 +438,10 @@ impl FanOutCounts {
 pub struct WorkloadCounters {
     /// Logical requests.
     pub requests: u64,
-    /// Of those, succeeded.
+    /// Of those, succeeded (in full or degraded).
     pub succeeded: u64,
+    /// Of those, answered degraded by fallbacks.
+    pub degraded: DegradedCounts,
     /// Latency of its requests that succeeded. Each answer is recorded once,
     /// here or in `failed_latency` (a histogram's counts are hundreds of
     /// kilobytes, and a second record per answer was a second cache miss);

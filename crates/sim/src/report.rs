@@ -9,8 +9,8 @@ use crate::analysis::{classify, samples_of, Verdict};
 use crate::layout::{Column, Layout, TableWriter};
 use crate::measurements::Measurements;
 use crate::metrics::{
-    round_ms, EdgeCounters, FailureCounts, FanOutCounts, LatencyRecorder, Quantiles,
-    ServiceCounters,
+    round_ms, DegradedCounts, EdgeCounters, FailureCounts, FanOutCounts, LatencyRecorder,
+    Quantiles, ServiceCounters,
 };
 use crate::policy_state::PolicyState;
 use crate::timeseries::{ServiceBucket, TimeSeries};
@@ -67,8 +67,12 @@ pub struct VariantReport {
     pub variant: String,
     /// Logical requests generated.
     pub requests: u64,
-    /// Answered with success.
+    /// Answered with success, in full or degraded.
     pub succeeded: u64,
+    /// Of those, answered in full: no fallback answered anywhere on the way.
+    pub answered_full: u64,
+    /// Of those, answered degraded by fallbacks, by kind.
+    pub degraded: DegradedCounts,
     /// Answered with an error (or given up on by the caller).
     pub failed: u64,
     /// Failures by reason.
@@ -316,8 +320,10 @@ pub struct WorkloadReport {
     pub name: String,
     /// Logical requests.
     pub requests: u64,
-    /// Of those, succeeded.
+    /// Of those, succeeded (in full or degraded).
     pub succeeded: u64,
+    /// Of those, answered degraded by fallbacks.
+    pub degraded: u64,
     /// `succeeded / requests` (`None` without requests).
     pub success_rate: Option<f64>,
     /// Latency of all its requests, ms (`None`: none was answered).
@@ -535,6 +541,7 @@ pub(crate) fn variant_report(
             name: name.clone(),
             requests: c.requests,
             succeeded: c.succeeded,
+            degraded: c.degraded.total,
             success_rate: (c.requests > 0)
                 .then(|| round_ratio(c.succeeded as f64 / c.requests as f64)),
             latency_ms: c.latency().quantiles(),
@@ -582,6 +589,8 @@ pub(crate) fn variant_report(
         variant: variant.to_string(),
         requests,
         succeeded: measured.succeeded,
+        answered_full: measured.succeeded - measured.degraded.total,
+        degraded: measured.degraded,
         failed,
         failed_by_reason: measured.failures,
         unanswered: requests - measured.succeeded - failed,
@@ -692,6 +701,11 @@ pub const SUMMARY_COLUMNS: &[&str] = &[
     "failed",
     "success_rate",
     "unanswered",
+    "answered_full",
+    "degraded",
+    "degraded_stale",
+    "degraded_default",
+    "degraded_call",
     "latency_p50_ms",
     "latency_p90_ms",
     "latency_p99_ms",
@@ -817,7 +831,13 @@ pub const ATTEMPT_COLUMNS: &[&str] = &[
 ];
 
 /// The per-workload columns, each prefixed by `<workload>.`.
-pub const WORKLOAD_COLUMNS: &[&str] = &["requests", "succeeded", "success_rate", "latency_p99_ms"];
+pub const WORKLOAD_COLUMNS: &[&str] = &[
+    "requests",
+    "succeeded",
+    "degraded",
+    "success_rate",
+    "latency_p99_ms",
+];
 
 /// The header of `summary.csv` for a run of one variant whose model is
 /// `model`, as [`RunReport::summary_table`] writes it: known before the run,
@@ -933,6 +953,11 @@ impl RunReport {
             row.extend(failure_cells(&v.failed_by_reason));
             row.extend([
                 v.unanswered.to_string(),
+                v.answered_full.to_string(),
+                v.degraded.total.to_string(),
+                v.degraded.stale.to_string(),
+                v.degraded.default.to_string(),
+                v.degraded.call.to_string(),
                 opt(&l.map(|l| l.p50)),
                 opt(&l.map(|l| l.p90)),
                 opt(&l.map(|l| l.p99)),
@@ -1021,6 +1046,7 @@ impl RunReport {
                     Some(w) => row.extend([
                         w.requests.to_string(),
                         w.succeeded.to_string(),
+                        w.degraded.to_string(),
                         opt(&w.success_rate),
                         opt(&w.latency_ms.map(|l| l.p99)),
                     ]),
@@ -1140,6 +1166,7 @@ impl RunReport {
                     g.succeeded.to_string(),
                 ];
                 row.extend(failure_cells(&g.failures));
+                row.push(g.degraded.to_string());
                 row.push(opt(&g.mean_latency_ms().map(round_ms)));
                 row.push(g.zombies.to_string());
                 for (&at, &has_cpu) in service_at.iter().zip(&has_cpu) {
@@ -1239,6 +1266,7 @@ pub const TIMESERIES_COLUMNS: &[&str] = &[
     "t_s",
     "requests",
     "succeeded",
+    "degraded",
     "mean_latency_ms",
     "zombies",
 ];

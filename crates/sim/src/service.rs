@@ -167,6 +167,8 @@ impl Simulator<'_> {
             unheard: orphaned,
             holds_worker: true,
             class,
+            fallback_at: 0,
+            degraded: 0,
             arrived: now,
             waited_us: 0,
             in_flight_at_arrival: in_flight + 1,
@@ -302,7 +304,8 @@ impl Simulator<'_> {
         }
         let task = &self.world.tasks[task_id];
         let Some(step) = service.steps.get(task.step) else {
-            self.complete_task(task_id, Outcome::Ok);
+            let answer = Outcome::success_degraded_by(task.degraded);
+            self.complete_task(task_id, answer);
             return;
         };
         // A handler that watches for cancellation and whose caller already left
@@ -513,7 +516,8 @@ impl Simulator<'_> {
         // Its last step done, the handler is: most handlers are one work
         // step, and this answers them without going through `run_step`.
         if task.step >= self.topology.service_of(task.service).steps.len() {
-            self.complete_task(task_id, Outcome::Ok);
+            let answer = Outcome::success_degraded_by(task.degraded);
+            self.complete_task(task_id, answer);
         } else {
             self.run_step(task_id);
         }
@@ -525,13 +529,23 @@ impl Simulator<'_> {
             return;
         };
         match outcome {
-            Outcome::Ok => {
+            Outcome::Ok | Outcome::Degraded(_) => {
+                task.degraded |= outcome.degraded_by();
+                if task.fallback_at != 0 {
+                    self.fallback_call_answered(task_id);
+                }
+                let task = &mut self.world.tasks[task_id];
                 task.step += 1;
                 task.state = TaskState::Working;
                 self.run_step(task_id);
             }
-            Outcome::Failed(_) => self.complete_task(task_id, outcome),
+            Outcome::Failed(reason) => self.call_step_failed(task_id, reason),
         }
+    }
+
+    /// The handler fails with `reason`.
+    pub(crate) fn fail_task(&mut self, task_id: TaskId, reason: FailReason) {
+        self.complete_task(task_id, Outcome::Failed(reason));
     }
 
     /// The handler ended: answer the caller, or count wasted work if it left.
@@ -547,12 +561,12 @@ impl Simulator<'_> {
             .concurrency
             .as_mut()
         {
-            let dropped = outcome != Outcome::Ok;
+            let dropped = !outcome.is_success();
             limit.on_sample(now, now - task.arrived, task.in_flight_at_arrival, dropped);
         }
         let counters = &mut self.measured.services[task.service];
         counters.completed += 1;
-        if outcome != Outcome::Ok {
+        if !outcome.is_success() {
             counters.failed += 1;
         }
         let nobody_reads =

@@ -87,6 +87,9 @@ pub enum Event {
         /// Its instance.
         instance: u32,
     },
+    /// A parallel step's branch failed, and its fallback's default answer
+    /// (on the branch's edge) is ready.
+    BranchDefault(FanOutId, EdgeId),
 }
 
 /// Where in its handler a message is sent, which decides how one with no
@@ -103,7 +106,7 @@ pub(crate) enum Delivery {
 }
 
 /// How many kinds of [`Event`] there are.
-pub const EVENT_KINDS: usize = 14;
+pub const EVENT_KINDS: usize = 15;
 
 impl Event {
     /// The kinds of event, in the order of [`Event::kind_index`]: what
@@ -123,6 +126,7 @@ impl Event {
         "user wakes",
         "work failed",
         "cpu done",
+        "branch default",
     ];
 
     /// This event's place in [`Event::KINDS`].
@@ -143,6 +147,7 @@ impl Event {
             Event::UserWakes { .. } => 11,
             Event::WorkFailed(..) => 12,
             Event::CpuDone { .. } => 13,
+            Event::BranchDefault(..) => 14,
         }
     }
 }
@@ -781,6 +786,7 @@ impl<'m> Simulator<'m> {
             Event::CpuDone { service, instance } => {
                 self.on_cpu_done(service as usize, instance as usize)
             }
+            Event::BranchDefault(fan, branch) => self.on_branch_default(fan, branch),
         }
     }
 

@@ -6,7 +6,7 @@
 //! with requests.
 
 use crate::measurements::BucketCapacity;
-use crate::metrics::{FailReason, FailureCounts, LatencyRecorder};
+use crate::metrics::{FailureCounts, LatencyRecorder, Outcome};
 use stormsim_engine::{SimDuration, SimTime};
 
 /// Run-wide counters of one bucket.
@@ -14,8 +14,10 @@ use stormsim_engine::{SimDuration, SimTime};
 pub struct GlobalBucket {
     /// Logical requests that arrived.
     pub requests: u64,
-    /// Logical requests answered with success (goodput).
+    /// Logical requests answered with success (goodput), in full or degraded.
     pub succeeded: u64,
+    /// Of those, answered degraded by a fallback.
+    pub degraded: u64,
     /// Logical requests answered with an error, by reason.
     pub failures: FailureCounts,
     /// Sum of the latencies of the requests answered in the bucket, ns.
@@ -154,6 +156,9 @@ pub struct WorkloadBucket {
     /// Of its requests answered in the bucket, those that succeeded (in
     /// memory only).
     pub succeeded: u64,
+    /// Of those, answered degraded by a fallback (in memory only: a
+    /// recovery is judged on full answers).
+    pub degraded: u64,
 }
 
 /// The time series of one run.
@@ -207,6 +212,8 @@ pub(crate) struct OpenLatencies {
     requests: u64,
     /// Requests answered with success in the open bucket.
     succeeded: u64,
+    /// Of those, degraded.
+    degraded: u64,
 }
 
 /// A bucket's latencies past [`MAX_EXACT_LATENCIES`]: all of them in a
@@ -252,6 +259,7 @@ impl OpenLatencies {
     fn close(&mut self) -> WorkloadBucket {
         let requests = std::mem::take(&mut self.requests);
         let succeeded = std::mem::take(&mut self.succeeded);
+        let degraded = std::mem::take(&mut self.degraded);
         if let Some(past) = self.past_exact.take() {
             let q = past.histogram.quantiles();
             return WorkloadBucket {
@@ -261,6 +269,7 @@ impl OpenLatencies {
                 latency_sum_ns: past.sum_ns,
                 requests,
                 succeeded,
+                degraded,
             };
         }
         let row = WorkloadBucket {
@@ -270,6 +279,7 @@ impl OpenLatencies {
             latency_sum_ns: sum_ns(&self.exact),
             requests,
             succeeded,
+            degraded,
         };
         self.exact.clear();
         row
@@ -481,21 +491,22 @@ impl TimeSeries {
         }
     }
 
-    pub(crate) fn answered(
-        &mut self,
-        workload: usize,
-        latency: SimDuration,
-        failure: Option<FailReason>,
-    ) {
+    pub(crate) fn answered(&mut self, workload: usize, latency: SimDuration, outcome: Outcome) {
+        let degraded = u64::from(outcome.degraded_by() != 0);
         if let Some(latencies) = self.open_latencies.get_mut(workload) {
             latencies.record(latency);
-            latencies.succeeded += u64::from(failure.is_none());
+            latencies.succeeded += u64::from(outcome.is_success());
+            latencies.degraded += degraded;
         }
         let g = self.global_mut();
         g.latency_sum_ns += u128::from(latency.as_nanos());
-        match failure {
-            None => g.succeeded += 1,
-            Some(reason) => g.failures.add(reason),
+        match outcome {
+            Outcome::Ok => g.succeeded += 1,
+            Outcome::Degraded(_) => {
+                g.succeeded += 1;
+                g.degraded += 1;
+            }
+            Outcome::Failed(reason) => g.failures.add(reason),
         }
     }
 }
@@ -537,10 +548,10 @@ mod tests {
         let mut ts = TimeSeries::new(SimDuration::from_secs(1), std::iter::empty(), 2);
         ts.open(0, std::iter::empty());
         for ms in [10.0, 20.0, 30.0] {
-            ts.answered(0, SimDuration::from_ms(ms), None);
+            ts.answered(0, SimDuration::from_ms(ms), Outcome::Ok);
         }
         ts.open(0, std::iter::empty());
-        ts.answered(1, SimDuration::from_ms(5.0), None);
+        ts.answered(1, SimDuration::from_ms(5.0), Outcome::Ok);
         ts.close();
         ts.close(); // closing twice changes nothing
         assert_eq!(ts.workload(0, 0).p50_ms, Some(20.0));
@@ -561,11 +572,11 @@ mod tests {
         // 1 µs, 2 µs, ..., n µs: the median is n/2 µs, the 99th percentile 0.99 n.
         let n = MAX_EXACT_LATENCIES as u64 + 1000;
         for us in 1..=n {
-            ts.answered(0, SimDuration(us * 1000), None);
+            ts.answered(0, SimDuration(us * 1000), Outcome::Ok);
         }
         assert!(ts.open_latencies[0].exact.capacity() == 0, "let go of");
         ts.open(0, std::iter::empty());
-        ts.answered(0, SimDuration::from_ms(3.0), None);
+        ts.answered(0, SimDuration::from_ms(3.0), Outcome::Ok);
         ts.close();
         let full = ts.workload(0, 0);
         let near = |got: Option<f64>, want_ms: f64| {

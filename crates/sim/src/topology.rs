@@ -6,7 +6,7 @@
 use crate::policy::retry::RetryRule;
 use crate::world::EdgeId;
 use stormsim_engine::{SimDuration, StreamKey};
-use stormsim_model::{CallPolicy, Change, Model, Service, ServiceId, Step};
+use stormsim_model::{CallPolicy, Change, FallbackUse, Model, Service, ServiceId, Step};
 
 /// The model in force and what is derived from it.
 pub(crate) struct Topology<'m> {
@@ -28,6 +28,8 @@ pub(crate) struct Topology<'m> {
     pub step_edge: Vec<Vec<EdgeId>>,
     /// The calling service of each edge (`None`: a workload).
     pub edge_caller: Vec<Option<ServiceId>>,
+    /// Per edge, how it is tied to fallbacks (see [`FallbackLink`]).
+    pub fallback_links: Vec<FallbackLink>,
     /// Stream of the instances' clock skews.
     clock_key: StreamKey,
 }
@@ -42,7 +44,7 @@ impl<'m> Topology<'m> {
             changes.is_sorted_by_key(|c| c.at),
             "timeline changes out of time order"
         );
-        let (edges, step_edge) = edges_of(model);
+        let (edges, step_edge, fallback_links) = edges_of(model);
         Topology {
             model,
             changes,
@@ -51,6 +53,7 @@ impl<'m> Topology<'m> {
             retry_rules: retry_rules_of(&edges),
             edges,
             step_edge,
+            fallback_links,
             edge_caller: callers_of(model),
             clock_key: StreamKey::root(model.seed).label("clock"),
         }
@@ -63,8 +66,9 @@ impl<'m> Topology<'m> {
         let before = self.model;
         self.model = &self.changes[index].model;
         self.epoch = index as u32 + 1;
-        let (edges, step_edge) = edges_of(self.model);
+        let (edges, step_edge, fallback_links) = edges_of(self.model);
         self.step_edge = step_edge;
+        self.fallback_links = fallback_links;
         self.retry_rules = retry_rules_of(&edges);
         (before, std::mem::replace(&mut self.edges, edges))
     }
@@ -147,41 +151,80 @@ fn callers_of(model: &Model) -> Vec<Option<ServiceId>> {
     let mut callers = vec![None; model.workloads.len()];
     for (s, service) in model.services.iter().enumerate() {
         for step in &service.steps {
-            callers.extend(step.calls().iter().map(|_| Some(s)));
+            callers.extend(step.edges().map(|_| Some(s)));
         }
     }
     callers
 }
 
+/// How an edge is tied to fallbacks: where the calls of its own fallback
+/// are, and, for the call of a fallback, whose fallback it is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct FallbackLink {
+    /// The edge of its fallback's first `call` (the `k`-th call of the chain
+    /// is `first_call + k`); [`EdgeId::MAX`] if it has none.
+    pub first_call: EdgeId,
+    /// For the call of a fallback: the edge whose fallback it belongs to, and
+    /// its place in that chain.
+    pub stands_in_for: Option<(EdgeId, u8)>,
+}
+
+impl FallbackLink {
+    const NONE: FallbackLink = FallbackLink {
+        first_call: EdgeId::MAX,
+        stands_in_for: None,
+    };
+}
+
 /// Every call edge of a model: one per workload (the caller's own policy),
-/// then one per call step, and one per branch of a parallel step, in model
-/// order; and the (first) edge of each step (`EdgeId::MAX` for work). A
-/// parallel step's branch `b` is edge `step_edge + b`.
-fn edges_of(model: &Model) -> (Vec<CallPolicy>, Vec<Vec<EdgeId>>) {
+/// then each step's edges ([`Step::edges`]): one per call step, and one per
+/// branch of a parallel step, then one per `call` of their fallbacks, in
+/// model order; the (first) edge of each step (`EdgeId::MAX` for work), and
+/// each edge's [`FallbackLink`]. A parallel step's branch `b` is edge
+/// `step_edge + b`.
+fn edges_of(model: &Model) -> (Vec<CallPolicy>, Vec<Vec<EdgeId>>, Vec<FallbackLink>) {
     // Sized at once: grown by doubling as the call steps' edges follow the
     // workloads', the table could take twice its bytes (a 1,000-copy
     // workload's 520 KB of policies in a 1 MB table).
     let calls: usize = (model.services.iter())
         .flat_map(|s| &s.steps)
-        .map(|step| step.calls().len())
+        .map(|step| step.edges().count())
         .sum();
     let mut edges: Vec<CallPolicy> = Vec::with_capacity(model.workloads.len() + calls);
     edges.extend(model.workloads.iter().map(|w| (*w.edge).clone()));
+    let mut links = vec![FallbackLink::NONE; model.workloads.len()];
     let mut step_edge = Vec::new();
     for s in &model.services {
         let mut per_step = Vec::new();
         for step in &s.steps {
             let calls = step.calls();
-            per_step.push(if calls.is_empty() {
-                EdgeId::MAX
-            } else {
-                edges.len() as EdgeId
-            });
-            edges.extend(calls.iter().cloned());
+            let first = edges.len() as EdgeId;
+            per_step.push(if calls.is_empty() { EdgeId::MAX } else { first });
+            edges.extend(step.edges().cloned());
+            links.resize(edges.len(), FallbackLink::NONE);
+            // The fallbacks' calls follow the step's calls, call by call.
+            let mut next = first + calls.len() as EdgeId;
+            for (b, call) in calls.iter().enumerate() {
+                let primary = first + b as EdgeId;
+                let chain = call
+                    .fallback
+                    .iter()
+                    .flat_map(|f| f.chain.iter().enumerate());
+                for (i, use_) in chain {
+                    if matches!(use_, FallbackUse::Call(_)) {
+                        let link = &mut links[primary as usize];
+                        if link.first_call == EdgeId::MAX {
+                            link.first_call = next;
+                        }
+                        links[next as usize].stands_in_for = Some((primary, i as u8));
+                        next += 1;
+                    }
+                }
+            }
         }
         step_edge.push(per_step);
     }
-    (edges, step_edge)
+    (edges, step_edge, links)
 }
 
 #[cfg(test)]

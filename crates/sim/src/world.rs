@@ -372,6 +372,9 @@ pub struct FanOutState {
     /// For a parallel step: which branch is which (`None`: a fan-out over
     /// the callee's shards, whose children are alike).
     pub branches: Option<Branches>,
+    /// The kinds of fallback its successful children were degraded by
+    /// ([`crate::metrics::Degraded`] bits).
+    pub degraded: u8,
 }
 
 /// The branches of a parallel step in progress. Branch `b` calls on edge
@@ -414,6 +417,9 @@ pub struct CacheLoad {
 pub struct CacheEntry {
     /// Fresh before this time.
     pub fresh_until: SimTime,
+    /// It holds a value: loaded once, or warm from the start (a key never
+    /// loaded has nothing stale to serve).
+    pub loaded: bool,
     /// The shared load in flight, if any.
     pub loading: Option<CacheLoadId>,
 }
@@ -575,6 +581,12 @@ pub struct Task {
     pub unheard: bool,
     /// Priority class, inherited from the logical request.
     pub class: Option<u8>,
+    /// Where its current call step is: 0 the step's own call, `i + 1` the
+    /// `call` at place `i` of the step's fallback chain.
+    pub fallback_at: u8,
+    /// The kinds of fallback that answered on the way so far
+    /// ([`crate::metrics::Degraded`] bits): its answer is degraded by them.
+    pub degraded: u8,
     /// When it arrived (queueing delay, latency samples).
     pub arrived: SimTime,
     /// How long it waited for a worker, µs, saturating at `u32::MAX` (71
