@@ -219,8 +219,13 @@ fn default_columns(run: &RunReport, format: Format) -> Vec<String> {
     if matches!(format, Format::Csv | Format::Json) {
         columns.push("complete".into());
     }
+    columns.push("success_rate".into());
+    // Answers a fallback served: part of the successes, not full answers.
+    if run.variants.iter().any(|v| v.degraded.total > 0) {
+        columns.push("degraded".into());
+    }
     columns.extend(
-        ["success_rate", "latency_p50_ms", "latency_p99_ms"]
+        ["latency_p50_ms", "latency_p99_ms"]
             .iter()
             .map(|c| c.to_string()),
     );

@@ -582,6 +582,9 @@ pub struct Fallback {
     pub chain: Vec<FallbackUse>,
     /// Its answers are degraded.
     pub degraded: bool,
+    /// The step is marked a write (`idempotent: false`): a guessed answer
+    /// (stale or default) is warned about.
+    pub for_a_write: bool,
 }
 
 impl Fallback {

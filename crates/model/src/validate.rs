@@ -1394,7 +1394,9 @@ fn check_step(
                 );
             }
             if let Some(f) = &step.fallback {
-                let fallback = check_fallback(ck, &format!("{at}.fallback"), f, &policy, lookup);
+                let mut fallback =
+                    check_fallback(ck, &format!("{at}.fallback"), f, &policy, lookup);
+                fallback.for_a_write = step.idempotent == Some(false);
                 policy.fallback = Some(Box::new(fallback));
             }
             Some(Step::Call(Box::new(policy)))
@@ -1483,6 +1485,7 @@ fn check_fallback(
         on: f.on.iter().fold(0, |set, o| set | o.bit()),
         chain,
         degraded: f.degraded,
+        for_a_write: false,
     }
 }
 

@@ -13,8 +13,8 @@
 //! a hedge needs, slow the network, raise the traffic), the rule says how.
 
 use crate::{
-    Backoff, BudgetSpec, CallPolicy, Change, Dist, LoadedModel, Model, RateLimitSpec, Step,
-    TimelineRole, Variant,
+    Backoff, BudgetSpec, CallPolicy, Change, Dist, FallbackUse, LoadedModel, Model, RateLimitSpec,
+    Step, TimelineRole, Variant,
 };
 use std::fmt;
 use stormsim_engine::SimDuration;
@@ -22,6 +22,10 @@ use stormsim_engine::SimDuration;
 /// Every warning's name, with what it says (for `--no-warnings=NAME` and the
 /// docs).
 pub const WARNINGS: &[(&str, &str)] = &[
+    (
+        "fallback-guesses-a-write",
+        "a `stale` or `default` fallback on a call marked `idempotent: false` (a write: fail explicitly, never guess)",
+    ),
     (
         "hedge-never-fires",
         "a hedge to a callee with one replica (of its shard, for a fan-out)",
@@ -100,8 +104,9 @@ impl fmt::Display for Warning {
 /// of them). Library API: what `stormsim check` and `run` print, and the
 /// Python package returns.
 pub fn warnings(loaded: &LoadedModel) -> Vec<Warning> {
-    let rules: [fn(&Variant) -> Vec<Warning>; 10] = [
+    let rules: [fn(&Variant) -> Vec<Warning>; 11] = [
         hedges_that_never_fire,
+        fallbacks_that_guess_a_write,
         envoy_budget_percent,
         timeouts_below_round_trip,
         trigger_without_metastability,
@@ -234,6 +239,22 @@ fn hedges_that_never_fire(variant: &Variant) -> Vec<Warning> {
         }
     }
     out
+}
+
+/// A write's answer cannot be made up: a stale value or a default in place
+/// of a failed write tells the user it happened when it did not (S5: "never
+/// guess for anything that moves money"). A `call` fallback (another
+/// service that can do the write) and `fail` are fine.
+fn fallbacks_that_guess_a_write(variant: &Variant) -> Vec<Warning> {
+    edge_warnings(variant, "fallback-guesses-a-write", |at, policy| {
+        let fallback = policy.fallback.as_deref().filter(|f| f.for_a_write)?;
+        let i = (fallback.chain.iter())
+            .position(|u| matches!(u, FallbackUse::Stale { .. } | FallbackUse::Default { .. }))?;
+        Some((
+            format!("{at}.fallback.chain[{i}]"),
+            "a write (`idempotent: false`) answered with a stale value or a default: the caller is told it happened when it did not; fail explicitly (`fail`) or call a service that can do it".into(),
+        ))
+    })
 }
 
 /// Envoy's `budget_percent` is a percent (Envoy's `Percent`, 20.0 = 20%):

@@ -693,3 +693,36 @@ fn regression_a_reshaped_workload_counts_no_sure_arrivals() {
         "set": {"workloads[users].arrival": {"kind": "trace", "rates_per_s": [1e7]}}}]);
     quiet(&doc);
 }
+
+/// A write answered with a made-up value warns at the kind that guesses; a
+/// read, a write that fails explicitly, or one that falls back to another
+/// service that can do it, does not.
+#[test]
+fn a_fallback_that_guesses_a_write_warns() {
+    let step = |idempotent: Option<bool>, chain: Value| {
+        let mut doc = with(
+            base(),
+            "services[gateway].steps[0].fallback",
+            json!({"chain": chain}),
+        );
+        if let Some(i) = idempotent {
+            doc = with(doc, "services[gateway].steps[0].idempotent", json!(i));
+        }
+        doc
+    };
+    let guess = json!([{"kind": "call", "call": "C"}, {"kind": "default"}]);
+    let mut doc = step(Some(false), guess.clone());
+    doc["services"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"name": "C", "steps": [{"work": {"kind": "constant", "ms": 5}}]}));
+    warns(
+        &doc,
+        "fallback-guesses-a-write",
+        "services[gateway].steps[0].fallback.chain[1]",
+        "a write (`idempotent: false`) answered with a stale value or a default: the caller is told it happened when it did not; fail explicitly (`fail`) or call a service that can do it",
+    );
+    quiet(&step(Some(false), json!([{"kind": "fail"}])));
+    quiet(&step(None, json!([{"kind": "default"}])));
+    quiet(&step(Some(true), json!([{"kind": "default"}])));
+}

@@ -370,6 +370,70 @@ impl Gen {
         Value::Object(c)
     }
 
+    /// Sometimes, a fallback on `call` (service `i`'s call to service `to`):
+    /// on some or all failures, a chain of up to three kinds, a `stale` only
+    /// where the call has a cache, a `call` to another later service with a
+    /// call's policies.
+    fn maybe_fallback(
+        &mut self,
+        call: &mut Value,
+        i: usize,
+        to: usize,
+        names: &[String],
+        shape: &[(u64, u64)],
+    ) {
+        if !self.chance(0.2) {
+            return;
+        }
+        let mut chain = Vec::new();
+        for _ in 0..self.int(1, 3) {
+            let others: Vec<usize> = (i + 1..names.len()).filter(|&o| o != to).collect();
+            match self.int(0, 3) {
+                0 if call.get("cache").is_some() => {
+                    chain.push(json!({"kind": "stale", "max_staleness_ms": self.num(1.0, 1000.0)}))
+                }
+                1 if !others.is_empty() => {
+                    let other = others[self.int(0, others.len() as u64 - 1) as usize];
+                    let mut step = self.call(&names[other], shape[other].0);
+                    let fields = step.as_object_mut().expect("a call is an object");
+                    for not_in_a_fallback in
+                        ["fan_out", "cache", "hold_worker", "hedge", "idempotent"]
+                    {
+                        fields.remove(not_in_a_fallback);
+                    }
+                    fields.insert("kind".into(), json!("call"));
+                    chain.push(step);
+                }
+                2 => {
+                    // Nothing after a default or `fail`: never reached.
+                    let work = self.chance(0.5).then(|| self.dist(0));
+                    chain.push(match work {
+                        Some(w) => json!({"kind": "default", "work": w}),
+                        None => json!({"kind": "default"}),
+                    });
+                    break;
+                }
+                _ => {
+                    chain.push(json!({"kind": "fail"}));
+                    break;
+                }
+            }
+        }
+        let mut fallback = json!({"chain": chain, "degraded": self.chance(0.8)});
+        if self.chance(0.4) {
+            let mut on = self.outcomes();
+            if let Some(on) = on.as_array_mut() {
+                on.push(json!(*self.pick(&[
+                    "breaker_open",
+                    "bulkhead_full",
+                    "throttled"
+                ])));
+            }
+            fallback["on"] = on;
+        }
+        call["fallback"] = fallback;
+    }
+
     /// A parallel step of service `i`: 2 to 4 branches, each a call to a
     /// later service with the policies a branch takes, all in one context;
     /// optional branches, or `wait_for`, and a deadline, by chance.
@@ -386,6 +450,8 @@ impl Gen {
             for not_in_a_branch in ["fan_out", "cache", "hold_worker"] {
                 fields.remove(not_in_a_branch);
             }
+            self.maybe_fallback(&mut branch, i, to, names, shape);
+            let fields = branch.as_object_mut().expect("a call is an object");
             fields.insert("context".into(), json!(context));
             // At least one branch stays required.
             if !first_k && b > 0 && self.chance(0.3) {
@@ -525,7 +591,9 @@ impl Gen {
                     if self.chance(0.2) {
                         steps.push(self.parallel(i, &names, &shape));
                     } else {
-                        steps.push(self.call(&names[to], shape[to].0));
+                        let mut call = self.call(&names[to], shape[to].0);
+                        self.maybe_fallback(&mut call, i, to, &names, &shape);
+                        steps.push(call);
                     }
                 } else {
                     let mut w = json!({"work": self.dist(0)});

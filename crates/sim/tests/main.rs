@@ -18,6 +18,7 @@ mod deadline_budgets;
 mod deadline_chain;
 mod edge_and_class_metrics;
 mod error_spike;
+mod fallbacks;
 mod forked_variants;
 mod fuzz_models;
 mod hardening;
