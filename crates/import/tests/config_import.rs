@@ -15,7 +15,16 @@ fn data(name: &str) -> (String, String) {
 
 fn imported(source: Source, files: &[&str]) -> Imported {
     let inputs: Vec<_> = files.iter().map(|f| data(f)).collect();
-    let imported = import(source, &inputs).unwrap_or_else(|e| match e {
+    imported_inputs(source, &inputs)
+}
+
+/// [`imported`] for a file written in the test.
+fn imported_text(source: Source, name: &str, text: &str) -> Imported {
+    imported_inputs(source, &[(name.to_string(), text.to_string())])
+}
+
+fn imported_inputs(source: Source, inputs: &[(String, String)]) -> Imported {
+    let imported = import(source, inputs).unwrap_or_else(|e| match e {
         ImportError::Invalid(ps) => panic!("{ps:#?}"),
     });
     assert!(imported.whole_model);
@@ -459,6 +468,232 @@ fn config_resilience4j_absent_fields_take_resilience4j_defaults() {
         ],
     );
     assert!(i.unmapped.is_empty(), "{:#?}", i.unmapped);
+}
+
+/// The message of the warning at `path`.
+fn unmapped_at<'a>(i: &'a Imported, path: &str) -> &'a str {
+    i.unmapped
+        .iter()
+        .find(|u| u.path == path)
+        .map(|u| u.message.as_str())
+        .unwrap_or_else(|| panic!("{path} not reported: {:#?}", i.unmapped))
+}
+
+/// No call step of the model has a fallback: what looks like one in the
+/// input is reported, never guessed.
+fn assert_no_fallback(model: &Value) {
+    for s in model["services"][0]["steps"].as_array().unwrap() {
+        assert!(s.get("fallback").is_none(), "{s:#}");
+    }
+}
+
+#[test]
+fn config_resilience4j_fallback_method_is_reported_with_how_to_model_it() {
+    // Where people put the annotations' fallbackMethod in configuration:
+    // on an instance (kebab case and a dotted key too), a config, a module,
+    // resilience4j itself, and Spring Cloud's keys (a Gateway route's CircuitBreaker
+    // filter takes a fallbackUri).
+    let text = "\
+resilience4j:
+  fallbackMethod: everywhere
+  circuitbreaker:
+    fallbackMethod: fallbackForAll
+    configs:
+      default:
+        slidingWindowSize: 10
+        fallbackMethod: defaultFallback
+    instances:
+      inventory:
+        baseConfig: default
+        fallbackMethod: cachedInventory
+  retry:
+    instances:
+      inventory:
+        maxAttempts: 2
+        fallback-method: retryFallback
+resilience4j.bulkhead.instances.inventory.fallbackMethod: bulkheadFallback
+spring:
+  cloud:
+    gateway:
+      routes:
+      - id: inventory
+        uri: lb://inventory
+        filters:
+        - name: CircuitBreaker
+          args:
+            name: inventory
+            fallbackUri: forward:/inventory-fallback
+    circuitbreaker:
+      resilience4j:
+        fallbackMethod: springFallback
+";
+    let i = imported_text(Source::Resilience4j, "app.yml", text);
+    for path in [
+        "resilience4j.fallbackMethod",
+        "resilience4j.circuitbreaker.fallbackMethod",
+        "resilience4j.circuitbreaker.configs.default.fallbackMethod",
+        "resilience4j.circuitbreaker.instances.inventory.fallbackMethod",
+        "resilience4j.retry.instances.inventory.fallback-method",
+        "resilience4j.bulkhead.instances.inventory.fallbackMethod",
+        "spring.cloud.circuitbreaker.resilience4j.fallbackMethod",
+    ] {
+        let why = unmapped_at(&i, path);
+        assert!(
+            why.starts_with("a fallback method: Java code"),
+            "{path}: {why}"
+        );
+        for kind in [
+            "stale",
+            "default",
+            "call",
+            "fail",
+            "fallback on the call step",
+        ] {
+            assert!(why.contains(kind), "{path}: {kind} not in {why}");
+        }
+    }
+    let why = unmapped_at(
+        &i,
+        "spring.cloud.gateway.routes[0].filters[0].args.fallbackUri",
+    );
+    assert!(why.contains("Spring Cloud Gateway fallback"), "{why}");
+    // As before: the key outside resilience4j is reported whole too, and
+    // the instance's policies are imported as they were.
+    assert_eq!(unmapped_at(&i, "spring"), "not resilience4j configuration");
+    let s = step(&i.model, "inventory");
+    assert_eq!(s["breaker"]["sliding_window_size"], 10);
+    assert_eq!(s["retry"]["max_attempts"], 2);
+    assert_eq!(s["bulkhead"]["max_concurrent_calls"], 25);
+    assert_no_fallback(&i.model);
+}
+
+#[test]
+fn config_envoy_aggregate_cluster_is_reported_not_taken_for_a_fallback() {
+    // Envoy's documented aggregate cluster, with its clusters and a route.
+    let text = r#"{"static_resources": {"clusters": [
+        {"name": "aggregate_cluster", "connect_timeout": "0.25s", "lb_policy": "CLUSTER_PROVIDED",
+         "cluster_type": {"name": "envoy.clusters.aggregate", "typed_config": {
+             "@type": "type.googleapis.com/envoy.extensions.clusters.aggregate.v3.ClusterConfig",
+             "clusters": ["primary", "secondary.svc", "tertiary"]}}},
+        {"name": "primary", "connect_timeout": "0.1s"},
+        {"name": "secondary.svc", "connect_timeout": "1s"},
+        {"name": "tertiary"},
+        {"name": "resolver", "clusterType": {"name": "envoy.clusters.dynamic_forward_proxy"},
+         "lb_subset_config": {"fallback_policy": "ANY_ENDPOINT"}}]}}"#;
+    let i = imported_text(Source::Envoy, "aggregate.json", text);
+    let why = unmapped_at(&i, "static_resources.clusters[0].cluster_type");
+    assert!(
+        why.starts_with(r#"an aggregate cluster, failing over through ["primary", "secondary.svc", "tertiary"] in order"#),
+        "{why}"
+    );
+    assert!(why.contains("not per failed call"), "{why}");
+    // The nearest model, with the names the import gives the services.
+    assert!(
+        why.contains(r#"a call step to primary with fallback {"chain":[{"kind":"call","call":"secondary-svc"},{"kind":"call","call":"tertiary"}],"degraded":false}"#),
+        "{why}"
+    );
+    assert!(
+        unmapped_at(&i, "static_resources.clusters[4].clusterType").starts_with(
+            r#"cluster type "envoy.clusters.dynamic_forward_proxy": a cluster extension"#
+        )
+    );
+    assert!(
+        unmapped_at(&i, "static_resources.clusters[4].lb_subset_config")
+            .contains("not when a call fails")
+    );
+    // Every cluster is still an edge of its own, none with a fallback.
+    for edge in [
+        "aggregate_cluster",
+        "primary",
+        "secondary-svc",
+        "tertiary",
+        "resolver",
+    ] {
+        step(&i.model, edge);
+    }
+    assert_no_fallback(&i.model);
+}
+
+#[test]
+fn config_envoy_failover_endpoints_are_not_counted_as_instances() {
+    // Three endpoints at priority 0 (one written, one by default), two in
+    // the failover priority 1, and a cluster whose first level is 1.
+    let text = r#"{"clusters": [
+        {"name": "payments", "load_assignment": {"endpoints": [
+            {"lb_endpoints": [{}, {}]},
+            {"priority": 0, "lb_endpoints": [{}]},
+            {"priority": 1, "lb_endpoints": [{}, {}]},
+            {"priority": 2, "lb_endpoints": []}]}},
+        {"name": "standby", "load_assignment": {"endpoints": [
+            {"priority": 1, "lb_endpoints": [{}, {}, {}, {}]},
+            {"priority": 2, "lb_endpoints": [{}]}]}}]}"#;
+    let i = imported_text(Source::Envoy, "eds.json", text);
+    assert_eq!(service(&i.model, "payments")["instances"], 3);
+    assert_eq!(service(&i.model, "standby")["instances"], 4);
+    let why = unmapped_at(&i, "clusters[0].load_assignment.endpoints[2].priority");
+    assert!(
+        why.starts_with("2 failover endpoints (priority 1): Envoy sends this level traffic only as priority 0's endpoints turn unhealthy"),
+        "{why}"
+    );
+    assert!(
+        unmapped_at(&i, "clusters[1].load_assignment.endpoints[1].priority").starts_with(
+            "1 failover endpoint (priority 2): Envoy sends this level traffic only as priority 1's"
+        )
+    );
+    // Priority 0 is the default, and a level without endpoints does
+    // nothing: neither is reported.
+    let paths = unmapped_paths(&i);
+    assert!(!paths
+        .iter()
+        .any(|p| p.ends_with("endpoints[1].priority") && p.starts_with("clusters[0]")));
+    assert!(!paths.contains(&"clusters[0].load_assignment.endpoints[3].priority"));
+    assert!(!paths.iter().any(|p| p.ends_with("endpoints[0].priority")));
+}
+
+#[test]
+fn config_istio_locality_failover_is_reported_not_taken_for_a_fallback() {
+    // Istio's locality failover task's DestinationRule.
+    let text = "\
+apiVersion: networking.istio.io/v1
+kind: DestinationRule
+metadata:
+  name: helloworld
+spec:
+  host: helloworld.sample.svc.cluster.local
+  trafficPolicy:
+    connectionPool:
+      http:
+        maxRequestsPerConnection: 1
+    loadBalancer:
+      simple: ROUND_ROBIN
+      localityLbSetting:
+        enabled: true
+        failover:
+          - from: region1
+            to: region2
+        failoverPriority:
+          - topology.kubernetes.io/region
+    outlierDetection:
+      consecutive5xxErrors: 1
+      interval: 1s
+      baseEjectionTime: 1m
+";
+    let i = imported_text(Source::Istio, "dr.yaml", text);
+    let lb = "spec.trafficPolicy.loadBalancer.localityLbSetting";
+    for key in ["failover", "failoverPriority"] {
+        let why = unmapped_at(&i, &format!("{lb}.{key}"));
+        assert!(why.starts_with("locality failover:"), "{why}");
+        assert!(why.contains("same service"), "{why}");
+        assert!(why.contains("not imported as a fallback"), "{why}");
+    }
+    assert_eq!(
+        unmapped_at(&i, &format!("{lb}.enabled")),
+        "locality-aware balancing: the model's skeleton has no zones"
+    );
+    let h = step(&i.model, "helloworld");
+    assert_eq!(h["balancer"], "round_robin");
+    assert_eq!(h["outlier_detection"]["consecutive_5xx"], 1);
+    assert_no_fallback(&i.model);
 }
 
 #[test]

@@ -11,8 +11,8 @@
 //! `max_requests` 1024, `max_retries` 3, `connect_timeout` 5 s), since Envoy
 //! applies them whether written or not.
 
-use super::read::{Cx, DurationSyntax::Proto, Fields};
-use super::skeleton::{upstream, Edge};
+use super::read::{norm, Cx, DurationSyntax::Proto, Fields};
+use super::skeleton::{model_name, upstream, Edge};
 use super::tree::{index, Node, Value as Y};
 use super::{Input, Out};
 use serde_json::{json, Map, Value};
@@ -586,7 +586,7 @@ fn retry_policy(cx: &mut Cx, node: &Node, path: &str) -> Option<(Option<f64>, Ma
         &[
             ("retry_host_predicate", "a retry goes where the model's balancer sends it, which may be the host that failed (no host predicate)"),
             ("host_selection_retry_max_attempts", "host selection retries: the model has no retry host predicate"),
-            ("retry_priority", "priority-aware retries: the model has one priority"),
+            ("retry_priority", "retries sent to other priority levels (previous_priorities: failover endpoints, or an aggregate cluster's next cluster): the model has one priority level, and a retry goes where the balancer sends it"),
             ("per_try_idle_timeout", "the per-try idle timeout: the model has no streams"),
             ("retriable_headers", "header-based retry conditions: the model's responses have no headers"),
             ("retriable_request_headers", "request headers: the model's requests have none"),
@@ -762,6 +762,9 @@ fn cluster(cx: &mut Cx, node: &Node, path: &str, found: &mut Found) {
     if let Some((n, p)) = f.take("outlier_detection") {
         c.outlier_detection = outlier_detection(cx, n, &p);
     }
+    if let Some((n, p)) = f.take("cluster_type") {
+        cx.unmapped(&p, cluster_type(n));
+    }
     f.finish(
         cx,
         &[
@@ -808,10 +811,70 @@ fn cluster(cx: &mut Cx, node: &Node, path: &str, found: &mut Found) {
                 "max_requests_per_connection",
                 "connection reuse: the model has no connections",
             ),
+            (
+                "lb_subset_config",
+                "subset load balancing (its fallback_policy picks other endpoints of this cluster when no subset matches a request, not when a call fails): the model's instances of a service are alike",
+            ),
         ],
         "an Envoy cluster",
     );
     found.clusters.push(c);
+}
+
+/// Why a cluster's `cluster_type` (a cluster extension) is not imported. An
+/// aggregate cluster is named with its clusters because it reads as a
+/// fallback to a secondary service and is not one: Envoy treats its
+/// clusters' priority levels as one list and shifts traffic down it as
+/// hosts turn unhealthy (health checks, outlier detection), by share of
+/// load, not per failed call as a model `fallback` answers, so mapping it to
+/// one would be wrong whenever the primary is partly healthy.
+fn cluster_type(node: &Node) -> String {
+    let text = |n: Option<&Node>| match n.map(|n| &n.value) {
+        Some(Y::Str(s)) => s.clone(),
+        _ => String::new(),
+    };
+    let name = text(field(node, "name"));
+    let config = field(node, "typed_config");
+    let aggregate = name == "envoy.clusters.aggregate"
+        || text(config.and_then(|c| c.get("@type"))).contains("clusters.aggregate.");
+    if !aggregate {
+        return format!("cluster type {name:?}: a cluster extension, not modelled; the cluster is imported as a fixed set of instances");
+    }
+    let clusters: Vec<String> = config
+        .and_then(|c| field(c, "clusters"))
+        .map(|l| match &l.value {
+            Y::Seq(items) => items.iter().map(|i| text(Some(i))).collect(),
+            _ => Vec::new(),
+        })
+        .unwrap_or_default();
+    let mut why = format!(
+        "an aggregate cluster, failing over through {clusters:?} in order: Envoy shifts its traffic to a later cluster as the earlier ones' hosts turn unhealthy, by share of load, not per failed call, so it is not imported as a fallback: it is imported as an upstream of its own, apart from its clusters"
+    );
+    if let [first, rest @ ..] = clusters.as_slice() {
+        if !rest.is_empty() {
+            let chain: Vec<Value> = rest
+                .iter()
+                .map(|c| json!({"kind": "call", "call": model_name(c)}))
+                .collect();
+            let fallback = json!({"chain": chain, "degraded": false});
+            why.push_str(&format!(
+                ". Nearest in the model: a call step to {} with fallback {fallback}, which sends each failed call on instead",
+                model_name(first)
+            ));
+        }
+    }
+    why
+}
+
+/// The value under `key` of a mapping, its key compared as protobuf's JSON
+/// reader compares them (`typed_config` = `typedConfig`), for a setting that
+/// is read only to be described.
+fn field<'n>(node: &'n Node, key: &str) -> Option<&'n Node> {
+    let want = norm(key);
+    node.entries()
+        .iter()
+        .find(|(k, _)| norm(k) == want)
+        .map(|(_, v)| v)
 }
 
 pub(crate) fn balancer(cx: &mut Cx, lb: &str, path: &str) -> Option<&'static str> {
@@ -828,20 +891,32 @@ pub(crate) fn balancer(cx: &mut Cx, lb: &str, path: &str) -> Option<&'static str
     }
 }
 
-/// The number of endpoints of a `load_assignment`.
+/// The number of endpoints of a `load_assignment` that take its traffic:
+/// those of its first priority level. Envoy sends a later level traffic only
+/// as the earlier levels' endpoints turn unhealthy (under about 72% healthy,
+/// with the default overprovisioning factor of 1.4): a failover by health,
+/// not per failed call, which the model (one level, no health checks) does
+/// not have. Counted as instances, a later level's endpoints would take
+/// traffic all along; so they are reported and left out.
 fn endpoints(cx: &mut Cx, node: &Node, path: &str) -> Option<u64> {
     let mut f = cx.fields(node, path)?;
     f.take("cluster_name");
-    let mut count = 0u64;
+    // Each locality's priority, the path to name it by, and its endpoints.
+    let mut localities: Vec<(u64, String, u64)> = Vec::new();
     if let Some((n, p)) = f.take("endpoints") {
         for (i, locality) in cx.list(n, &p)?.iter().enumerate() {
             let lp = index(&p, i);
             let Some(mut lf) = cx.fields(locality, &lp) else {
                 continue;
             };
-            if let Some((e, ep)) = lf.take("lb_endpoints") {
-                count += cx.list(e, &ep).map_or(0, |l| l.len() as u64);
-            }
+            let count = match lf.take("lb_endpoints") {
+                Some((e, ep)) => cx.list(e, &ep).map_or(0, |l| l.len() as u64),
+                None => 0,
+            };
+            let priority = match lf.take("priority") {
+                Some((pn, pp)) => cx.count(pn, &pp).map(|v| (v, pp)),
+                None => Some((0, lp.clone())),
+            };
             lf.finish(
                 cx,
                 &[
@@ -849,7 +924,6 @@ fn endpoints(cx: &mut Cx, node: &Node, path: &str) -> Option<u64> {
                         "locality",
                         "zones: the model's skeleton has none (hosts.zones)",
                     ),
-                    ("priority", "priority levels: the model has one"),
                     (
                         "load_balancing_weight",
                         "weights: the model's instances are alike",
@@ -857,6 +931,9 @@ fn endpoints(cx: &mut Cx, node: &Node, path: &str) -> Option<u64> {
                 ],
                 "locality endpoints",
             );
+            if let Some((priority, pp)) = priority {
+                localities.push((priority, pp, count));
+            }
         }
     }
     f.finish(
@@ -867,6 +944,22 @@ fn endpoints(cx: &mut Cx, node: &Node, path: &str) -> Option<u64> {
         )],
         "a load assignment",
     );
+    let first = localities
+        .iter()
+        .filter(|(_, _, n)| *n > 0)
+        .map(|(priority, _, _)| *priority)
+        .min();
+    let mut count = 0u64;
+    for (priority, pp, n) in localities {
+        match first {
+            Some(first) if priority == first => count += n,
+            Some(first) if n > 0 => cx.unmapped(
+                &pp,
+                format!("{n} failover endpoint{} (priority {priority}): Envoy sends this level traffic only as priority {first}'s endpoints turn unhealthy, a failover by health, not per failed call; the model has one priority level, so they are not counted in the upstream's instances", if n == 1 { "" } else { "s" }),
+            ),
+            _ => {}
+        }
+    }
     if count > MAX_INSTANCES {
         cx.unmapped(
             path,

@@ -423,14 +423,13 @@ fn traffic_policy(cx: &mut Cx, node: &Node, path: &str, c: &mut Cluster) {
                     c.balancer = envoy::balancer(cx, &s, &sp);
                 }
             }
+            if let Some((ln, lp)) = lb.take("localityLbSetting") {
+                locality_lb_setting(cx, ln, &lp);
+            }
             lb.finish(
                 cx,
                 &[
                     ("consistentHash", "consistent hashing: not modelled"),
-                    (
-                        "localityLbSetting",
-                        "locality-aware balancing: the model's skeleton has no zones",
-                    ),
                     (
                         "warmupDurationSecs",
                         "slow start: the model's instances are warm",
@@ -452,6 +451,30 @@ fn traffic_policy(cx: &mut Cx, node: &Node, path: &str, c: &mut Cluster) {
             ("proxyProtocol", "the PROXY protocol: no effect on calls"),
         ],
         "a traffic policy",
+    );
+}
+
+/// `localityLbSetting`, none of it imported, its failover apart: it reads
+/// as a fallback and is not one. Istio programs it as Envoy's priority
+/// levels by locality, so the sidecar shifts traffic to farther zones or
+/// regions of the same service as the nearer endpoints are ejected (it
+/// needs outlier detection to act), by share of load, not per failed call;
+/// a model `fallback` of kind `call` goes to another service, per call.
+fn locality_lb_setting(cx: &mut Cx, node: &Node, path: &str) {
+    let Some(mut f) = cx.fields(node, path) else {
+        return;
+    };
+    let failover = "locality failover: Istio shifts traffic to other zones or regions of the same service as the nearer endpoints are ejected, by share of load, not per failed call, so it is not imported as a fallback; the model's skeleton has no zones";
+    for key in ["failover", "failoverPriority"] {
+        if let Some((_, p)) = f.take(key) {
+            cx.unmapped(&p, failover);
+        }
+    }
+    let locality = "locality-aware balancing: the model's skeleton has no zones";
+    f.finish(
+        cx,
+        &[("enabled", locality), ("distribute", locality)],
+        "localityLbSetting",
     );
 }
 

@@ -15,7 +15,7 @@
 
 use super::read::{norm, Cx, DurationSyntax::Spring};
 use super::skeleton::{upstream, Edge};
-use super::tree::{join, Node, Value as Y, MAX_DEPTH};
+use super::tree::{index, join, Node, Value as Y, MAX_DEPTH};
 use super::{Input, Out};
 use serde_json::{json, Map, Value};
 
@@ -56,6 +56,22 @@ struct Module {
 
 const HEALTH: &str =
     "monitoring (health indicator, events): no effect on calls, and the model has none";
+
+/// Why a `fallbackMethod` is not imported, and what to write instead. It
+/// belongs to the annotations (`@CircuitBreaker(name = "backendA",
+/// fallbackMethod = "…")`, and likewise `@Retry`, `@Bulkhead`,
+/// `@RateLimiter`, `@TimeLimiter`), but some put it in configuration too:
+/// either way it names Java code, whose answer the model cannot know.
+const FALLBACK_METHOD: &str = "a fallback method: Java code, which the model cannot run; model what it does with fallback on the call step it guards, a chain of kinds stale (a cached answer up to max_staleness_ms old; needs the step's cache), default (a fixed answer and its work), call (another service, with its own policies) or fail (fail explicitly, as for writes), and on (the failures that take it; resilience4j's fallback takes every exception its signature accepts)";
+
+/// Spring Cloud Gateway's CircuitBreaker filter (`filters: [{name:
+/// CircuitBreaker, args: {name, fallbackUri}}]`) forwards a failed request
+/// to a handler or another route; the gateway's routes are not read.
+const FALLBACK_URI: &str = "a Spring Cloud Gateway fallback: the failed request is forwarded to a handler or another route, which the import does not read (only resilience4j's instances); model it with fallback on the call step: call for a route to another service, default for a local handler";
+
+/// `fallbackMethod` among the keys of a resilience4j level that are known
+/// but not imported: wherever it is put, it is reported as what it is.
+const FALLBACK_KEY: (&str, &str) = ("fallbackMethod", FALLBACK_METHOD);
 
 const TIMELIMITER: Module = Module {
     name: "timelimiter",
@@ -265,9 +281,10 @@ fn import_root(cx: &mut Cx, root: &Node, out: &mut Out) {
         f.finish(cx, &[], "resilience4j configuration");
         return;
     };
-    for (k, _) in root.entries() {
+    for (k, v) in root.entries() {
         if norm(k) != "resilience4j" {
             cx.unmapped(k, "not resilience4j configuration");
+            fallbacks_outside(cx, v, k);
         }
     }
     let Some(mut mods) = cx.fields(r4j, &rpath) else {
@@ -282,10 +299,13 @@ fn import_root(cx: &mut Cx, root: &Node, out: &mut Out) {
     }
     mods.finish(
         cx,
-        &[(
-            "thread-pool-bulkhead",
-            "a thread-pool bulkhead: the model's bulkhead is resilience4j's semaphore Bulkhead (a call step's bulkhead)",
-        )],
+        &[
+            (
+                "thread-pool-bulkhead",
+                "a thread-pool bulkhead: the model's bulkhead is resilience4j's semaphore Bulkhead (a call step's bulkhead)",
+            ),
+            FALLBACK_KEY,
+        ],
         "resilience4j",
     );
     for (name, policies) in edges {
@@ -348,6 +368,7 @@ fn module(
             ("bulkheadAspectOrder", "the order of the Spring aspects: the model's order is fixed"),
             ("rateLimiterAspectOrder", "the order of the Spring aspects: the model's order is fixed"),
             ("timeLimiterAspectOrder", "the order of the Spring aspects: the model's order is fixed"),
+            FALLBACK_KEY,
         ],
         &format!("resilience4j.{}", m.name),
     );
@@ -415,8 +436,38 @@ fn layer(cx: &mut Cx, m: &Module, node: &Node, path: &str) -> Option<Layer> {
             values.insert(st.field.to_string(), v);
         }
     }
-    f.finish(cx, m.unmapped, &format!("a resilience4j {} config", m.name));
+    f.finish(
+        cx,
+        &[m.unmapped, &[FALLBACK_KEY]].concat(),
+        &format!("a resilience4j {} config", m.name),
+    );
     Some(Layer { base, values })
+}
+
+/// Reports each fallback under a key outside `resilience4j` by its own path
+/// (Spring Cloud's: a `fallbackMethod`, or a Gateway route's CircuitBreaker
+/// `fallbackUri`), so that it is not lost in the one warning for its
+/// top-level key. The tree is at most [`MAX_DEPTH`] deep, so the recursion
+/// is bounded.
+fn fallbacks_outside(cx: &mut Cx, node: &Node, path: &str) {
+    match &node.value {
+        Y::Map(entries) => {
+            for (k, v) in entries {
+                let p = join(path, k);
+                match norm(k).as_str() {
+                    "fallbackmethod" => cx.unmapped(&p, FALLBACK_METHOD),
+                    "fallbackuri" => cx.unmapped(&p, FALLBACK_URI),
+                    _ => fallbacks_outside(cx, v, &p),
+                }
+            }
+        }
+        Y::Seq(items) => {
+            for (i, item) in items.iter().enumerate() {
+                fallbacks_outside(cx, item, &index(path, i));
+            }
+        }
+        _ => {}
+    }
 }
 
 /// The longest `baseConfig` chain resolved: real ones are a link or two, and
