@@ -19,6 +19,7 @@ mod deadline_chain;
 mod edge_and_class_metrics;
 mod error_spike;
 mod fallbacks;
+mod fallbacks_review;
 mod forked_variants;
 mod fuzz_models;
 mod hardening;
