@@ -1397,6 +1397,16 @@ fn check_step(
                 let mut fallback =
                     check_fallback(ck, &format!("{at}.fallback"), f, &policy, lookup);
                 fallback.for_a_write = step.idempotent == Some(false);
+                if !policy.hold_worker {
+                    let worked = (fallback.chain.iter())
+                        .position(|u| matches!(u, FallbackUse::Default { work: Some(_) }));
+                    if let Some(i) = worked {
+                        ck.fail(
+                            format!("{at}.fallback.chain[{i}].work"),
+                            "the step hands its request on (`hold_worker: false`): its worker is gone when the call fails, and a default's work would have none; give the default no work, or keep the worker",
+                        );
+                    }
+                }
                 policy.fallback = Some(Box::new(fallback));
             }
             Some(Step::Call(Box::new(policy)))

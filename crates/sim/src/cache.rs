@@ -51,13 +51,12 @@ fn draw_key(cumulative: &[f64], u: f64) -> u32 {
 
 /// The key a request asks the cache on `edge` for, at the call step whose
 /// stream is `step_key` (the same draw however often it is made: the step
-/// and its fallback ask for the same key). The edge's Zipf table must be
-/// made (the step was reached).
-pub(crate) fn cached_key(policies: &PolicyState, edge: EdgeId, step_key: StreamKey) -> u32 {
-    draw_key(
-        &policies.cache_zipf[edge as usize].1,
-        step_key.index(CACHE_KEY).rng().unit(),
-    )
+/// and its fallback ask for the same key). `None` if the edge's Zipf table
+/// is not made (the step never reached its cache: a timeline change gave
+/// it one since).
+pub(crate) fn cached_key(policies: &PolicyState, edge: EdgeId, step_key: StreamKey) -> Option<u32> {
+    let cumulative = &policies.cache_zipf.get(edge as usize)?.1;
+    (!cumulative.is_empty()).then(|| draw_key(cumulative, step_key.index(CACHE_KEY).rng().unit()))
 }
 
 impl Simulator<'_> {
@@ -85,7 +84,7 @@ impl Simulator<'_> {
                 zipf_cumulative(policy.keys, policy.zipf_s),
             );
         }
-        let key = cached_key(&self.policies, edge, step_key);
+        let key = cached_key(&self.policies, edge, step_key).expect("the table was just made");
         let cache = &mut self.policies.caches[e][caller as usize];
         let entry = *cache.entries.entry(key).or_insert(CacheEntry {
             fresh_until: policy.warm_until.unwrap_or(SimTime::ZERO),
@@ -98,9 +97,11 @@ impl Simulator<'_> {
             self.call_finished(task_id, Outcome::Ok);
             return;
         }
-        let stale_ok = policy
-            .stale_while_revalidate
-            .is_some_and(|window| now < entry.fresh_until + window);
+        // Only a key that holds a value has one to serve stale.
+        let stale_ok = entry.loaded
+            && policy
+                .stale_while_revalidate
+                .is_some_and(|window| now < entry.fresh_until + window);
         if stale_ok {
             counters.stale_hits += 1;
             if entry.loading.is_none() {
@@ -190,7 +191,9 @@ impl Simulator<'_> {
             if entry.loading == Some(load) {
                 entry.loading = None;
             }
-            if outcome.is_success() {
+            // A degraded answer (a fallback's, below) is not kept: a later
+            // hit would serve it as a full one.
+            if outcome == Outcome::Ok {
                 entry.fresh_until = now + ttl;
                 entry.loaded = true;
             }

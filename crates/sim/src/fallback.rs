@@ -25,6 +25,12 @@
 //!
 //! To the caller's own policies a fallback is invisible: the breaker, the
 //! budget and outlier detection saw the call fail, as they should.
+//!
+//! A timeline change may alter a chain while a request is in it (a kill
+//! switch that turns a default on): the request goes on from after the kind
+//! it is at, in the chain as it now reads. A fallback's calls are edges,
+//! which a change keeps (and their order), so a request in one of them
+//! knows which, and goes on after that call's place in the chain.
 
 use crate::cache::cached_key;
 use crate::metrics::{Degraded, FailReason, Outcome};
@@ -72,6 +78,16 @@ fn next_of(fallback: &Fallback, i: usize, first_call: EdgeId, key: StreamKey) ->
     }
 }
 
+/// The place in `fallback`'s chain just after its `ordinal`-th call (from
+/// 0): where a request goes on when that call failed (past the chain if
+/// there is no such call).
+fn after_call(fallback: &Fallback, ordinal: usize) -> usize {
+    (fallback.chain.iter().enumerate())
+        .filter(|(_, u)| matches!(u, FallbackUse::Call(_)))
+        .nth(ordinal)
+        .map_or(fallback.chain.len(), |(i, _)| i + 1)
+}
+
 /// The degradation an answer by `kind` carries, if the fallback says its
 /// answers are degraded.
 fn mark(fallback: &Fallback, kind: u8) -> u8 {
@@ -101,7 +117,7 @@ impl Simulator<'_> {
         let from = match (fallback, stands_in) {
             (None, _) => None,
             (Some(f), 0) => f.takes(reason.as_failure_outcome()).then_some(0),
-            (Some(_), at) => Some(usize::from(at)),
+            (Some(f), call) => Some(after_call(f, usize::from(call) - 1)),
         };
         let Some(from) = from else {
             self.fail_task(task_id, reason);
@@ -121,8 +137,10 @@ impl Simulator<'_> {
         from: usize,
         reason: FailReason,
     ) {
-        let fallback = (self.topology.edges[edge as usize].fallback.as_deref())
-            .expect("a call step with a fallback");
+        let Some(fallback) = self.topology.edges[edge as usize].fallback.as_deref() else {
+            self.fail_task(task_id, reason);
+            return;
+        };
         let first_call = self.topology.fallback_links[edge as usize].first_call;
         let task = &self.world.tasks[task_id];
         let step_key = task.key.index(task.step as u64);
@@ -131,8 +149,7 @@ impl Simulator<'_> {
                 Next::Stale(max_staleness) => {
                     let now = self.now();
                     let caller = self.world.tasks[task_id].instance;
-                    let served = self.policies.caches.get(edge as usize).is_some_and(|_| {
-                        let key = cached_key(&self.policies, edge, step_key);
+                    let served = cached_key(&self.policies, edge, step_key).is_some_and(|key| {
                         (self.policies.caches[edge as usize].get(caller as usize))
                             .and_then(|c| c.entries.get(&key))
                             .is_some_and(|e| e.loaded && now < e.fresh_until + max_staleness)
@@ -158,8 +175,9 @@ impl Simulator<'_> {
                 }
                 Next::Call(call_edge) => {
                     let task = &mut self.world.tasks[task_id];
-                    // Set first: the call may end before `start_call` returns.
-                    task.fallback_at = i as u8 + 1;
+                    // Which of the chain's calls it is in, set first: the
+                    // call may end before `start_call` returns.
+                    task.fallback_at = (call_edge - first_call) as u8 + 1;
                     let origin = CallOrigin {
                         owner: Owner::Task(task_id),
                         request: task.request,
@@ -185,16 +203,28 @@ impl Simulator<'_> {
     pub(crate) fn fallback_call_answered(&mut self, task_id: TaskId) {
         let task = &self.world.tasks[task_id];
         let edge = self.topology.step_edge[task.service][task.step];
-        let fallback = (self.topology.edges[edge as usize].fallback.as_deref())
-            .expect("a call step with a fallback");
+        // (Its fallback still has the call: calls are edges, which a
+        // timeline change keeps.)
+        let kinds = (self.topology.edges[edge as usize].fallback.as_deref())
+            .map_or(Degraded::CALL, |f| mark(f, Degraded::CALL));
         self.measured.edges[edge as usize].fallback.call += 1;
         let task = &mut self.world.tasks[task_id];
-        task.degraded |= mark(fallback, Degraded::CALL);
+        task.degraded |= kinds;
         task.fallback_at = 0;
     }
 
+    /// `task`'s caller left while a call of its step's fallback ran, and the
+    /// call stopped with it: the fallback answers nothing.
+    pub(crate) fn fallback_call_cancelled(&mut self, task_id: TaskId) {
+        let task = &self.world.tasks[task_id];
+        let edge = self.topology.step_edge[task.service][task.step];
+        self.measured.edges[edge as usize].fallback.cancelled += 1;
+    }
+
     /// A default answer's work on the caller, then the handler goes on as
-    /// after any step (not slowed by its host or contention: a fixed cost).
+    /// after any step: a fixed cost (its host's slowdown and the service's
+    /// `contention` do not apply), which shares the cores with the other
+    /// work of a service with a `cpu`.
     fn do_default_work(&mut self, task_id: TaskId, work: SimDuration) {
         let task = &self.world.tasks[task_id];
         if work == SimDuration::ZERO {
@@ -252,7 +282,7 @@ impl Simulator<'_> {
                 // A branch has no cache (validation sees to it).
                 Next::Stale(_) => {}
                 Next::Default(work) => {
-                    self.measured.edges[branch as usize].fallback.default += 1;
+                    // Counted when it answers: the join may end first.
                     let now = self.now();
                     // A timer, even for no work: the join is being updated.
                     self.queue
@@ -271,14 +301,31 @@ impl Simulator<'_> {
         Some((branch, outcome))
     }
 
-    /// A branch's `default` is ready: it answers for the branch.
+    /// A branch's `default` is ready: it answers for the branch, if the
+    /// join still waits (it may have ended: its deadline, a failed required
+    /// branch, the caller gone).
     pub(crate) fn on_branch_default(&mut self, fan: FanOutId, branch: EdgeId) {
+        let counts = &mut self.measured.edges[branch as usize].fallback;
         if !self.world.fan_outs.contains_key(fan) {
+            counts.cancelled += 1;
             return;
         }
-        let fallback = (self.topology.edges[branch as usize].fallback.as_deref())
-            .expect("a branch with a fallback");
-        let outcome = Outcome::success_degraded_by(mark(fallback, Degraded::DEFAULT));
-        self.join_child_ended(fan, branch, outcome);
+        counts.default += 1;
+        // (A timeline change may have taken the fallback away since: what
+        // it started answers all the same, degraded.)
+        let kinds = (self.topology.edges[branch as usize].fallback.as_deref())
+            .map_or(Degraded::DEFAULT, |f| mark(f, Degraded::DEFAULT));
+        self.join_child_ended(fan, branch, Outcome::success_degraded_by(kinds));
+    }
+
+    /// A join ends with `child` still running: if it is a branch's
+    /// fallback call, the fallback answers nothing.
+    pub(crate) fn count_fallback_call_cut_off(&mut self, child: CallId) {
+        let Some(call) = self.world.calls.get(child) else {
+            return;
+        };
+        if let Some((branch, _)) = self.topology.fallback_links[call.edge as usize].stands_in_for {
+            self.measured.edges[branch as usize].fallback.cancelled += 1;
+        }
     }
 }

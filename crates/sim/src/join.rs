@@ -268,6 +268,7 @@ impl Simulator<'_> {
             self.queue.cancel(timer);
         }
         for &child in &state.children {
+            self.count_fallback_call_cut_off(child);
             self.cancel_call(child);
         }
         state

@@ -159,6 +159,10 @@ pub struct FallbackCounts {
     pub call: u64,
     /// Failed all the same: every kind passed, or `fail`.
     pub failed: u64,
+    /// Stopped before an answer: the request's caller left, or its parallel
+    /// step ended, while a fallback's call or a branch's default was under
+    /// way. `taken` is the sum of the five.
+    pub cancelled: u64,
 }
 
 /// Counts of failures by reason.
@@ -344,6 +348,7 @@ impl EdgeCounters {
                     default,
                     call,
                     failed: fallback_failed,
+                    cancelled: fallback_cancelled,
                 },
         } = other;
         self.attempts += attempts;
@@ -372,6 +377,7 @@ impl EdgeCounters {
         self.fallback.default += default;
         self.fallback.call += call;
         self.fallback.failed += fallback_failed;
+        self.fallback.cancelled += fallback_cancelled;
     }
 }
 

@@ -458,17 +458,24 @@ impl Simulator<'_> {
                     class,
                 };
                 let call = self.start_call(origin, edge, step_key, None);
-                // The call may already have ended (no time left to try), and the
-                // handler moved on; generational keys tell.
+                // The call may already have ended (no time left to try, a
+                // breaker open), and the handler moved on: answered, or in
+                // its fallback's call; generational keys tell.
+                let Some(task) = self.world.tasks.get_mut(task_id) else {
+                    return;
+                };
                 if self.world.calls.contains_key(call) {
-                    let task = &mut self.world.tasks[task_id];
                     task.state = TaskState::Calling(call);
-                    if !self.topology.edges[edge as usize].hold_worker {
-                        // Handed on: the worker takes the next request.
-                        task.holds_worker = false;
-                        let (service, instance) = (task.service, task.instance as usize);
-                        self.release_worker(service, instance);
-                    }
+                }
+                let waits_on_a_call = matches!(task.state, TaskState::Calling(_));
+                if waits_on_a_call
+                    && task.holds_worker
+                    && !self.topology.edges[edge as usize].hold_worker
+                {
+                    // Handed on: the worker takes the next request.
+                    task.holds_worker = false;
+                    let (service, instance) = (task.service, task.instance as usize);
+                    self.release_worker(service, instance);
                 }
             }
         }
@@ -617,8 +624,16 @@ impl Simulator<'_> {
                 stops
             }
             TaskState::Calling(call) => {
-                let watching = self.step_watches_cancellation(service, step);
+                // The call in flight decides: the step's own, or a call of
+                // its fallback, with a context of its own.
+                let watching = match self.world.calls.get(call) {
+                    Some(c) => self.topology.edges[c.edge as usize].context == CallContext::Request,
+                    None => self.step_watches_cancellation(service, step),
+                };
                 if watching {
+                    if self.world.tasks[task_id].fallback_at != 0 {
+                        self.fallback_call_cancelled(task_id);
+                    }
                     self.cancel_call(call);
                 }
                 watching

@@ -72,7 +72,8 @@ fn breaker_open_serves_stale_within_its_age_then_the_default() {
             stale: 2,
             default: 4,
             call: 0,
-            failed: 0
+            failed: 0,
+            cancelled: 0
         }
     );
     // Two loads reached the database: at 0 ms and the refused one at 200.
