@@ -7,6 +7,12 @@
 //! load (first tries and retries), goodput, capacity and requests in flight,
 //! with the timeline's windows shaded.
 //!
+//! Both show what users got: in `comparison.svg` a variant's success bar is
+//! split into the share answered in full and the share fallbacks answered
+//! (degraded), and in `timeline.svg` goodput counts the answers in full, the
+//! degraded ones a line of their own, so that a page kept up by stale or
+//! default answers does not pass for a healthy one.
+//!
 //! Two more are drawn only when they have something to show (S3's zombie
 //! accounting): `zombies.svg`, zombie requests over time, one line per variant,
 //! when some variant had one alive at a bucket's start; and `wasted.svg`, per
@@ -46,6 +52,11 @@ pub fn comparison(run: &RunView) -> ComparisonChart {
                 requests: v.requests,
                 // A quantity that does not exist is drawn as "n/a", not 0.
                 success_rate: v.success_rate.unwrap_or(f64::NAN),
+                degraded_rate: if v.requests > 0 {
+                    v.degraded as f64 / v.requests as f64
+                } else {
+                    0.0
+                },
                 latency_p50_ms: v.p50_ms.unwrap_or(f64::NAN),
                 latency_p99_ms: v.p99_ms.unwrap_or(f64::NAN),
                 ok_latency_p99_ms: v.ok_p99_ms.unwrap_or(f64::NAN),
@@ -333,12 +344,20 @@ pub fn timeline(run: &RunView) -> Option<TimelineChart> {
         .map(|v| {
             let ts = &v.series;
             let capacity: Option<Vec<f64>> = ts.t_s.iter().map(|&t| v.capacity_at(t)).collect();
+            // Goodput is what users got in full: the answers fallbacks gave
+            // are a line of their own (none without fallbacks, or from a
+            // folder written before them).
+            let degraded = |b: usize| ts.degraded.get(b).copied().unwrap_or(0);
+            let answered_full: Vec<u64> = (ts.succeeded.iter().enumerate())
+                .map(|(b, &n)| n.saturating_sub(degraded(b)))
+                .collect();
             TimelinePanel {
                 name: v.label(),
                 verdict: verdict(v),
                 offered_first: per_second(v, &ts.offered_first),
                 offered_retry: per_second(v, &ts.offered_retry),
-                goodput: per_second(v, &ts.succeeded),
+                goodput: per_second(v, &answered_full),
+                degraded_answers: per_second(v, &ts.degraded),
                 capacity,
                 // Requests in flight (queued + in service) show both a growing
                 // queue and an exhausted pool (with no queue at all).

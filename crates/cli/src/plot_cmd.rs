@@ -116,6 +116,9 @@ struct VariantFile {
     variant: String,
     requests: u64,
     succeeded: u64,
+    /// Absent from the summary.json of runs made before fallbacks: none.
+    #[serde(default)]
+    degraded: DegradedFile,
     success_rate: Option<f64>,
     latency_ms: Option<Percentiles>,
     /// Absent from the summary.json of runs made before it was added.
@@ -133,6 +136,12 @@ struct VariantFile {
     sim_time_s: f64,
     #[serde(flatten)]
     context: VariantContext,
+}
+
+/// The answers fallbacks gave, of which the charts show the total.
+#[derive(Default, Deserialize)]
+struct DegradedFile {
+    total: u64,
 }
 
 /// A call edge: a branch of a parallel step when it has a `latency_ms`.
@@ -166,6 +175,7 @@ fn read_run(dir: &Path) -> Result<RunView> {
             name: v.variant,
             requests: v.requests,
             succeeded: v.succeeded,
+            degraded: v.degraded.total,
             success_rate: v.success_rate,
             p50_ms: v.latency_ms.as_ref().map(|l| l.p50),
             p99_ms: v.latency_ms.as_ref().map(|l| l.p99),
@@ -313,6 +323,9 @@ fn read_timeseries(path: &Path, variants: &mut [VariantView]) -> Result<()> {
     // Written since S3's zombie accounting: a folder from an earlier run has
     // no zombies to draw.
     let zombies = table.optional_column("zombies");
+    // Written since fallbacks: a folder from an earlier run had no degraded
+    // answers.
+    let degraded = table.optional_column("degraded");
     // Every variant reads its own focus service's columns; its busy cores
     // only if it has a cpu (the column, and in this variant a value).
     let mut focus_columns = Vec::new();
@@ -341,6 +354,9 @@ fn read_timeseries(path: &Path, variants: &mut [VariantView]) -> Result<()> {
         s.in_flight.push(number(in_flight)? as u64);
         if let Some(zombies) = zombies {
             s.zombies.push(number(zombies)? as u64);
+        }
+        if let Some(degraded) = degraded {
+            s.degraded.push(number(degraded)? as u64);
         }
         // Empty in a variant whose focus service has no cpu: a gap, which
         // the end turns into no line at all if the variant has no value.

@@ -39,6 +39,9 @@ pub struct VariantView {
     pub requests: u64,
     /// Of those, succeeded.
     pub succeeded: u64,
+    /// Of those, answered degraded by fallbacks (0 in a folder written
+    /// before fallbacks, which had none).
+    pub degraded: u64,
     /// `succeeded / requests` (`None` without requests).
     pub success_rate: Option<f64>,
     /// Median latency of all requests, ms (`None`: none answered).
@@ -162,6 +165,9 @@ pub struct FocusSeries {
     pub in_flight: Vec<u64>,
     /// Logical requests answered with success (run-wide).
     pub succeeded: Vec<u64>,
+    /// Of those, answered degraded by fallbacks (run-wide); empty when read
+    /// from a folder written before fallbacks, which had none.
+    pub degraded: Vec<u64>,
     /// The most zombie requests alive at once in the bucket (run-wide): tries
     /// over for their sender while work below them still runs.
     pub zombies: Vec<u64>,
@@ -257,6 +263,7 @@ impl VariantView {
             name: v.variant.clone(),
             requests: v.requests,
             succeeded: v.succeeded,
+            degraded: v.degraded.total,
             success_rate: v.success_rate,
             p50_ms: v.latency_ms.map(|l| l.p50),
             p99_ms: v.latency_ms.map(|l| l.p99),
@@ -316,6 +323,7 @@ impl VariantView {
                 offered_retry: at_focus(|x| x.offered_retry),
                 in_flight: at_focus(|x| x.in_flight),
                 succeeded: ts.global.iter().map(|g| g.succeeded).collect(),
+                degraded: ts.global.iter().map(|g| g.degraded).collect(),
                 zombies: ts.global.iter().map(|g| g.zombies).collect(),
                 cores_busy: cores_busy(ts, s),
             },

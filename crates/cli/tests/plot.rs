@@ -286,3 +286,90 @@ fn cores_svg_keeps_a_variant_without_a_cpu_in_its_place() {
         "the legend in variant order, the first without a line"
     );
 }
+
+/// A page whose recommendations fail while they are slow (5 s to 10 s):
+/// `default` answers them with a default (degraded), `no-fallback` fails.
+const FALLBACK_MODEL: &str = r#"{"name": "fallback-page", "horizon_s": 20,
+    "workloads": [{"name": "users", "target": "page", "duration_s": 20,
+                   "arrival": {"kind": "poisson", "rate_per_s": 100}}],
+    "services": [{"name": "page", "steps": [{"call": "recs", "timeout_ms": 50}]},
+                 {"name": "recs", "workers": 4,
+                  "steps": [{"work": {"kind": "exponential", "mean_ms": 5}}]}],
+    "timeline": [{"name": "recs slow", "at_s": 5, "role": "trigger_start",
+                  "set": {"services[recs].steps[0].work.mean_ms": 500}},
+                 {"name": "recs back", "at_s": 10, "role": "trigger_end",
+                  "set": {"services[recs].steps[0].work.mean_ms": 5}}],
+    "variants": [{"name": "no-fallback", "set": {}},
+                 {"name": "default",
+                  "set": {"services[page].steps[0].fallback":
+                          {"chain": [{"kind": "default"}]}}}]}"#;
+
+/// A run of [`FALLBACK_MODEL`] into `dir/out`, which it returns.
+fn run_fallback_model(dir: &Path) -> std::path::PathBuf {
+    let model = dir.join("fallbacks.json");
+    std::fs::write(&model, FALLBACK_MODEL).unwrap();
+    let out = dir.join("out");
+    write_quietly("run", &model, &out);
+    out
+}
+
+/// Degraded answers are drawn apart (comparison.svg's success bars,
+/// timeline.svg's goodput), and `plot` reads them back from summary.json's
+/// `degraded` and timeseries.csv's `degraded` to the same bytes.
+#[test]
+fn plot_redraws_degraded_answers_byte_identical() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_fallback_model(dir.path());
+    let comparison = std::fs::read_to_string(out.join("comparison.svg")).unwrap();
+    assert!(comparison.contains("degraded (fallbacks)"));
+    let timeline = std::fs::read_to_string(out.join("timeline.svg")).unwrap();
+    assert!(timeline.contains("degraded answers/s (fallbacks)"));
+    assert!(timeline.contains("goodput (requests answered in full)"));
+    assert_redrawn_identically(&out);
+}
+
+/// A run folder from before fallbacks has no `degraded` column in
+/// timeseries.csv and no `degraded` counts in summary.json: `stormsim plot`
+/// still redraws it, with nothing degraded.
+#[test]
+fn plot_redraws_a_folder_from_before_fallbacks() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_fallback_model(dir.path());
+
+    let series = out.join("timeseries.csv");
+    let mut reader = csv::Reader::from_path(&series).unwrap();
+    let header = reader.headers().unwrap().clone();
+    let degraded = header.iter().position(|c| c == "degraded").unwrap();
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    let without = |r: &csv::StringRecord| -> Vec<String> {
+        (0..r.len())
+            .filter(|&i| i != degraded)
+            .map(|i| r[i].to_string())
+            .collect()
+    };
+    writer.write_record(without(&header)).unwrap();
+    for record in reader.records() {
+        writer.write_record(without(&record.unwrap())).unwrap();
+    }
+    std::fs::write(&series, writer.into_inner().unwrap()).unwrap();
+
+    let summary = out.join("summary.json");
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&summary).unwrap()).unwrap();
+    for v in json["variants"].as_array_mut().unwrap() {
+        let v = v.as_object_mut().unwrap();
+        v.remove("degraded");
+        v.remove("answered_full");
+    }
+    std::fs::write(&summary, json.to_string()).unwrap();
+
+    for (name, _) in drawn(&out) {
+        std::fs::remove_file(out.join(name)).unwrap();
+    }
+    stormsim(&["plot", out.to_str().unwrap()]);
+    let comparison = std::fs::read_to_string(out.join("comparison.svg")).unwrap();
+    assert!(!comparison.contains("degraded"));
+    let timeline = std::fs::read_to_string(out.join("timeline.svg")).unwrap();
+    assert!(!timeline.contains("degraded answers"));
+    assert!(timeline.contains("goodput (successful requests)"));
+}

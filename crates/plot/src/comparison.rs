@@ -26,6 +26,12 @@
 //! grouped by service and coloured by variant (rather than the other way
 //! round) so the colour code never changes meaning between panels, and the
 //! variants' effect on one service sits side by side.
+//!
+//! When some variant has answers that a fallback gave instead of the failed
+//! call (degraded: a stale cached value, a default, a secondary service), its
+//! success bar is split: the share answered in full in the variant's colour,
+//! then the degraded share in a lighter shade of it, with a key on the
+//! panel's title line. A model without fallbacks keeps the plain bars.
 
 use plotters::style::text_anchor::{HPos, VPos};
 use plotters::style::RGBColor;
@@ -60,8 +66,14 @@ pub struct VariantSeries {
     /// How many logical requests the variant served; 0 marks the variant
     /// "no requests" in the success and percentile panels.
     pub requests: u64,
-    /// Fraction of logical requests that succeeded, 0..=1.
+    /// Fraction of logical requests that succeeded, 0..=1: answered in full
+    /// or degraded.
     pub success_rate: f64,
+    /// Of all logical requests, the fraction that a fallback answered
+    /// (degraded), 0..=`success_rate`; 0 without fallbacks. The success bar
+    /// shows it apart, in a lighter shade, so that a variant kept up by
+    /// stale or default answers does not pass for a healthy one.
+    pub degraded_rate: f64,
     /// Median end-to-end latency, in milliseconds.
     pub latency_p50_ms: f64,
     /// 99th percentile end-to-end latency, in milliseconds.
@@ -496,6 +508,72 @@ pub(crate) fn row_note(
         .draw(canvas, text, (plot.left + 8, y))
 }
 
+/// Whether fallbacks answered some of the variant's requests.
+fn answered_degraded(v: &VariantSeries) -> bool {
+    has_requests(v) && v.degraded_rate > 0.0
+}
+
+/// The parts of a variant's success bar, as fractions of its requests:
+/// answered in full, and answered degraded (at most the successes, which a
+/// rounded success rate could otherwise undercut).
+fn success_parts(v: &VariantSeries) -> (f64, f64) {
+    let rate = v.success_rate.clamp(0.0, 1.0);
+    // `max` and `min` pass over a NaN (where `clamp` would panic).
+    let degraded = v.degraded_rate.max(0.0).min(rate);
+    (rate - degraded, degraded)
+}
+
+/// How much lighter the degraded part of a success bar is than the variant's
+/// colour: the shade the chart gives every secondary bar (p50, cancelled).
+const DEGRADED_LIGHTEN: f64 = 0.55;
+
+/// The key's swatch for answers in full: grey, since each variant's bar has
+/// its own colour and only the shade tells the parts apart.
+const KEY_FULL: RGBColor = MUTED_INK;
+
+/// The key of a split success bar, right-aligned on the panel's title line.
+fn draw_degraded_key(canvas: &Canvas<'_>, rect: Rect) -> Result<(), PlotError> {
+    let entry = TextSpec::new(size::LEGEND, INK).anchor(HPos::Left, VPos::Center);
+    let entries = [
+        (KEY_FULL, "answered in full"),
+        (lighten(KEY_FULL, DEGRADED_LIGHTEN), "degraded (fallbacks)"),
+    ];
+    let gap = 20;
+    let mut widths = Vec::new();
+    for (_, label) in entries {
+        widths.push(SWATCH + 6 + entry.width(label)?);
+    }
+    let total: i32 = widths.iter().sum::<i32>() + gap;
+    let y = rect.top + line_height(size::PANEL_TITLE) / 2;
+    let mut x = rect.right - total;
+    for ((fill, label), w) in entries.into_iter().zip(widths) {
+        patterned_bar(
+            canvas,
+            (x, y - SWATCH / 2),
+            (x + SWATCH, y + SWATCH / 2),
+            fill,
+            darken(KEY_FULL, 0.3),
+            false,
+        )?;
+        entry.draw(canvas, label, (x + SWATCH + 6, y))?;
+        x += w + gap;
+    }
+    Ok(())
+}
+
+/// A success bar's label: its rate, or, when fallbacks answered some of it,
+/// the two parts in the order the bar shows them and the axis title names
+/// them, in full + degraded ("92.9% + 7.1%"): short, since every pixel of
+/// the label is one less for the bars.
+fn success_label(v: &VariantSeries) -> String {
+    let (full, degraded) = success_parts(v);
+    if answered_degraded(v) {
+        format!("{} + {}", format_percent(full), format_percent(degraded))
+    } else {
+        format_percent(full + degraded)
+    }
+}
+
 fn draw_success_panel(
     canvas: &Canvas<'_>,
     rect: Rect,
@@ -503,21 +581,38 @@ fn draw_success_panel(
     names: &NameColumn,
 ) -> Result<(), PlotError> {
     let mut plot = bar_panel(canvas, rect, "Success rate", names)?;
-    // A striped bar's label goes after its end: leave room for "100%".
-    if (0..chart.variants.len()).any(series_striped) {
-        plot.right -= TextSpec::new(size::VALUE, INK).width("100%")? + 8;
+    let split = chart.variants.iter().any(answered_degraded);
+    let value = TextSpec::new(size::VALUE, INK);
+    if split {
+        draw_degraded_key(canvas, rect)?;
+        // Labels go after the bars (a two-part label would cross the
+        // boundary inside one): leave room for the widest after 100%.
+        let mut widest = 0;
+        let labelled = |v: &&VariantSeries| has_requests(v) && v.success_rate.is_finite();
+        for v in chart.variants.iter().filter(labelled) {
+            widest = widest.max(value.width(&success_label(v))?);
+        }
+        plot.right -= widest + 8;
+    } else if (0..chart.variants.len()).any(series_striped) {
+        // A striped bar's label goes after its end: leave room for "100%".
+        plot.right -= value.width("100%")? + 8;
     }
     let xs = Scale::linear(0.0, 100.0, plot.left, plot.right);
-    let ticks = [0.0, 20.0, 40.0, 60.0, 80.0, 100.0];
-    draw_x_axis(
-        canvas,
-        plot,
-        &xs,
-        &ticks,
-        &[],
-        &format_number,
-        "Requests that succeeded (%)",
-    )?;
+    // Bars shortened for their labels may leave too little room to label
+    // every 20%: then every 50%, rather than an axis missing its "100".
+    let step_px = xs.map(20.0) - xs.map(0.0);
+    let tick_w = TextSpec::new(size::TICK, MUTED_INK).width("100")?;
+    let ticks: &[f64] = if step_px >= tick_w + 8 {
+        &[0.0, 20.0, 40.0, 60.0, 80.0, 100.0]
+    } else {
+        &[0.0, 50.0, 100.0]
+    };
+    let axis_title = if split {
+        "Requests that succeeded (%): in full + degraded"
+    } else {
+        "Requests that succeeded (%)"
+    };
+    draw_x_axis(canvas, plot, &xs, ticks, &[], &format_number, axis_title)?;
     let n = chart.variants.len();
     names.draw(canvas, plot, &|i| row(plot, i, n).0)?;
 
@@ -533,27 +628,28 @@ fn draw_success_panel(
             continue;
         }
         let t = (h * 0.62).clamp(4.0, 28.0) as i32;
-        let rate = v.success_rate.clamp(0.0, 1.0);
-        let x_end = xs.map(rate * 100.0);
+        let (top, bottom) = (y - t / 2, y - t / 2 + t);
+        let (full, degraded) = success_parts(v);
+        let x_full = xs.map(full * 100.0);
+        let x_end = xs.map((full + degraded) * 100.0);
         let color = series_color(i);
-        if x_end > plot.left {
-            variant_bar(
-                canvas,
-                (plot.left, y - t / 2),
-                (x_end, y - t / 2 + t),
-                i,
-                color,
-            )?;
+        if x_full > plot.left {
+            variant_bar(canvas, (plot.left, top), (x_full, bottom), i, color)?;
         }
-        // Stripes would cut through a label inside the bar.
+        if answered_degraded(v) {
+            let fill = lighten(color, DEGRADED_LIGHTEN);
+            variant_bar(canvas, (x_full, top), (x_end, bottom), i, fill)?;
+        }
+        // Inside the bar's end only on plain bars: stripes would cut through
+        // the label, and split bars kept room for theirs after them.
         bar_end_label(
             canvas,
-            &format_percent(rate),
+            &success_label(v),
             plot.left,
             x_end,
             y,
             color,
-            !series_striped(i),
+            !series_striped(i) && !split,
         )?;
     }
     Ok(())

@@ -3,7 +3,8 @@
 //! can look at them (`rsvg-convert -w 1400 target/plot-example/comparison.svg
 //! -o comparison.png`).
 
-use crate::test_support::{font_sizes, save};
+use crate::style::{lighten, series_color};
+use crate::test_support::{assert_well_formed, font_sizes, save, svg_texts};
 use crate::{render_comparison_svg, ComparisonChart, PlotError, VariantSeries};
 
 /// An empirical CDF from samples, one point per distinct latency.
@@ -55,6 +56,7 @@ fn variant(
         latency_cdf: bimodal(p99),
         requests: 12_000,
         success_rate: success,
+        degraded_rate: 0.0,
         latency_p50_ms: 14.0,
         latency_p99_ms: p99,
         ok_latency_p99_ms: p99 * 0.6,
@@ -135,6 +137,7 @@ fn crowded(n: usize, n_services: usize) -> ComparisonChart {
                 latency_cdf: bimodal(p99),
                 requests: 50_000,
                 success_rate: 1.0 - 0.04 * i as f64,
+                degraded_rate: 0.0,
                 latency_p50_ms: 14.0 + i as f64,
                 latency_p99_ms: p99,
                 ok_latency_p99_ms: p99 / 2.0,
@@ -291,6 +294,8 @@ fn degenerate_values_do_not_panic() {
         latency_cdf: vec![(14.0, 1.0)],
         requests: 5,
         success_rate: 1.0,
+        // More than succeeded: drawn as all of the successes.
+        degraded_rate: 2.0,
         latency_p50_ms: 14.0,
         latency_p99_ms: 14.0,
         ok_latency_p99_ms: 14.0,
@@ -303,6 +308,7 @@ fn degenerate_values_do_not_panic() {
         latency_cdf: vec![(0.0, 0.5), (f64::NAN, 0.7), (3.0, 2.0), (1.0, 0.6)],
         requests: 3,
         success_rate: f64::NAN,
+        degraded_rate: 0.5,
         latency_p50_ms: f64::INFINITY,
         latency_p99_ms: -1.0,
         ok_latency_p99_ms: f64::NAN,
@@ -327,6 +333,96 @@ fn degenerate_values_do_not_panic() {
     let svg = render_comparison_svg(&chart).expect("renders");
     save("comparison-weird.svg", &svg);
     assert!(svg.contains('…'));
+    let texts = svg_texts(&svg);
+    assert!(texts.iter().any(|t| t == "0% + 100%"), "{texts:?}");
+    assert!(texts.iter().any(|t| t == "n/a"), "{texts:?}");
+}
+
+/// `realistic()` with fallbacks in two variants: `per-tier-timeouts` answers
+/// 20% of its requests degraded, `per-tier-retries` a sliver.
+fn with_fallbacks() -> ComparisonChart {
+    let mut chart = realistic();
+    chart.variants[1].degraded_rate = 0.20;
+    chart.variants[2].degraded_rate = 0.001;
+    chart
+}
+
+/// The `fill` of every rectangle, in document order.
+fn rect_fills(svg: &str) -> Vec<String> {
+    roxmltree::Document::parse(svg)
+        .expect("well-formed")
+        .descendants()
+        .filter(|n| n.has_tag_name("rect"))
+        .filter_map(|n| n.attribute("fill").map(str::to_string))
+        .collect()
+}
+
+/// The lighter shade of variant `i`'s colour that its degraded answers get,
+/// as the SVG writes it.
+fn degraded_fill(i: usize) -> String {
+    let c = lighten(series_color(i), 0.55);
+    format!("#{:02X}{:02X}{:02X}", c.0, c.1, c.2)
+}
+
+#[test]
+fn degraded_answers_are_a_part_of_their_own_in_the_success_bar() {
+    let chart = with_fallbacks();
+    let svg = render_comparison_svg(&chart).expect("renders");
+    save("comparison-degraded.svg", &svg);
+    assert_well_formed(&svg);
+    let texts = svg_texts(&svg);
+    for text in [
+        "answered in full",
+        "degraded (fallbacks)",
+        "Requests that succeeded (%): in full + degraded",
+        // In full, then degraded, as the bar shows them.
+        "50.0% + 20.0%",
+        "96.9% + 0.1%",
+        // Variants without fallbacks keep their one number.
+        "100%",
+        "91.0%",
+    ] {
+        assert!(
+            texts.iter().any(|t| t == text),
+            "missing {text:?}: {texts:?}"
+        );
+    }
+    // One bar more in the lighter shade (which the p50 bars have too) for
+    // each variant with fallbacks: the 0.1% sliver as well, a pixel wide.
+    let plain = rect_fills(&render_comparison_svg(&realistic()).expect("renders"));
+    let split = rect_fills(&svg);
+    for (i, extra) in [(0, 0), (1, 1), (2, 1), (3, 0)] {
+        let count = |fills: &[String]| fills.iter().filter(|f| **f == degraded_fill(i)).count();
+        assert_eq!(count(&split), count(&plain) + extra, "variant {i}");
+    }
+}
+
+#[test]
+fn striped_variants_split_their_success_bars_too() {
+    let mut chart = crowded(16, 3);
+    for v in chart.variants.iter_mut().step_by(3) {
+        v.degraded_rate = 0.3;
+    }
+    let svg = render_comparison_svg(&chart).expect("renders");
+    save("comparison-16-degraded.svg", &svg);
+    assert_well_formed(&svg);
+    // Variant 15 (striped) succeeds 40%: 10% in full, 30% degraded.
+    let texts = svg_texts(&svg);
+    assert!(texts.iter().any(|t| t == "10.0% + 30.0%"), "{texts:?}");
+}
+
+#[test]
+fn without_degraded_answers_the_success_bars_are_plain() {
+    let svg = render_comparison_svg(&realistic()).expect("renders");
+    let texts = svg_texts(&svg);
+    assert!(texts.iter().any(|t| t == "Requests that succeeded (%)"));
+    assert!(texts.iter().any(|t| t == "97.0%"));
+    assert!(
+        !texts
+            .iter()
+            .any(|t| t.contains("degraded") || t == "answered in full"),
+        "{texts:?}"
+    );
 }
 
 #[test]

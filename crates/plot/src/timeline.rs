@@ -43,8 +43,15 @@ pub struct TimelinePanel {
     /// Retries per second reaching the focus service (stacked on top of the
     /// first attempts).
     pub offered_retry: Vec<f64>,
-    /// Successful logical requests per second.
+    /// Logical requests answered in full per second: the successful ones,
+    /// less those in `degraded_answers`.
     pub goodput: Vec<f64>,
+    /// Logical requests per second that a fallback answered (a stale cached
+    /// value, a default, a secondary service): successes, but degraded ones,
+    /// drawn as a line of their own so that a page kept up by fallbacks does
+    /// not pass for a healthy one. Empty (or all zero) without fallbacks:
+    /// no line then.
+    pub degraded_answers: Vec<f64>,
     /// The focus service's capacity, requests per second, over time (e.g.
     /// 13,400/s normally and 873/s during a bad deploy); `None` if unknown.
     pub capacity: Option<Vec<f64>>,
@@ -146,6 +153,10 @@ const RETRY_COLOR: RGBColor = OKABE_ITO[0];
 /// through.
 const AREA_ALPHA: f64 = 0.6;
 const GOODPUT_COLOR: RGBColor = INK;
+/// Okabe–Ito bluish green (#009E73) darkened by a fifth to stand out on the
+/// translucent areas: the one hue no other series of the panel has, for
+/// answers that are successes but not the real thing.
+const DEGRADED_ANSWERS_COLOR: RGBColor = RGBColor(0x00, 0x7E, 0x5C);
 /// Vermillion: a limit, distinct from the orange fill by being a dashed
 /// line rather than an area.
 const CAPACITY_COLOR: RGBColor = OKABE_ITO[5];
@@ -190,12 +201,14 @@ const DEGRADED_SHADE_ALPHA: f64 = 0.10;
 ///
 /// In each panel the offered load is a stacked area (first tries in sky
 /// blue, retries in orange on top, both translucent), goodput a solid
-/// near-black line and capacity a dashed vermillion line; the queue length
-/// has its own thin strip (reddish purple) under the panel, so its very
-/// different scale never competes with the rates. Windows are light grey
-/// bands through every panel, instants dashed vertical lines, and each is
-/// labelled once, above the first panel. A capacity far above the load (over
-/// 1.6× its peak) is left out of the scale, with a note in the panel.
+/// near-black line, the answers fallbacks gave (degraded, left out of
+/// goodput) a bluish-green line when there are any, and capacity a dashed
+/// vermillion line; the queue length has its own thin strip (reddish purple)
+/// under the panel, so its very different scale never competes with the
+/// rates. Windows are light grey bands through every panel, instants dashed
+/// vertical lines, and each is labelled once, above the first panel. A
+/// capacity far above the load (over 1.6× its peak) is left out of the
+/// scale, with a note in the panel.
 ///
 /// # Long series
 ///
@@ -698,7 +711,8 @@ impl ValueScales {
                 .map(|(f, r)| f.max(0.0) + r.max(0.0));
             let first = p.offered_first.iter().take(n).copied();
             let good = p.goodput.iter().take(n).copied();
-            if let Some(m) = finite_max(total.chain(first).chain(good)) {
+            let degraded = p.degraded_answers.iter().take(n).copied();
+            if let Some(m) = finite_max(total.chain(first).chain(good).chain(degraded)) {
                 load = load.max(m);
             }
             if let Some(c) = &p.capacity {
@@ -890,7 +904,16 @@ pub(crate) struct LegendEntry {
 
 pub(crate) const SWATCH_W: i32 = 28;
 
+/// Whether fallbacks answered some of the panel's requests, in the buckets
+/// it draws.
+fn has_degraded_answers(panel: &TimelinePanel) -> bool {
+    (panel.degraded_answers.iter())
+        .take(panel.t_s.len())
+        .any(|v| v.is_finite() && *v > 0.0)
+}
+
 fn legend_entries(chart: &TimelineChart) -> Vec<LegendEntry> {
+    let fallbacks = chart.panels.iter().any(has_degraded_answers);
     let mut entries = vec![
         LegendEntry {
             swatch: Swatch::Area(FIRST_COLOR),
@@ -902,9 +925,21 @@ fn legend_entries(chart: &TimelineChart) -> Vec<LegendEntry> {
         },
         LegendEntry {
             swatch: Swatch::Line(GOODPUT_COLOR, 2),
-            label: "goodput (successful requests)".into(),
+            // With fallbacks, goodput leaves out what they answered.
+            label: if fallbacks {
+                "goodput (requests answered in full)"
+            } else {
+                "goodput (successful requests)"
+            }
+            .into(),
         },
     ];
+    if fallbacks {
+        entries.push(LegendEntry {
+            swatch: Swatch::Line(DEGRADED_ANSWERS_COLOR, 2),
+            label: "degraded answers/s (fallbacks)".into(),
+        });
+    }
     if chart.panels.iter().any(|p| p.capacity.is_some()) {
         entries.push(LegendEntry {
             swatch: Swatch::Dashed(CAPACITY_COLOR),
@@ -1349,6 +1384,14 @@ fn draw_panel(
         for run in pixel_runs(&panel.t_s, dt, true, &value, xs, &ys) {
             any = true;
             dashed_polyline(canvas, &run, CAPACITY_COLOR, 2, 8, 5)?;
+        }
+    }
+    // Under goodput, which is the line that must read first.
+    if has_degraded_answers(panel) {
+        let degraded = |i: usize| panel.degraded_answers.get(i).copied();
+        for run in pixel_runs(&panel.t_s, dt, true, &degraded, xs, &ys) {
+            any = true;
+            polyline(canvas, run, DEGRADED_ANSWERS_COLOR, 2)?;
         }
     }
     let good = |i: usize| panel.goodput.get(i).copied();

@@ -266,6 +266,7 @@ fn empty_and_zero_panels_render() {
         offered_first: vec![0.0; 100],
         offered_retry: vec![0.0; 100],
         goodput: vec![0.0; 100],
+        degraded_answers: vec![0.0; 100],
         capacity: Some(vec![0.0; 100]),
         queue: vec![0.0; 100],
         degraded: vec![],
@@ -323,6 +324,7 @@ fn odd_values_do_not_panic() {
         offered_first: (0..n).map(wild).collect(),
         offered_retry: (0..n / 2).map(wild).collect(),
         goodput: (0..n).map(|i| wild(i + 1)).collect(),
+        degraded_answers: (0..n / 3).map(|i| wild(i + 2)).collect(),
         capacity: Some(vec![1e9; 10]),
         queue: vec![f64::NAN; n as usize],
         // Reversed, outside the run, and not a number: drawn or left out,
@@ -376,6 +378,64 @@ fn odd_values_do_not_panic() {
     assert!(!svg.contains("\noutside\n"));
 }
 
+/// The `stroke` of every polyline (legend swatches and lines), in document
+/// order.
+fn polyline_strokes(svg: &str) -> Vec<String> {
+    roxmltree::Document::parse(svg)
+        .expect("well-formed")
+        .descendants()
+        .filter(|n| n.has_tag_name("polyline"))
+        .filter_map(|n| n.attribute("stroke").map(str::to_string))
+        .collect()
+}
+
+/// The colour of the degraded answers' line and its legend swatch.
+const DEGRADED_ANSWERS: &str = "#007E5C";
+
+#[test]
+fn degraded_answers_are_a_line_of_their_own_only_when_there_are_some() {
+    // The retry budget's fallbacks answer 6,000/s during the bad deploy, one
+    // second of them 45,000/s: the shared scale grows to show it.
+    let mut chart = realistic();
+    let budget = &mut chart.panels[2];
+    budget.degraded_answers = (budget.t_s.iter())
+        .map(|t| match *t {
+            t if t == DEPLOY + 100.0 => 45_000.0,
+            t if (DEPLOY..ROLLBACK).contains(&t) => 6_000.0,
+            _ => 0.0,
+        })
+        .collect();
+    let svg = render_timeline_svg(&chart).expect("renders");
+    save("timeline-degraded.svg", &svg);
+    assert_well_formed(&svg);
+    let texts = svg_texts(&svg);
+    for text in [
+        "goodput (requests answered in full)",
+        "degraded answers/s (fallbacks)",
+        "50k",
+    ] {
+        assert!(texts.iter().any(|t| t == text), "missing {text:?}");
+    }
+    assert!(!texts.iter().any(|t| t == "goodput (successful requests)"));
+    let strokes = polyline_strokes(&svg);
+    let lines = strokes.iter().filter(|c| *c == DEGRADED_ANSWERS).count();
+    assert_eq!(lines, 2, "a swatch and the budget panel's line");
+
+    // None, or all zero: no line, no legend entry, goodput as it always was.
+    for none in [Vec::new(), vec![0.0; HORIZON]] {
+        let mut chart = realistic();
+        for panel in &mut chart.panels {
+            panel.degraded_answers = none.clone();
+        }
+        let svg = render_timeline_svg(&chart).expect("renders");
+        assert!(svg == render_timeline_svg(&realistic()).expect("renders"));
+        assert!(!polyline_strokes(&svg).iter().any(|c| c == DEGRADED_ANSWERS));
+        let texts = svg_texts(&svg);
+        assert!(texts.iter().any(|t| t == "goodput (successful requests)"));
+        assert!(!texts.iter().any(|t| t.contains("degraded answers")));
+    }
+}
+
 #[test]
 fn one_bucket_and_short_spans_render() {
     let one = TimelinePanel {
@@ -384,6 +444,7 @@ fn one_bucket_and_short_spans_render() {
         offered_first: vec![10.0],
         offered_retry: vec![5.0],
         goodput: vec![10.0],
+        degraded_answers: Vec::new(),
         capacity: None,
         queue: vec![3.0],
         verdict: None,
@@ -594,12 +655,7 @@ fn count_lines_say_count_not_rate() {
     assert!(!texts.iter().any(|t| t.contains("/s")), "{texts:?}");
     // Each variant's colour twice: its legend swatch and its line (the
     // all-zero one too).
-    let strokes = roxmltree::Document::parse(&svg)
-        .expect("well-formed")
-        .descendants()
-        .filter(|n| n.has_tag_name("polyline"))
-        .filter_map(|n| n.attribute("stroke").map(str::to_string))
-        .collect::<Vec<_>>();
+    let strokes = polyline_strokes(&svg);
     for color in ["#0072B2", "#E69F00", "#009E73"] {
         let n = strokes.iter().filter(|c| *c == color).count();
         assert_eq!(n, 2, "{color}: a swatch and a line");
