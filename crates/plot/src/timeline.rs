@@ -954,7 +954,7 @@ fn legend_entries(chart: &TimelineChart) -> Vec<LegendEntry> {
     if spans().any(|s| !s.overload) {
         entries.push(LegendEntry {
             swatch: Swatch::Line(STORM_COLOR, 6),
-            label: "degraded (bar on top)".into(),
+            label: "judged degraded by the verdict (bar on top)".into(),
         });
     }
     if spans().any(|s| s.overload) {
