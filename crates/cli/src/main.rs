@@ -125,17 +125,9 @@ impl FailOnArgs {
             return None;
         }
         match verdict {
-            None => Some(
-                "no verdict: the model asks for no recovery analysis (a `metastability` block and a timeline with a trigger)"
-                    .into(),
-            ),
+            None => Some(sweep_cmd::verdict_text(None, "")),
             Some((outcome, reason)) if self.fail_on.contains(outcome) => {
-                // A reason may start with its outcome's name already.
-                let name = outcome.as_str();
-                Some(match reason.strip_prefix(name).and_then(|r| r.strip_prefix(": ")) {
-                    Some(rest) => format!("{name}: {rest}"),
-                    None => format!("{name}: {reason}"),
-                })
+                Some(sweep_cmd::verdict_text(Some(*outcome), reason))
             }
             Some(_) => None,
         }

@@ -277,10 +277,10 @@ pub fn failing_runs(sweep: &Sweep, results: &[RunResult], fail_on: &[Outcome]) -
         // not pass.
         .filter(|r| Outcome::parse(cell(r, outcome)).is_none_or(|o| fail_on.contains(&o)))
         .map(|r| {
+            // (A point's index is its place in the sweep.)
             let axes: Vec<String> = sweep
                 .points
-                .iter()
-                .find(|p| p.index == r.point)
+                .get(r.point)
                 .map(|p| {
                     p.values
                         .iter()
@@ -289,23 +289,30 @@ pub fn failing_runs(sweep: &Sweep, results: &[RunResult], fail_on: &[Outcome]) -
                 })
                 .unwrap_or_default();
             format!(
-                "point {} ({}) replication {} (seed {}), variant {}: {}: {}",
+                "point {} ({}) replication {} (seed {}), variant {}: {}",
                 r.point,
                 axes.join(", "),
                 r.replication,
                 r.seed,
                 cell(r, variant),
-                match Outcome::parse(cell(r, outcome)) {
-                    Some(o) => o.as_str(),
-                    None => "no verdict",
-                },
-                match cell(r, reason) {
-                    "" => "the model asks for no recovery analysis",
-                    reason => reason,
-                }
+                verdict_text(Outcome::parse(cell(r, outcome)), cell(r, reason))
             )
         })
         .collect()
+}
+
+/// What a FAIL line says of a verdict: `outcome: reason` (a reason that
+/// starts with its outcome's name already is not given it twice), or why
+/// there is none. One wording for `run` and `sweep`.
+pub fn verdict_text(outcome: Option<Outcome>, reason: &str) -> String {
+    let Some(outcome) = outcome else {
+        return "no verdict: the model asks for no recovery analysis (a `metastability` block and a timeline with a trigger)".into();
+    };
+    let name = outcome.as_str();
+    match reason.strip_prefix(name).and_then(|r| r.strip_prefix(": ")) {
+        Some(rest) => format!("{name}: {rest}"),
+        None => format!("{name}: {reason}"),
+    }
 }
 
 /// "wrote DIR/{results.csv, ..., index.html}; no sweep.svg: WHY": the
@@ -504,4 +511,27 @@ fn write_spec(sweep: &Sweep, out: &Path) -> Result<()> {
     let mut json = serde_json::to_string_pretty(&sweep.spec)?;
     json.push('\n');
     write_atomically(&out.join(SPEC_FILE), json.as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A sweep's FAIL lines read "relapsed: relapsed: recovered ..." when
+    /// the reason began with its outcome's name; `run`'s did not.
+    #[test]
+    fn regression_a_fail_line_names_its_outcome_once() {
+        assert_eq!(
+            verdict_text(
+                Some(Outcome::Relapsed),
+                "relapsed: recovered 4 s after the trigger's end"
+            ),
+            "relapsed: recovered 4 s after the trigger's end"
+        );
+        assert_eq!(
+            verdict_text(Some(Outcome::Metastable), "not recovered within 120 s"),
+            "metastable: not recovered within 120 s"
+        );
+        assert!(verdict_text(None, "").starts_with("no verdict: "));
+    }
 }
