@@ -173,7 +173,8 @@ pub fn run_sweep(
                 let tick = (elapsed / 10.0) as u64;
                 if done == total || last_line.fetch_max(tick, Ordering::Relaxed) < tick {
                     eprintln!(
-                        "  {done}/{total} runs, {elapsed:.0} s elapsed, {rate:.1} M events/s"
+                        "  {done}/{total} runs, {elapsed:.0} s elapsed{}, {rate:.1} M events/s",
+                        time_left(elapsed, done, total)
                     );
                 }
             }
@@ -299,6 +300,16 @@ pub fn failing_runs(sweep: &Sweep, results: &[RunResult], fail_on: &[Outcome]) -
             )
         })
         .collect()
+}
+
+/// ", about N s left" at `done` of `total` runs after `elapsed` seconds, at
+/// the pace so far (nothing before the first run or after the last).
+fn time_left(elapsed: f64, done: usize, total: usize) -> String {
+    if done == 0 || done >= total {
+        return String::new();
+    }
+    let left = elapsed / done as f64 * (total - done) as f64;
+    format!(", about {left:.0} s left")
 }
 
 /// What a FAIL line says of a verdict: `outcome: reason` (a reason that
@@ -516,6 +527,13 @@ fn write_spec(sweep: &Sweep, out: &Path) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_time_left_is_the_pace_so_far_over_the_runs_left() {
+        assert_eq!(time_left(30.0, 10, 40), ", about 90 s left");
+        assert_eq!(time_left(30.0, 0, 40), "");
+        assert_eq!(time_left(30.0, 40, 40), "");
+    }
 
     /// A sweep's FAIL lines read "relapsed: relapsed: recovered ..." when
     /// the reason began with its outcome's name; `run`'s did not.
