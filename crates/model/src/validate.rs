@@ -1560,6 +1560,25 @@ fn check_parallel(
             "every branch of a `parallel` step takes the same `context` as its first",
         );
     }
+    // A branch's fallback call is a child of the same group: it stops with
+    // the group, whatever it says.
+    for (b, branch) in parallel.branches.iter().enumerate() {
+        let chain = branch
+            .fallback
+            .iter()
+            .flat_map(|f| f.chain.iter().enumerate());
+        for (i, use_) in chain {
+            if let FallbackUseSpec::Call(call) = use_ {
+                let group = parallel.branches[0].context.unwrap_or(CallContext::Request);
+                if call.context.is_some_and(|c| c != group) {
+                    ck.fail(
+                        format!("{pp}.branches[{b}].fallback.chain[{i}].context"),
+                        "a branch's fallback call ends with its `parallel` step: it takes the branches' `context`",
+                    );
+                }
+            }
+        }
+    }
     let optional = parallel.branches.iter().any(|b| b.optional == Some(true));
     if let Some(k) = parallel.wait_for {
         if k == 0 || k as usize > n {

@@ -368,3 +368,32 @@ fn the_bundled_fallbacks_keep_the_page_up_or_become_the_next_outage() {
         assert!(searches < 0.5, "seed {seed}: {searches}");
     }
 }
+
+/// A branch's fallback call is a child of its parallel step, cancelled with
+/// it: `check` refuses a `context` that says otherwise.
+#[test]
+fn a_branch_fallback_call_takes_the_branches_context() {
+    let model = |context: &str| {
+        format!(
+            r#"{{"name": "m",
+            "workloads": [{{"name": "w", "target": "page", "arrival": {{"kind": "at_once"}}, "requests": 1}}],
+            "services": [
+              {{"name": "page", "steps": [{{"parallel": {{"branches": [
+                  {{"call": "a"}},
+                  {{"call": "b", "fallback": {{"chain": [{{"kind": "call", "call": "a"{context}}}]}}}}]}}}}]}},
+              {{"name": "a", "steps": [{{"work": {{"kind": "constant", "ms": 1}}}}]}},
+              {{"name": "b", "steps": [{{"work": {{"kind": "constant", "ms": 1}}}}]}}
+            ]}}"#
+        )
+    };
+    assert!(load_model(&model(""), &[], None).is_ok());
+    assert!(load_model(&model(r#", "context": "request""#), &[], None).is_ok());
+    let refused = load_model(&model(r#", "context": "background""#), &[], None)
+        .expect_err("a background call in a request-context group");
+    assert!(
+        refused.problems.iter().any(
+            |p| p.path == "services[0].steps[0].parallel.branches[1].fallback.chain[0].context"
+        ),
+        "{refused}"
+    );
+}
