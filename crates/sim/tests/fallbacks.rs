@@ -253,73 +253,55 @@ fn a_system_serving_only_fallbacks_has_not_recovered() {
 /// `check`'s problems with fallbacks, each at its path, all at once.
 #[test]
 fn check_refuses_fallbacks_that_cannot_work() {
-    let problems = |step: &str| -> Vec<String> {
-        match load_model(&page(step, 1), &[], None) {
+    /// `text`'s problems, as `check` prints them.
+    fn problems_of(text: &str) -> Vec<String> {
+        match load_model(text, &[], None) {
             Ok(_) => Vec::new(),
             Err(e) => e.problems.iter().map(|p| p.to_string()).collect(),
         }
-    };
-    let stale_without_cache =
-        problems(r#""fallback": {"chain": [{"kind": "stale", "max_staleness_ms": 1000}]}"#);
-    assert!(
-        stale_without_cache
-            .iter()
-            .any(|p| p.contains("services[0].steps[0].fallback.chain[0]") && p.contains("cache")),
-        "{stale_without_cache:?}"
+    }
+    // The page's problems with `step` as its call step's fields.
+    let problems = |step: &str| problems_of(&page(step, 1));
+    /// Asserts a problem at a path containing `at` says `says`.
+    fn has(problems: &[String], at: &str, says: &str) {
+        assert!(
+            problems.iter().any(|p| p.contains(at) && p.contains(says)),
+            "no {at:?} saying {says:?} in {problems:?}"
+        );
+    }
+    has(
+        &problems(r#""fallback": {"chain": [{"kind": "stale", "max_staleness_ms": 1000}]}"#),
+        "services[0].steps[0].fallback.chain[0]",
+        "cache",
     );
-    let to_itself = problems(r#""fallback": {"chain": [{"kind": "call", "call": "db"}]}"#);
-    assert!(
-        to_itself
-            .iter()
-            .any(|p| p.contains("fallback.chain[0].call") && p.contains("retry")),
-        "{to_itself:?}"
+    has(
+        &problems(r#""fallback": {"chain": [{"kind": "call", "call": "db"}]}"#),
+        "fallback.chain[0].call",
+        "retry",
     );
-    let to_the_caller = problems(r#""fallback": {"chain": [{"kind": "call", "call": "page"}]}"#);
-    assert!(
-        to_the_caller
-            .iter()
-            .any(|p| p.contains("fallback.chain[0].call") && p.contains("call cycle page -> page")),
-        "{to_the_caller:?}"
+    has(
+        &problems(r#""fallback": {"chain": [{"kind": "call", "call": "page"}]}"#),
+        "fallback.chain[0].call",
+        "call cycle page -> page",
     );
-    let unknown =
-        problems(r#""fallback": {"on": ["timeout", "teapot"], "chain": [{"kind": "default"}]}"#);
-    assert!(
-        unknown
-            .iter()
-            .any(|p| p.contains("fallback.on") && p.contains("teapot")),
-        "{unknown:?}"
+    has(
+        &problems(r#""fallback": {"on": ["timeout", "teapot"], "chain": [{"kind": "default"}]}"#),
+        "fallback.on",
+        "teapot",
     );
     let never =
         problems(r#""fallback": {"on": [], "chain": [{"kind": "default"}, {"kind": "fail"}]}"#);
     assert_eq!(never.len(), 2, "{never:?}");
-    assert!(never.iter().any(|p| p.contains("fallback.on")), "{never:?}");
-    assert!(
-        never
-            .iter()
-            .any(|p| p.contains("fallback.chain[1]") && p.contains("never reached")),
-        "{never:?}"
-    );
-    let on_work = problems(r#""fallback": {"chain": [{"kind": "default"}]}"#)
-        .into_iter()
-        .chain(
-            match load_model(
-                &page(r#""timeout_ms": 100"#, 1).replace(
-                    r#"{"work": {"kind": "constant", "ms": 7}}"#,
-                    r#"{"work": {"kind": "constant", "ms": 7}, "fallback": {"chain": [{"kind": "fail"}]}}"#,
-                ),
-                &[],
-                None,
-            ) {
-                Ok(_) => Vec::new(),
-                Err(e) => e.problems.iter().map(|p| p.to_string()).collect(),
-            },
-        )
-        .collect::<Vec<_>>();
-    assert!(
-        on_work.iter().any(
-            |p| p.contains("services[2].steps[0].fallback") && p.contains("only a `call` step")
-        ),
-        "{on_work:?}"
+    has(&never, "fallback.on", "");
+    has(&never, "fallback.chain[1]", "never reached");
+    let on_work = problems_of(&page(r#""timeout_ms": 100"#, 1).replace(
+        r#"{"work": {"kind": "constant", "ms": 7}}"#,
+        r#"{"work": {"kind": "constant", "ms": 7}, "fallback": {"chain": [{"kind": "fail"}]}}"#,
+    ));
+    has(
+        &on_work,
+        "services[2].steps[0].fallback",
+        "only a `call` step",
     );
 }
 
