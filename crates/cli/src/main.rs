@@ -4,6 +4,7 @@ mod attempts_file;
 mod bench;
 mod charts;
 mod import_cmd;
+mod margin_cmd;
 mod outdir;
 mod output;
 mod plot_cmd;
@@ -404,6 +405,59 @@ enum Command {
         #[command(flatten)]
         warnings: WarningsArgs,
     },
+    /// How close to the edge: at each load, the trigger size (its duration,
+    /// or any path) at which half the runs storm, per variant, with its
+    /// interval; write margin.csv, margin_probes.csv and margin.svg.
+    Margin {
+        /// A sweep file with a `margin` block, or a model file (then the
+        /// flags below say what to search).
+        file: PathBuf,
+        /// Output folder. Default: outputs/<sweep name>/ (for a model file,
+        /// outputs/<model name>-margin/).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// For a model file: load levels as factors on every workload's rate
+        /// (comma-separated). Default: 1.
+        #[arg(long = "load-scale", value_delimiter = ',')]
+        load_scale: Vec<f64>,
+        /// For a model file: the trigger size's path. Default: the
+        /// trigger's duration (its `trigger_start` to its `trigger_end`).
+        #[arg(long)]
+        trigger: Option<String>,
+        /// For a model file: the smallest trigger size searched.
+        #[arg(long)]
+        from: Option<f64>,
+        /// For a model file: the largest.
+        #[arg(long)]
+        to: Option<f64>,
+        /// For a model file: stop bisecting at this bracket width.
+        #[arg(long)]
+        tolerance: Option<f64>,
+        /// For a model file: the levels of P(storm) (comma-separated).
+        /// Default: 0.5.
+        #[arg(long, value_delimiter = ',')]
+        levels: Vec<f64>,
+        /// For a model file: the variants compared (repeatable). Default:
+        /// the first.
+        #[arg(long = "variant", value_name = "NAME")]
+        variants: Vec<String>,
+        /// For a model file: replications of a probe's first look.
+        #[arg(long, default_value_t = 8)]
+        replications: u32,
+        /// For a model file: the most replications a probe runs when unsure.
+        #[arg(long = "max-replications", default_value_t = 48)]
+        max_replications: u32,
+        /// Worker threads for a probe's replications, 1 to 256 (default: all
+        /// cores).
+        #[arg(long, value_parser = parse_jobs)]
+        jobs: Option<u16>,
+        /// Print nothing but errors and the result.
+        #[arg(long, short)]
+        quiet: bool,
+        /// The ceiling on the memory each run is estimated to need, in GiB.
+        #[arg(long = "memory-limit-gb", value_name = "GIB", default_value = DEFAULT_MEMORY_LIMIT_GB, value_parser = parse_memory_limit)]
+        memory_limit: u64,
+    },
     /// Measure the simulator's speed on a model, one variant after another on one
     /// thread: events/s, requests/s, attempts/s, peak memory and memory per
     /// request in flight.
@@ -636,6 +690,73 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 Err(message) => return Ok(refuse(&message)),
             };
             sweep_cmd::run_search(&loaded, &out, jobs.map(usize::from), quiet)
+        }
+        Command::Margin {
+            file,
+            out,
+            load_scale,
+            trigger,
+            from,
+            to,
+            tolerance,
+            levels,
+            variants,
+            replications,
+            max_replications,
+            jobs,
+            quiet,
+            memory_limit,
+        } => {
+            let text = match stormsim_model::read_input_file(&file) {
+                Ok(t) => t,
+                Err(e) => return Ok(refuse(&format!("cannot read {}: {e}", file.display()))),
+            };
+            let doc: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+            let is_sweep = doc.get("margin").is_some() || doc.get("model").is_some();
+            let loaded = if is_sweep {
+                load_sweep_or_report(&file, memory_limit, quiet)
+            } else {
+                let flags = margin_cmd::MarginFlags {
+                    load_scale,
+                    trigger,
+                    from,
+                    to,
+                    tolerance,
+                    levels,
+                    variants,
+                    replications,
+                    max_replications,
+                };
+                let name = doc
+                    .get("name")
+                    .and_then(serde_json::Value::as_str)
+                    .unwrap_or("model");
+                let sweep_text = match margin_cmd::sweep_text_for_model(&file, name, &flags) {
+                    Ok(t) => t,
+                    Err(message) => return Ok(refuse(&message)),
+                };
+                match stormsim_sweep::Sweep::from_text(&sweep_text, &file, memory_limit) {
+                    Ok(s) => Some(s),
+                    Err(stormsim_sweep::SweepError::Invalid(ModelError { problems })) => {
+                        report_problems(&file, &problems);
+                        None
+                    }
+                    Err(e) => return Ok(refuse(&e.to_string())),
+                }
+            };
+            let Some(loaded) = loaded else {
+                return Ok(ExitCode::from(EXIT_BAD_INPUT));
+            };
+            if let Err(problems) = loaded.check_margin() {
+                report_problems(&file, &problems);
+                return Ok(ExitCode::from(EXIT_BAD_INPUT));
+            }
+            let out = out.unwrap_or_else(|| Path::new("outputs").join(&loaded.spec.name));
+            let _lock = match sweep_cmd::claim_folder(&out, &loaded.spec.name, true, false)? {
+                Ok(lock) => lock,
+                Err(message) => return Ok(refuse(&message)),
+            };
+            margin_cmd::run_margin(&loaded, &out, jobs.map(usize::from), quiet)
         }
         Command::Bench {
             model,

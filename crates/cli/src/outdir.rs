@@ -92,8 +92,8 @@ pub fn run_files() -> Vec<&'static str> {
     files
 }
 
-/// The files `sweep`, `merge` and `search` may write (besides the manifest).
-pub const SWEEP_FILES: [&str; 9] = [
+/// The files `sweep`, `merge`, `search` and `margin` may write (besides the manifest).
+pub const SWEEP_FILES: [&str; 12] = [
     stormsim_sweep::resume::PARTIAL_FILE,
     stormsim_sweep::resume::RESULTS_FILE,
     "aggregate.csv",
@@ -101,6 +101,9 @@ pub const SWEEP_FILES: [&str; 9] = [
     crate::sweep_charts::SWEEP_CHART,
     "search.csv",
     crate::sweep_charts::SEARCH_CHART,
+    crate::margin_cmd::MARGIN_TABLE,
+    crate::margin_cmd::MARGIN_PROBES,
+    crate::margin_cmd::MARGIN_CHART,
     crate::sweep_charts::PAGE,
     stormsim_sweep::inputs::INPUTS_FILE,
 ];

@@ -16,6 +16,7 @@ use stormsim_plot::{
 };
 use stormsim_sweep::search::{replay_brackets, Probe, SEARCH_COLUMNS};
 use stormsim_sweep::spec::DesignSpec;
+use stormsim_sweep::stopping::Stopped;
 use stormsim_sweep::{ChartSpec, Row, SweepSpec, METASTABLE_SHARE};
 
 /// `sweep.json`: the sweep's spec, written beside its tables so that the
@@ -525,8 +526,10 @@ fn read_search(spec: &SweepSpec, text: &str, path: &Path) -> Result<SearchView> 
             .position(|h| h == name)
             .ok_or_else(|| anyhow!("{} has no column {name:?}", path.display()))
     };
-    let [mean, low, high, used, left_out, why] = SEARCH_COLUMNS.map(column);
+    let [mean, low, high, used, left_out, why, stopped] = SEARCH_COLUMNS.map(column);
     let (mean, low, high, used, left_out, why) = (mean?, low?, high?, used?, left_out?, why?);
+    // (A search written before the stopping rule has no `stopped`.)
+    let stopped = stopped.ok();
     let mut view = SearchView {
         path: search.path.clone(),
         probes: Vec::new(),
@@ -557,6 +560,7 @@ fn read_search(spec: &SweepSpec, text: &str, path: &Path) -> Result<SearchView> 
             ci,
             used: number(used)? as usize,
             left_out: Vec::new(),
+            stopped: stopped.map_or(Stopped::Fixed, |c| Stopped::from_name(cell(c))),
         });
         view.left_out
             .push((number(left_out)? as usize, cell(why).to_string()));

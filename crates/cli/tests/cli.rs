@@ -741,6 +741,112 @@ fn a_search_brackets_the_tipping_point() {
     assert!(csv.lines().count() >= 4, "{csv}");
 }
 
+/// The Catalog incident at 1/40 scale (200 req/s against 5 workers, 60%
+/// busy, a queue of 1.5 s of work, 300 s), for margins that run in seconds.
+fn small_catalog_margin(dir: &Path, margin: Value) -> PathBuf {
+    write_json(
+        &dir.join("m.json"),
+        serde_json::json!({
+            "name": "m",
+            "model": model("catalog-incident.json"),
+            "replications": 4,
+            "set": {
+                "workloads[*].arrival.rate_per_s": 10,
+                "workloads[*].duration_s": 300,
+                "horizon_s": 300,
+                "services[catalog].workers": 5,
+                "services[catalog].queue_capacity": 500,
+                "timeline[2].at_s": 240,
+                "timeline[3].at_s": 270
+            },
+            "margin": margin
+        }),
+    )
+}
+
+/// The margin finds where half the runs storm as the bad deploy lasts
+/// longer: a crossing inside its interval, whose ends are probes surely on
+/// their sides; the same bytes on a second run (every probe's replications
+/// have the seeds they always have); a sentence, a tidy table and a chart.
+#[test]
+fn a_margin_finds_the_trigger_that_tips_half_the_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let sweep = small_catalog_margin(
+        dir.path(),
+        serde_json::json!({
+            "trigger": {"from": 0.25, "to": 12.25, "tolerance": 1.0},
+            "load_scale": [1.0],
+            "stop": {"max_replications": 16}
+        }),
+    );
+    let out = dir.path().join("out");
+    let run = stormsim_into("margin", &sweep, &out, &[]);
+    assert_ok(&run);
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        stdout.contains("a trigger duration (s) of") && stdout.contains("in half the runs"),
+        "{stdout}"
+    );
+    let table = read(&out.join("margin.csv"));
+    let mut rows = csv::Reader::from_reader(table.as_bytes());
+    let header = rows.headers().unwrap().clone();
+    let row = rows.records().next().unwrap().unwrap();
+    let get = |name: &str| row[header.iter().position(|h| h == name).unwrap()].to_string();
+    let (critical, low, high): (f64, f64, f64) = (
+        get("critical").parse().unwrap(),
+        get("ci_low").parse().unwrap(),
+        get("ci_high").parse().unwrap(),
+    );
+    assert!(low <= critical && critical <= high, "{table}");
+    assert!(0.25 < critical && critical < 12.25, "{table}");
+    assert_eq!(get("level"), "0.5");
+    // The interval's ends are probes surely on their sides.
+    let probes = read(&out.join("margin_probes.csv"));
+    let sure = |value: f64, below: bool| {
+        probes.lines().skip(1).any(|line| {
+            let cells: Vec<&str> = line.split(',').collect();
+            let (v, lo, hi): (f64, f64, f64) = (
+                cells[2].parse().unwrap(),
+                cells[4].parse().unwrap(),
+                cells[5].parse().unwrap(),
+            );
+            v == value && if below { hi < 0.5 } else { lo >= 0.5 }
+        })
+    };
+    if get("low_sure") == "true" {
+        assert!(sure(low, true), "{probes}");
+    }
+    if get("high_sure") == "true" {
+        assert!(sure(high, false), "{probes}");
+    }
+    assert!(out.join("margin.svg").exists());
+    let again = dir.path().join("again");
+    assert_ok(&stormsim_into("margin", &sweep, &again, &[]));
+    assert_eq!(table, read(&again.join("margin.csv")));
+    assert_eq!(probes, read(&again.join("margin_probes.csv")));
+}
+
+/// A margin's problems are all said at once, with their paths, exit 2.
+#[test]
+fn a_margin_says_every_problem_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let sweep = small_catalog_margin(
+        dir.path(),
+        serde_json::json!({
+            "trigger": {"from": 5, "to": 1},
+            "load_scale": [1.0],
+            "levels": [1.5],
+            "variants": ["nope"]
+        }),
+    );
+    let run = stormsim_into("margin", &sweep, &dir.path().join("out"), &[]);
+    assert_eq!(run.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    for expected in ["margin.levels[0]", "margin.trigger", "margin.variants[0]"] {
+        assert!(stderr.contains(expected), "{expected}: {stderr}");
+    }
+}
+
 /// A sweep of 4 points × 2 replications of the deadline chain, in `dir`.
 fn eight_run_sweep(dir: &Path) -> PathBuf {
     write_json(

@@ -25,6 +25,9 @@
 //!   (a phase diagram), with the boundary where it crosses a level.
 //! - [`render_search_svg`]: a tipping-point search, its probes with their
 //!   intervals against the threshold and the bisection's brackets closing in.
+//! - [`render_margin_svg`]: the storm margin, the trigger size each load
+//!   can take before half the runs storm, per variant, with intervals and
+//!   the 10–90% band.
 //! - [`style`]: the palette, fonts and number formats every chart shares.
 #![warn(missing_docs)]
 
@@ -35,6 +38,7 @@ mod comparison;
 mod error;
 mod header;
 mod load_grid;
+mod margin;
 mod search;
 pub mod style;
 mod sweep;
@@ -49,6 +53,7 @@ pub use comparison::{
     COMPARISON_WIDTH,
 };
 pub use error::PlotError;
+pub use margin::{render_margin_svg, MarginChart, MarginPoint, MarginSeries};
 pub use search::{render_search_svg, SearchChart};
 pub use sweep::{
     render_heatmap_svg, render_sweep_lines_svg, HeatmapChart, SweepLineChart, SweepPoint,

@@ -93,7 +93,7 @@ impl LegendItem for Entry {
 }
 
 /// A probe's marker: a filled circle with a white rim.
-fn dot(canvas: &Canvas<'_>, c: (i32, i32), series: usize) -> Result<(), PlotError> {
+pub(crate) fn dot(canvas: &Canvas<'_>, c: (i32, i32), series: usize) -> Result<(), PlotError> {
     canvas
         .draw(&Circle::new(c, 7, BACKGROUND.filled()))
         .map_err(drawing)?;
@@ -103,7 +103,7 @@ fn dot(canvas: &Canvas<'_>, c: (i32, i32), series: usize) -> Result<(), PlotErro
 }
 
 /// A vertical error bar from `top` to `bottom` with caps.
-fn error_bar(
+pub(crate) fn error_bar(
     canvas: &Canvas<'_>,
     x: i32,
     top: i32,

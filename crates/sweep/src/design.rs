@@ -196,12 +196,12 @@ fn size_problem(spec: &SweepSpec) -> Option<Problem> {
 /// refused before any point is made.
 pub fn points(spec: &SweepSpec, seed: u64) -> Result<Vec<Point>, Vec<Problem>> {
     if spec.axes.is_empty() {
-        if spec.search.is_some() {
+        if spec.search.is_some() || spec.margin.is_some() {
             return Ok(Vec::new());
         }
         return Err(vec![Problem::new(
             "axes",
-            "expected at least one axis (or a `search`)",
+            "expected at least one axis (or a `search` or a `margin`)",
         )]);
     }
     if let Some(problem) = size_problem(spec) {

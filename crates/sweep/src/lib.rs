@@ -8,11 +8,13 @@ mod check;
 pub mod design;
 pub mod files;
 pub mod inputs;
+pub mod margin;
 pub mod reference;
 pub mod resume;
 mod row;
 pub mod search;
 pub mod spec;
+pub mod stopping;
 mod table;
 
 pub use check::{PointWarning, METASTABLE_SHARE};

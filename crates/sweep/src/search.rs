@@ -5,7 +5,8 @@
 //! other metric.
 
 use crate::spec::SearchSpec;
-use crate::{summary_of, Sweep};
+use crate::stopping::{mean_interval, wilson, Rule, StopSpec, Stopped};
+use crate::{summary_of, Override, Sweep, VariantChoice};
 use rayon::prelude::*;
 use stormsim_model::Problem;
 use stormsim_sim::analysis::Outcome;
@@ -21,10 +22,13 @@ pub struct Probe {
     /// Its 95% interval. For `metastable`, a share of replications, Wilson's
     /// score interval ([`wilson_interval`]: within [0, 1], and not a point at
     /// 0 or n of n); for any other metric Student's t (`None` with one
-    /// replication).
+    /// replication). With a stopping rule, each look's interval at the level
+    /// that keeps the looks' joint error at 5% ([`crate::stopping`]).
     pub ci: Option<(f64, f64)>,
     /// Replications the mean is over.
     pub used: usize,
+    /// Why the probe ran no more replications.
+    pub stopped: Stopped,
     /// Replications left out, and why: a run stopped by a limit (partial), a
     /// baseline already unhealthy, no verdict, no value (a latency of
     /// successes with none). Counted by reason, in the order first met.
@@ -57,55 +61,101 @@ pub struct SearchResult {
 }
 
 impl Sweep {
-    /// Runs the metric at one value, every replication (in parallel).
-    fn probe(&self, search: &SearchSpec, value: f64) -> Result<Probe, Problem> {
-        let (_, over) = self.search_override(search, value);
+    /// Runs the metric at one value: its replications in parallel, by
+    /// batches while the stopping rule ([`crate::stopping`]) asks for more.
+    /// Replication `r` has the same seed at every value (common random
+    /// numbers), however many a probe ends up running.
+    pub(crate) fn probe_at(
+        &self,
+        variant: Option<&VariantChoice>,
+        extra: &[Override],
+        metric: &str,
+        threshold: f64,
+        stop: Option<&StopSpec>,
+        label: &str,
+    ) -> Result<Probe, Problem> {
         let mut overrides = self.set_overrides();
-        overrides.push(over);
-        let variant = self.default_variant();
-        let observations: Result<Vec<Observation>, Problem> = (0..self.spec.replications)
-            .into_par_iter()
-            .map(|r| {
-                let seed = self.seed_of(0, r);
-                let variant = self
-                    .build(variant.as_ref(), &overrides, seed)
-                    .map_err(|ps| {
-                        let problems: Vec<String> = ps.iter().map(|p| p.to_string()).collect();
-                        Problem::new(format!("search at {value}"), problems.join("; "))
-                    })?;
-                observe(&search.metric, run_variant(&variant), seed)
-            })
-            .collect();
+        overrides.extend_from_slice(extra);
+        let rule = Rule::new(self.spec.replications, stop);
         let mut xs = Vec::new();
         let mut left_out: Vec<(String, usize)> = Vec::new();
-        for o in observations? {
-            match o {
-                Observation::Value(x) => xs.push(x),
-                Observation::LeftOut(why) => match left_out.iter_mut().find(|(w, _)| *w == why) {
-                    Some((_, n)) => *n += 1,
-                    None => left_out.push((why, 1)),
-                },
+        let (mut ran, mut batch) = (0u32, rule.first);
+        loop {
+            let observations: Result<Vec<Observation>, Problem> = (ran..ran + batch)
+                .into_par_iter()
+                .map(|r| {
+                    let seed = self.seed_of(0, r);
+                    let built = self.build(variant, &overrides, seed).map_err(|ps| {
+                        let problems: Vec<String> = ps.iter().map(|p| p.to_string()).collect();
+                        Problem::new(label.to_string(), problems.join("; "))
+                    })?;
+                    observe(metric, run_variant(&built), seed)
+                })
+                .collect();
+            ran += batch;
+            for o in observations? {
+                match o {
+                    Observation::Value(x) => xs.push(x),
+                    Observation::LeftOut(why) => {
+                        match left_out.iter_mut().find(|(w, _)| *w == why) {
+                            Some((_, n)) => *n += 1,
+                            None => left_out.push((why, 1)),
+                        }
+                    }
+                }
             }
+            let (mean, ci) = mean_and_interval(metric, &xs, rule.alpha_per_look);
+            let stopped = if xs.is_empty() {
+                // Nothing to judge yet: more replications may give values,
+                // up to the cap.
+                (ran >= rule.max).then_some(Stopped::Cap)
+            } else {
+                rule.look(ran, ci, threshold)
+            };
+            if let Some(stopped) = stopped {
+                if xs.is_empty() {
+                    return Err(Problem::new(
+                        "search.metric",
+                        format!(
+                            "{metric:?} has no value in any replication at {label}: {}",
+                            describe_left_out(&left_out)
+                        ),
+                    ));
+                }
+                return Ok(Probe {
+                    value: f64::NAN,
+                    mean,
+                    ci,
+                    used: xs.len(),
+                    left_out,
+                    stopped,
+                });
+            }
+            batch = rule.next_batch(ran);
         }
-        if xs.is_empty() {
-            return Err(Problem::new(
-                "search.metric",
-                format!(
-                    "{:?} has no value in any replication at {} = {value}: {}",
-                    search.metric,
-                    search.path,
-                    describe_left_out(&left_out)
-                ),
-            ));
-        }
-        let (mean, ci) = mean_and_interval(&search.metric, &xs);
-        Ok(Probe {
-            value: if search.integer { value.round() } else { value },
-            mean,
-            ci,
-            used: xs.len(),
-            left_out,
-        })
+    }
+
+    /// A probe of the sweep file's `search` at `value`.
+    fn probe(&self, search: &SearchSpec, value: f64) -> Result<Probe, Problem> {
+        let (_, over) = self.search_override(search, value);
+        let variant = self.default_variant();
+        let mut probe = self
+            .probe_at(
+                variant.as_ref(),
+                &[over],
+                &search.metric,
+                search.threshold,
+                search.stop.as_ref(),
+                &format!("{} = {value}", search.path),
+            )
+            .map_err(|mut p| {
+                if p.path != "search.metric" {
+                    p.path = format!("search at {value}");
+                }
+                p
+            })?;
+        probe.value = if search.integer { value.round() } else { value };
+        Ok(probe)
     }
 
     /// Bisects `search.path` between `from` and `to` until the bracket is at
@@ -289,19 +339,20 @@ pub fn describe_left_out(left_out: &[(String, usize)]) -> String {
         .join(", ")
 }
 
-/// A probe's mean over its replications' values `xs`, and its 95% interval:
-/// for `metastable` (each value 1 or 0, so the mean is a share) Wilson's
-/// score interval; for any other metric Student's t (`None` with one value).
-fn mean_and_interval(metric: &str, xs: &[f64]) -> (f64, Option<(f64, f64)>) {
+/// A probe's mean over its replications' values `xs`, and its interval of
+/// two-sided error `alpha`: for `metastable` (each value 1 or 0, so the mean
+/// is a share) Wilson's score interval; for any other metric Student's t
+/// (`None` with one value).
+fn mean_and_interval(metric: &str, xs: &[f64], alpha: f64) -> (f64, Option<(f64, f64)>) {
     if metric == "metastable" {
         let successes = xs.iter().filter(|x| **x == 1.0).count();
+        let z = stormsim_stats::normal_quantile(1.0 - alpha / 2.0);
         (
             successes as f64 / xs.len() as f64,
-            Some(wilson_interval(successes, xs.len())),
+            Some(wilson(successes, xs.len(), z)),
         )
     } else {
-        let (mean, spread) = crate::table::mean_ci(xs);
-        (mean, spread.map(|(_, half)| (mean - half, mean + half)))
+        mean_interval(xs, alpha)
     }
 }
 
@@ -311,38 +362,18 @@ fn mean_and_interval(metric: &str, xs: &[f64]) -> (f64, Option<(f64, f64)>) {
 /// single point when every trial or none succeeded: 0 of 3 gives 0 to 0.56.
 /// `(0, 1)` for no trials.
 pub fn wilson_interval(successes: usize, n: usize) -> (f64, f64) {
-    if n == 0 {
-        return (0.0, 1.0);
-    }
-    let z = stormsim_stats::normal_quantile(0.975);
-    let n = n as f64;
-    let p = successes as f64 / n;
-    let z2 = z * z;
-    let centre = (p + z2 / (2.0 * n)) / (1.0 + z2 / n);
-    let half = z / (1.0 + z2 / n) * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt();
-    // At 0 of n and n of n the ends are 0 and 1 exactly (the formula
-    // leaves a rounding there).
-    let low = if successes == 0 {
-        0.0
-    } else {
-        (centre - half).max(0.0)
-    };
-    let high = if successes as f64 == n {
-        1.0
-    } else {
-        (centre + half).min(1.0)
-    };
-    (low, high)
+    wilson(successes, n, stormsim_stats::normal_quantile(0.975))
 }
 
 /// The columns of `search.csv` after the first (the parameter's path).
-pub const SEARCH_COLUMNS: [&str; 6] = [
+pub const SEARCH_COLUMNS: [&str; 7] = [
     "mean",
     "ci95_low",
     "ci95_high",
     "replications_used",
     "replications_left_out",
     "left_out_why",
+    "stopped",
 ];
 
 /// `search.csv`: every probe (value, mean, 95% interval, replications used
@@ -363,6 +394,7 @@ pub fn search_csv(result: &SearchResult, path: &str) -> Result<String, csv::Erro
             p.used.to_string(),
             left_out.to_string(),
             describe_left_out(&p.left_out),
+            p.stopped.name().to_string(),
         ])?;
     }
     let bytes = out.into_inner().map_err(|e| e.into_error())?;
@@ -372,6 +404,7 @@ pub fn search_csv(result: &SearchResult, path: &str) -> Result<String, csv::Erro
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stopping::ALPHA;
 
     fn probe(value: f64, mean: f64, ci: (f64, f64)) -> Probe {
         Probe {
@@ -380,6 +413,7 @@ mod tests {
             ci: Some(ci),
             used: 3,
             left_out: Vec::new(),
+            stopped: Stopped::Fixed,
         }
     }
 
@@ -453,11 +487,11 @@ mod tests {
     /// Student's t, as before.
     #[test]
     fn a_probe_of_metastable_has_wilsons_interval_and_others_students() {
-        let (mean, ci) = mean_and_interval("metastable", &[0.0, 0.0, 0.0]);
+        let (mean, ci) = mean_and_interval("metastable", &[0.0, 0.0, 0.0], ALPHA);
         let (lo, hi) = ci.unwrap();
         assert_eq!((mean, lo), (0.0, 0.0));
         assert!(hi > 0.5 && hi < 0.6, "{hi}");
-        let (mean, ci) = mean_and_interval("metastable", &[1.0, 0.0, 1.0]);
+        let (mean, ci) = mean_and_interval("metastable", &[1.0, 0.0, 1.0], ALPHA);
         let (lo, hi) = ci.unwrap();
         assert!((mean - 2.0 / 3.0).abs() < 1e-12);
         assert!(
@@ -465,11 +499,14 @@ mod tests {
             "{lo} {hi}"
         );
         // One replication: an interval all the same (not yet certain of a side).
-        assert!(mean_and_interval("metastable", &[1.0]).1.is_some());
-        let (mean, ci) = mean_and_interval("success_rate", &[1.0, 2.0, 3.0, 4.0]);
+        assert!(mean_and_interval("metastable", &[1.0], ALPHA).1.is_some());
+        let (mean, ci) = mean_and_interval("success_rate", &[1.0, 2.0, 3.0, 4.0], ALPHA);
         let (lo, hi) = ci.unwrap();
         assert_eq!(mean, 2.5);
         assert!((hi - mean - 2.0542).abs() < 1e-3 && (mean - lo - 2.0542).abs() < 1e-3);
-        assert_eq!(mean_and_interval("success_rate", &[0.5]), (0.5, None));
+        assert_eq!(
+            mean_and_interval("success_rate", &[0.5], ALPHA),
+            (0.5, None)
+        );
     }
 }

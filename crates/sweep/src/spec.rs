@@ -49,6 +49,10 @@ pub struct SweepSpec {
     /// where a metric crosses a threshold.
     #[serde(default)]
     pub search: Option<SearchSpec>,
+    /// The storm margin (for `stormsim margin`): at each load, the trigger
+    /// size where the probability of a storm crosses each level.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub margin: Option<MarginSpec>,
     /// How points are chosen: the full grid (default), or a sample.
     #[serde(default)]
     pub design: DesignSpec,
@@ -185,6 +189,71 @@ pub enum DesignSpec {
     },
 }
 
+/// The storm margin: for each variant and load level, the smallest trigger
+/// for which the share of metastable runs crosses each level.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MarginSpec {
+    /// The trigger's size and the range searched.
+    pub trigger: TriggerSize,
+    /// Load levels as factors on every workload's `arrival.rate_per_s`
+    /// (1: the model's load). Give this or `load`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_scale: Option<Vec<f64>>,
+    /// Load levels as values of one path (a workload's rate, a shape's
+    /// peak). Give this or `load_scale`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<LoadAxis>,
+    /// The probabilities of a storm whose crossings are sought (default
+    /// `[0.5]`; `[0.1, 0.5, 0.9]` adds the band).
+    #[serde(default = "default_levels")]
+    pub levels: Vec<f64>,
+    /// The variants compared, on one chart (default: the sweep's
+    /// `variant`, else the model's first).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub variants: Vec<String>,
+    /// Replications that stop when the side of each level is known
+    /// (recommended: a share of 3 replications is never sure of 0.5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop: Option<crate::stopping::StopSpec>,
+}
+
+fn default_levels() -> Vec<f64> {
+    vec![0.5]
+}
+
+/// The size of the model's trigger that a margin searches.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TriggerSize {
+    /// The parameter path of the trigger's size (a slowdown's work, a
+    /// spike's rate). Absent: the trigger's duration, seconds from its
+    /// `trigger_start` to its `trigger_end` (which moves).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// The smallest size searched.
+    pub from: f64,
+    /// The largest.
+    pub to: f64,
+    /// Stop bisecting when the bracket is this narrow (default: a 32nd of
+    /// the range).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tolerance: Option<f64>,
+    /// Whole numbers only.
+    #[serde(default)]
+    pub integer: bool,
+}
+
+/// Load levels as one path's values.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LoadAxis {
+    /// The path.
+    pub path: String,
+    /// Its values, in order.
+    pub values: Vec<f64>,
+}
+
 /// Bisection for the value of one parameter where a metric's replication mean
 /// crosses a threshold, e.g. where the share of metastable runs crosses 50%.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
@@ -207,4 +276,10 @@ pub struct SearchSpec {
     /// Probe whole numbers only (worker counts, queue sizes).
     #[serde(default)]
     pub integer: bool,
+    /// Replications that stop when the answer is known: each probe runs
+    /// `replications`, then adds batches until its interval is clear of
+    /// `threshold`, up to `max_replications` (absent: `replications`
+    /// exactly).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop: Option<crate::stopping::StopSpec>,
 }

@@ -127,12 +127,8 @@ pub(crate) fn row_under(columns: &[String], header: &[String], row: Vec<String>)
 }
 
 /// Mean, and with two or more values the sample standard deviation and the
-/// half-width of the 95% Student-t interval.
-pub(crate) fn mean_ci(xs: &[f64]) -> (f64, Option<(f64, f64)>) {
-    mean_ci_with(xs, &mut StudentT975::default())
-}
-
-/// [`mean_ci`] with the t quantiles of earlier calls at hand.
+/// half-width of the 95% Student-t interval, with the t quantiles of
+/// earlier calls at hand.
 fn mean_ci_with(xs: &[f64], t975: &mut StudentT975) -> (f64, Option<(f64, f64)>) {
     let n = xs.len() as f64;
     let mean = xs.iter().sum::<f64>() / n;
@@ -359,6 +355,10 @@ fn finish(out: csv::Writer<Vec<u8>>) -> Result<String, csv::Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn mean_ci(xs: &[f64]) -> (f64, Option<(f64, f64)>) {
+        mean_ci_with(xs, &mut StudentT975::default())
+    }
 
     fn names(list: &str) -> Vec<String> {
         list.split(',').map(String::from).collect()

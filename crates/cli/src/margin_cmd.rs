@@ -1,0 +1,238 @@
+//! `stormsim margin`: at each load, the trigger size that tips the system in
+//! half the runs (and, asked for, 10% and 90%), per variant, with intervals;
+//! written as `margin.csv`, `margin_probes.csv` and the margin chart.
+
+use crate::output::write_atomically;
+use crate::sweep_charts::SPEC_FILE;
+use anyhow::{Context, Result};
+use std::path::Path;
+use std::process::ExitCode;
+use stormsim_plot::{render_margin_svg, MarginChart, MarginPoint, MarginSeries};
+use stormsim_sweep::margin::{margin_csv, margin_probes_csv, sentence, MarginProbe, MarginResult};
+use stormsim_sweep::Sweep;
+
+/// The margin's chart.
+pub const MARGIN_CHART: &str = "margin.svg";
+/// Its table, one row per variant, load and level.
+pub const MARGIN_TABLE: &str = "margin.csv";
+/// Every probe.
+pub const MARGIN_PROBES: &str = "margin_probes.csv";
+
+/// What `stormsim margin MODEL` asks for when the file is a model, not a
+/// sweep file with a `margin` block.
+pub struct MarginFlags {
+    pub load_scale: Vec<f64>,
+    pub trigger: Option<String>,
+    pub from: Option<f64>,
+    pub to: Option<f64>,
+    pub tolerance: Option<f64>,
+    pub levels: Vec<f64>,
+    pub variants: Vec<String>,
+    pub replications: u32,
+    pub max_replications: u32,
+}
+
+/// The text of a sweep file with a `margin` block for the model file
+/// `model` (a file name beside it) and `flags`, or what is missing.
+pub fn sweep_text_for_model(
+    model: &Path,
+    model_name: &str,
+    flags: &MarginFlags,
+) -> std::result::Result<String, String> {
+    let (Some(from), Some(to)) = (flags.from, flags.to) else {
+        return Err(
+            "a margin of a model file needs the trigger range: --from and --to (seconds of the trigger's duration, or values of --trigger PATH)"
+                .into(),
+        );
+    };
+    let load_scale = if flags.load_scale.is_empty() {
+        vec![1.0]
+    } else {
+        flags.load_scale.clone()
+    };
+    let mut trigger = serde_json::json!({ "from": from, "to": to });
+    if let Some(path) = &flags.trigger {
+        trigger["path"] = path.clone().into();
+    }
+    if let Some(t) = flags.tolerance {
+        trigger["tolerance"] = t.into();
+    }
+    let mut margin = serde_json::json!({
+        "trigger": trigger,
+        "load_scale": load_scale,
+        "stop": { "max_replications": flags.max_replications.max(flags.replications) },
+    });
+    if !flags.levels.is_empty() {
+        margin["levels"] = flags.levels.clone().into();
+    }
+    if !flags.variants.is_empty() {
+        margin["variants"] = flags.variants.clone().into();
+    }
+    let file = model
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let spec = serde_json::json!({
+        "name": format!("{model_name}-margin"),
+        "description": format!("The storm margin of {file}."),
+        "model": file,
+        "replications": flags.replications,
+        "margin": margin,
+    });
+    Ok(serde_json::to_string_pretty(&spec).expect("JSON serializes"))
+}
+
+/// Runs the margin of `sweep` into `out`.
+pub fn run_margin(sweep: &Sweep, out: &Path, jobs: Option<usize>, quiet: bool) -> Result<ExitCode> {
+    let Some(margin) = sweep.spec.margin.clone() else {
+        eprintln!("{:?} has no `margin` block", sweep.spec.name);
+        return Ok(ExitCode::from(2));
+    };
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs.unwrap_or(0))
+        .build()
+        .context("cannot start the worker threads")?;
+    if !quiet {
+        let stop = margin.stop.map_or(String::new(), |s| {
+            format!(", up to {} when unsure", s.max_replications)
+        });
+        eprintln!(
+            "margin: {} load level(s) × {} variant(s) × level(s) {:?} of P(storm); {} replications per probe{stop}",
+            Sweep::margin_loads(&margin).len(),
+            margin.variants.len().max(1),
+            margin.levels,
+            sweep.spec.replications,
+        );
+    }
+    let started = std::time::Instant::now();
+    let on_probe = |p: &MarginProbe| {
+        if !quiet {
+            let ci = p
+                .probe
+                .ci
+                .map_or(String::new(), |(lo, hi)| format!(" [{lo:.2}, {hi:.2}]"));
+            eprintln!(
+                "  {:>6.0} s  {} at load {}: trigger {} -> {:.2} of {} runs storm{ci} ({})",
+                started.elapsed().as_secs_f64(),
+                p.variant,
+                p.load,
+                p.probe.value,
+                p.probe.mean,
+                p.probe.used,
+                p.probe.stopped.name()
+            );
+        }
+    };
+    let result = match pool.install(|| sweep.margin(&on_probe)) {
+        Ok(r) => r,
+        Err(problem) => {
+            eprintln!("{problem}");
+            return Ok(ExitCode::from(2));
+        }
+    };
+    std::fs::create_dir_all(out)?;
+    write_atomically(&out.join(MARGIN_TABLE), margin_csv(&result)?.as_bytes())?;
+    write_atomically(
+        &out.join(MARGIN_PROBES),
+        margin_probes_csv(&result)?.as_bytes(),
+    )?;
+    let mut json = serde_json::to_string_pretty(&sweep.spec)?;
+    json.push('\n');
+    write_atomically(&out.join(SPEC_FILE), json.as_bytes())?;
+    let chart = margin_chart(sweep, &result, margin.trigger.from, margin.trigger.to);
+    let mut written = vec![MARGIN_TABLE, MARGIN_PROBES, SPEC_FILE];
+    match render_margin_svg(&chart) {
+        Ok(svg) => {
+            crate::outdir::claim(out, &[MARGIN_CHART])?;
+            write_atomically(&out.join(MARGIN_CHART), svg.as_bytes())?;
+            written.push(MARGIN_CHART);
+        }
+        Err(e) => eprintln!("note: no {MARGIN_CHART}: {e}"),
+    }
+    for r in &result.rows {
+        println!("{}", sentence(&result, r));
+    }
+    println!("written to {}: {}", out.display(), written.join(", "));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The chart of a margin: each variant's crossings of its middle level
+/// (0.5 when asked for, else the first), and the 10–90% band where both
+/// were.
+fn margin_chart(sweep: &Sweep, result: &MarginResult, from: f64, to: f64) -> MarginChart {
+    let levels: Vec<f64> = sweep
+        .spec
+        .margin
+        .as_ref()
+        .map(|m| m.levels.clone())
+        .unwrap_or_default();
+    let main = if levels.iter().any(|l| (l - 0.5).abs() < 1e-9) {
+        0.5
+    } else {
+        levels.first().copied().unwrap_or(0.5)
+    };
+    let x = |load: f64| result.base_rate.map_or(load, |rate| rate * load);
+    let mut names: Vec<&str> = Vec::new();
+    for r in &result.rows {
+        if !names.contains(&r.variant.as_str()) {
+            names.push(&r.variant);
+        }
+    }
+    let series = names
+        .iter()
+        .map(|name| {
+            let rows = |level: f64| {
+                result
+                    .rows
+                    .iter()
+                    .filter(move |r| r.variant == *name && (r.level - level).abs() < 1e-9)
+            };
+            let points = rows(main)
+                .map(|r| MarginPoint {
+                    load: x(r.load),
+                    critical: r.critical,
+                    low: r.low,
+                    high: r.high,
+                    storms_at_every_size: r.critical.is_none()
+                        && r.note.contains("every size from"),
+                })
+                .collect();
+            let band = rows(0.1)
+                .filter_map(|lo| {
+                    let hi = rows(0.9).find(|h| h.load == lo.load)?;
+                    Some((x(lo.load), lo.critical?, hi.critical?))
+                })
+                .collect();
+            MarginSeries {
+                name: name.to_string(),
+                points,
+                band,
+            }
+        })
+        .collect();
+    let stop = sweep
+        .spec
+        .margin
+        .as_ref()
+        .and_then(|m| m.stop)
+        .map_or(String::new(), |s| {
+            format!(", up to {} where unsure", s.max_replications)
+        });
+    MarginChart {
+        title: format!("{}: the storm margin", sweep.spec.name),
+        subtitle: format!(
+            "the trigger size where {}% of runs end metastable, at each load; {} replications per probe{stop}, common random numbers",
+            main * 100.0,
+            sweep.spec.replications
+        ),
+        load: if result.base_rate.is_some() {
+            "offered load (req/s)".into()
+        } else {
+            result.load.clone()
+        },
+        trigger: result.trigger.clone(),
+        level: main,
+        range: (from, to),
+        series,
+    }
+}
