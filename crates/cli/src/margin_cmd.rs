@@ -3,12 +3,14 @@
 //! written as `margin.csv`, `margin_probes.csv` and the margin chart.
 
 use crate::output::write_atomically;
-use crate::sweep_charts::SPEC_FILE;
+use crate::sweep_charts::{draw_sweep_folder, SPEC_FILE};
+use crate::sweep_cmd::said_written;
 use anyhow::{Context, Result};
 use std::path::Path;
 use std::process::ExitCode;
-use stormsim_plot::{render_margin_svg, MarginChart, MarginPoint, MarginSeries};
+use stormsim_plot::{MarginChart, MarginPoint, MarginSeries};
 use stormsim_sweep::margin::{margin_csv, margin_probes_csv, sentence, MarginProbe, MarginResult};
+use stormsim_sweep::spec::SweepSpec;
 use stormsim_sweep::Sweep;
 
 /// The margin's chart.
@@ -139,33 +141,30 @@ pub fn run_margin(sweep: &Sweep, out: &Path, jobs: Option<usize>, quiet: bool) -
     let mut json = serde_json::to_string_pretty(&sweep.spec)?;
     json.push('\n');
     write_atomically(&out.join(SPEC_FILE), json.as_bytes())?;
-    let chart = margin_chart(sweep, &result, margin.trigger.from, margin.trigger.to);
-    let mut written = vec![MARGIN_TABLE, MARGIN_PROBES, SPEC_FILE];
-    match render_margin_svg(&chart) {
-        Ok(svg) => {
-            crate::outdir::claim(out, &[MARGIN_CHART])?;
-            write_atomically(&out.join(MARGIN_CHART), svg.as_bytes())?;
-            written.push(MARGIN_CHART);
-        }
-        Err(e) => eprintln!("note: no {MARGIN_CHART}: {e}"),
-    }
+    let drawn = draw_sweep_folder(out)?;
     for r in &result.rows {
         println!("{}", sentence(&result, r));
     }
-    println!("written to {}: {}", out.display(), written.join(", "));
+    println!(
+        "{}",
+        said_written(out, &[MARGIN_TABLE, MARGIN_PROBES, SPEC_FILE], &drawn)
+    );
     Ok(ExitCode::SUCCESS)
 }
 
 /// The chart of a margin: each variant's crossings of its middle level
 /// (0.5 when asked for, else the first), and the 10–90% band where both
 /// were.
-fn margin_chart(sweep: &Sweep, result: &MarginResult, from: f64, to: f64) -> MarginChart {
-    let levels: Vec<f64> = sweep
-        .spec
+pub fn margin_chart(spec: &SweepSpec, result: &MarginResult) -> MarginChart {
+    let levels: Vec<f64> = spec
         .margin
         .as_ref()
         .map(|m| m.levels.clone())
         .unwrap_or_default();
+    let (from, to) = spec
+        .margin
+        .as_ref()
+        .map_or((0.0, 1.0), |m| (m.trigger.from, m.trigger.to));
     let main = if levels.iter().any(|l| (l - 0.5).abs() < 1e-9) {
         0.5
     } else {
@@ -193,6 +192,8 @@ fn margin_chart(sweep: &Sweep, result: &MarginResult, from: f64, to: f64) -> Mar
                     critical: r.critical,
                     low: r.low,
                     high: r.high,
+                    low_sure: r.low_sure,
+                    high_sure: r.high_sure,
                     storms_at_every_size: r.critical.is_none()
                         && r.note.contains("every size from"),
                 })
@@ -210,8 +211,7 @@ fn margin_chart(sweep: &Sweep, result: &MarginResult, from: f64, to: f64) -> Mar
             }
         })
         .collect();
-    let stop = sweep
-        .spec
+    let stop = spec
         .margin
         .as_ref()
         .and_then(|m| m.stop)
@@ -219,11 +219,11 @@ fn margin_chart(sweep: &Sweep, result: &MarginResult, from: f64, to: f64) -> Mar
             format!(", up to {} where unsure", s.max_replications)
         });
     MarginChart {
-        title: format!("{}: the storm margin", sweep.spec.name),
+        title: format!("{}: the storm margin", spec.name),
         subtitle: format!(
             "the trigger size where {}% of runs end metastable, at each load; {} replications per probe{stop}, common random numbers",
             main * 100.0,
-            sweep.spec.replications
+            spec.replications
         ),
         load: if result.base_rate.is_some() {
             "offered load (req/s)".into()

@@ -47,9 +47,14 @@ pub fn plot(dir: &Path) -> Result<ExitCode> {
     // user's, a file of the user's at a chart's name is refused, and each
     // file is claimed before it is written.
     let run = dir.join("summary.json").exists();
-    if !run && !dir.join("aggregate.csv").exists() && !dir.join("search.csv").exists() {
+    let tables = [
+        "aggregate.csv",
+        "search.csv",
+        crate::margin_cmd::MARGIN_TABLE,
+    ];
+    if !run && !tables.iter().any(|t| dir.join(t).exists()) {
         return refuse(format!(
-            "{} holds neither a run (summary.json) nor a whole sweep (aggregate.csv) or a search (search.csv)",
+            "{} holds neither a run (summary.json) nor a whole sweep (aggregate.csv), a search (search.csv) or a margin (margin.csv)",
             dir.display()
         ));
     }

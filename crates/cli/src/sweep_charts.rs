@@ -29,7 +29,12 @@ pub const SEARCH_CHART: &str = "search.svg";
 /// The folder's page.
 pub const PAGE: &str = "index.html";
 /// What [`draw_sweep_folder`] may write: the charts and the page.
-pub const DRAWN: [&str; 3] = [SWEEP_CHART, SEARCH_CHART, PAGE];
+pub const DRAWN: [&str; 4] = [
+    SWEEP_CHART,
+    SEARCH_CHART,
+    crate::margin_cmd::MARGIN_CHART,
+    PAGE,
+];
 
 /// What the sweep chart says about the sweep besides its table: its name
 /// (in the title), its axes' columns and its size (in the subtitle), and
@@ -57,6 +62,8 @@ pub struct Drawn {
     pub sweep: Option<std::result::Result<(), String>>,
     /// `search.svg`, or why there is none.
     pub search: Option<std::result::Result<(), String>>,
+    /// `margin.svg`, or why there is none.
+    pub margin: Option<std::result::Result<(), String>>,
 }
 
 impl Drawn {
@@ -69,6 +76,9 @@ impl Drawn {
         if matches!(self.search, Some(Ok(()))) {
             files.push(SEARCH_CHART);
         }
+        if matches!(self.margin, Some(Ok(()))) {
+            files.push(crate::margin_cmd::MARGIN_CHART);
+        }
         files.push(PAGE);
         files
     }
@@ -76,18 +86,23 @@ impl Drawn {
     /// Why a chart was not drawn, said as `no sweep.svg: WHY`; empty if
     /// every chart of the folder's tables was.
     pub fn missing(&self) -> Vec<String> {
-        [(SWEEP_CHART, &self.sweep), (SEARCH_CHART, &self.search)]
-            .into_iter()
-            .filter_map(|(file, drawn)| match drawn {
-                Some(Err(why)) => Some(format!("no {file}: {why}")),
-                _ => None,
-            })
-            .collect()
+        [
+            (SWEEP_CHART, &self.sweep),
+            (SEARCH_CHART, &self.search),
+            (crate::margin_cmd::MARGIN_CHART, &self.margin),
+        ]
+        .into_iter()
+        .filter_map(|(file, drawn)| match drawn {
+            Some(Err(why)) => Some(format!("no {file}: {why}")),
+            _ => None,
+        })
+        .collect()
     }
 }
 
 /// Draws the charts and the page of the sweep folder `dir` from its files
-/// (`sweep.json`, and `aggregate.csv` and `search.csv` where present), each
+/// (`sweep.json`, and `aggregate.csv`, `search.csv` and `margin.csv` where
+/// present), each
 /// claimed in the folder's manifest as it is written. A chart that cannot be
 /// drawn removes an earlier one of that name that stormsim drew, which would
 /// otherwise pass for this sweep's; a file of the user's there stays.
@@ -112,8 +127,30 @@ pub fn draw_sweep_folder(dir: &Path) -> Result<Drawn> {
         }
         _ => (None, None),
     };
-    let drawn = Drawn { sweep, search };
-    let page = sweep_page(&spec, shape.as_ref(), search_view.as_ref(), &drawn);
+    let margin_path = dir.join(crate::margin_cmd::MARGIN_TABLE);
+    let (margin, margin_result) = match (&spec.margin, margin_path.exists()) {
+        (Some(m), true) => {
+            let result = stormsim_sweep::margin::read_margin_csv(&read_text(&margin_path)?, m)
+                .map_err(|why| anyhow!("{}: {why}", margin_path.display()))?;
+            let chart = crate::margin_cmd::margin_chart(&spec, &result);
+            let drawn = stormsim_plot::render_margin_svg(&chart).map_err(|e| e.to_string());
+            write_or_remove(dir, crate::margin_cmd::MARGIN_CHART, &drawn)?;
+            (Some(drawn.map(|_| ())), Some(result))
+        }
+        _ => (None, None),
+    };
+    let drawn = Drawn {
+        sweep,
+        search,
+        margin,
+    };
+    let page = sweep_page(
+        &spec,
+        shape.as_ref(),
+        search_view.as_ref(),
+        margin_result.as_ref(),
+        &drawn,
+    );
     crate::outdir::claim(dir, &[PAGE])?;
     write_atomically(&dir.join(PAGE), page.as_bytes())?;
     Ok(drawn)

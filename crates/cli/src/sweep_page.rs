@@ -8,6 +8,7 @@ use crate::sweep_charts::{
 };
 use serde_json::Value;
 use stormsim_plot::style::{format_count, format_counted};
+use stormsim_sweep::margin::MarginResult;
 use stormsim_sweep::search::Probe;
 use stormsim_sweep::spec::{AxisSpec, DesignSpec, Scale};
 use stormsim_sweep::{ModelSource, SweepSpec};
@@ -118,6 +119,7 @@ pub fn sweep_page(
     spec: &SweepSpec,
     shape: Option<&SweepShape>,
     search: Option<&SearchView>,
+    margin: Option<&MarginResult>,
     drawn: &Drawn,
 ) -> String {
     let mut page = page_head(&spec.name);
@@ -128,6 +130,12 @@ pub fn sweep_page(
     if search.is_some() {
         files.push("search.csv");
     }
+    if margin.is_some() {
+        files.extend([
+            crate::margin_cmd::MARGIN_TABLE,
+            crate::margin_cmd::MARGIN_PROBES,
+        ]);
+    }
     files.push(SPEC_FILE);
     files.extend(drawn.files().into_iter().filter(|f| *f != PAGE));
     let model = match &spec.model {
@@ -135,6 +143,10 @@ pub fn sweep_page(
         ModelSource::Inline(_) => "its inline model".into(),
     };
     let what = match (shape, search) {
+        _ if margin.is_some() => format!(
+            "storm margin of {model}, {} per probe's first look",
+            replications(spec.replications)
+        ),
         (Some(s), Some(_)) => format!(
             "sweep of {model}, {} points × {}, and a search",
             format_count(s.points as u64),
@@ -164,6 +176,9 @@ pub fn sweep_page(
     }
     if let Some(search) = search {
         page.push_str(&search_html(spec, search, drawn));
+    }
+    if let Some(margin) = margin {
+        page.push_str(&margin_html(margin, drawn));
     }
     page.push_str("</body>\n</html>\n");
     page
@@ -252,6 +267,38 @@ fn sweep_html(spec: &SweepSpec, shape: &SweepShape, drawn: &Drawn) -> String {
         )),
         None => {}
     }
+    html
+}
+
+/// The margin's section: its chart, then one sentence per variant, load
+/// and level.
+fn margin_html(margin: &MarginResult, drawn: &Drawn) -> String {
+    let mut html = String::from(
+        "<h2>Storm margin</h2>\n<p>At each load, the trigger size at which the share of \
+         runs that end metastable crosses each level, bisected with replications that stop \
+         once sure of the side; an interval runs from the largest size surely below the level \
+         to the smallest surely above it (\"or beyond\": no probe was sure there, the range's \
+         end stands in).</p>\n",
+    );
+    match &drawn.margin {
+        Some(Ok(())) => html.push_str(&figure(
+            crate::margin_cmd::MARGIN_CHART,
+            "The critical trigger size at each load, per variant",
+        )),
+        Some(Err(why)) => html.push_str(&format!(
+            "<p><strong>No chart</strong>: {}.</p>\n",
+            esc(why)
+        )),
+        None => {}
+    }
+    html.push_str("<ul>\n");
+    for r in &margin.rows {
+        html.push_str(&format!(
+            "<li>{}</li>\n",
+            esc(&stormsim_sweep::margin::sentence(margin, r))
+        ));
+    }
+    html.push_str("</ul>\n");
     html
 }
 

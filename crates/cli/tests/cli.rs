@@ -820,6 +820,11 @@ fn a_margin_finds_the_trigger_that_tips_half_the_runs() {
         assert!(sure(high, false), "{probes}");
     }
     assert!(out.join("margin.svg").exists());
+    let page = read(&out.join("index.html"));
+    assert!(
+        page.contains("margin.svg") && page.contains("in half the runs"),
+        "{page}"
+    );
     let again = dir.path().join("again");
     assert_ok(&stormsim_into("margin", &sweep, &again, &[]));
     assert_eq!(table, read(&again.join("margin.csv")));

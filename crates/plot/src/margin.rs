@@ -6,11 +6,11 @@ use plotters::element::Circle;
 use plotters::style::Color;
 
 use crate::axes::{draw_x_axis, draw_y_axis, x_axis_height, y_axis_width, Scale};
-use crate::canvas::{draw_svg, fill_polygon, polyline, Canvas, Rect, MARGIN};
+use crate::canvas::{draw_svg, fill_polygon, line, polyline, Canvas, Rect, MARGIN};
 use crate::error::drawing;
 use crate::header::{Header, LegendItem};
 use crate::search::{dot, error_bar};
-use crate::style::{ensure_fonts, format_number, lighten, series_color, BACKGROUND};
+use crate::style::{ensure_fonts, format_number, series_color, BACKGROUND};
 use crate::sweep::{finite_range, linear_ticks, SWEEP_WIDTH};
 use crate::PlotError;
 
@@ -33,10 +33,15 @@ pub struct MarginPoint {
     pub load: f64,
     /// The critical size (`None`: no crossing in the range searched).
     pub critical: Option<f64>,
-    /// Its interval's ends.
+    /// Its interval's low end ...
     pub low: f64,
-    /// ...
+    /// ... and high end.
     pub high: f64,
+    /// Whether the low end is a probe surely below the level (else the
+    /// range's floor stands in: the interval is open there).
+    pub low_sure: bool,
+    /// Whether the high end is a probe surely above it.
+    pub high_sure: bool,
     /// Without a crossing: whether every size stormed (drawn at the
     /// range's floor) or none did (at its ceiling).
     pub storms_at_every_size: bool,
@@ -108,8 +113,9 @@ impl LegendItem for Entry {
     }
 }
 
+/// Translucent, so that two variants' bands both show where they overlap.
 fn band_color(series: usize) -> plotters::style::RGBAColor {
-    lighten(series_color(series), 0.7).to_rgba()
+    series_color(series).mix(0.25)
 }
 
 /// A point with no crossing in the range: an open circle at the range's end.
@@ -124,6 +130,23 @@ fn hollow(
     canvas
         .draw(&Circle::new(c, 6, color.stroke_width(2)))
         .map_err(drawing)
+}
+
+/// A dashed vertical line from `y0` to `y1`.
+fn dashed_vline(
+    canvas: &Canvas<'_>,
+    x: i32,
+    y0: i32,
+    y1: i32,
+    color: plotters::style::RGBColor,
+) -> Result<(), PlotError> {
+    let (top, bottom) = (y0.min(y1), y0.max(y1));
+    let mut y = top;
+    while y < bottom {
+        line(canvas, (x, y), (x, (y + 4).min(bottom)), color)?;
+        y += 7;
+    }
+    Ok(())
 }
 
 /// Renders the margin chart as an SVG document [`SWEEP_WIDTH`] wide.
@@ -155,7 +178,32 @@ pub fn render_margin_svg(chart: &MarginChart) -> Result<String, PlotError> {
     } else {
         linear_ticks(x_lo, x_hi, 8)
     };
-    let (y_lo, y_hi, y_ticks) = linear_ticks(chart.range.0.min(0.0), chart.range.1, 6);
+    // The size axis fits what was found (crossings, bands, sure interval
+    // ends, and the range's end where a load never crossed), from 0: an
+    // open interval end runs to the plot's edge, dashed.
+    let found = chart.series.iter().flat_map(|s| {
+        s.points
+            .iter()
+            .flat_map(|p| {
+                let missed = p.critical.is_none().then_some(if p.storms_at_every_size {
+                    chart.range.0
+                } else {
+                    chart.range.1
+                });
+                [
+                    p.critical,
+                    p.low_sure.then_some(p.low).filter(|_| p.critical.is_some()),
+                    p.high_sure
+                        .then_some(p.high)
+                        .filter(|_| p.critical.is_some()),
+                    missed,
+                ]
+            })
+            .flatten()
+            .chain(s.band.iter().flat_map(|(_, lo, hi)| [*lo, *hi]))
+    });
+    let (_, top) = finite_range(found.chain([0.0])).unwrap_or((0.0, chart.range.1));
+    let (y_lo, y_hi, y_ticks) = linear_ticks(0.0, if top > 0.0 { top * 1.1 } else { 1.0 }, 6);
 
     let mut legend: Vec<Entry> = chart
         .series
@@ -172,7 +220,7 @@ pub fn render_margin_svg(chart: &MarginChart) -> Result<String, PlotError> {
         .collect();
     legend.push(Entry {
         swatch: Swatch::Interval,
-        label: "interval (sure below to sure above)".into(),
+        label: "interval: surely below to surely above (dashed: open)".into(),
     });
     for (i, s) in chart.series.iter().enumerate() {
         if !s.band.is_empty() {
@@ -263,7 +311,24 @@ pub fn render_margin_svg(chart: &MarginChart) -> Result<String, PlotError> {
             for p in &s.points {
                 let x = xs.map(p.load) + offset;
                 if p.critical.is_some() {
-                    error_bar(canvas, x, ys.map(p.high), ys.map(p.low), color)?;
+                    let clamp = |v: f64| ys.map(v.clamp(y_lo, y_hi));
+                    let (low, high) = (clamp(p.low), clamp(p.high));
+                    let c = clamp(p.critical.unwrap_or(p.low));
+                    // Sure ends capped; an open end dashed to where it
+                    // stands in (or the plot's edge).
+                    match (p.low_sure, p.high_sure) {
+                        (true, true) => error_bar(canvas, x, high, low, color)?,
+                        (low_sure, high_sure) => {
+                            for (end, sure) in [(low, low_sure), (high, high_sure)] {
+                                if sure {
+                                    line(canvas, (x, c), (x, end), color)?;
+                                    line(canvas, (x - 5, end), (x + 5, end), color)?;
+                                } else {
+                                    dashed_vline(canvas, x, c, end, color)?;
+                                }
+                            }
+                        }
+                    }
                 }
             }
             for p in &s.points {
@@ -306,6 +371,8 @@ mod tests {
                         critical: None,
                         low: 12.25,
                         high: 12.25,
+                        low_sure: false,
+                        high_sure: false,
                         storms_at_every_size: false,
                     },
                     MarginPoint {
@@ -313,6 +380,8 @@ mod tests {
                         critical: Some(4.0),
                         low: 3.5,
                         high: 4.5,
+                        low_sure: true,
+                        high_sure: false,
                         storms_at_every_size: false,
                     },
                 ],

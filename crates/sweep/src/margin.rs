@@ -493,9 +493,10 @@ fn row(
 }
 
 /// The columns of `margin.csv`.
-pub const MARGIN_COLUMNS: [&str; 9] = [
+pub const MARGIN_COLUMNS: [&str; 10] = [
     "variant",
     "load",
+    "offered_rps",
     "level",
     "critical",
     "ci_low",
@@ -506,7 +507,8 @@ pub const MARGIN_COLUMNS: [&str; 9] = [
 ];
 
 /// `margin.csv`: one row per variant, load and level (tidy: one value per
-/// cell), the load and trigger named in the header's comment-free columns.
+/// cell); `offered_rps` is the total offered rate at that load when the
+/// load is a scale of every workload's rate.
 pub fn margin_csv(result: &MarginResult) -> Result<String, csv::Error> {
     let mut out = csv::Writer::from_writer(Vec::new());
     out.write_record(MARGIN_COLUMNS)?;
@@ -514,6 +516,9 @@ pub fn margin_csv(result: &MarginResult) -> Result<String, csv::Error> {
         out.write_record([
             r.variant.clone(),
             r.load.to_string(),
+            result
+                .base_rate
+                .map_or(String::new(), |rate| (rate * r.load).to_string()),
             r.level.to_string(),
             r.critical.map_or(String::new(), |c| c.to_string()),
             r.low.to_string(),
@@ -525,6 +530,72 @@ pub fn margin_csv(result: &MarginResult) -> Result<String, csv::Error> {
     }
     let bytes = out.into_inner().map_err(|e| e.into_error())?;
     Ok(String::from_utf8(bytes).expect("CSV of UTF-8 strings is UTF-8"))
+}
+
+/// A margin's result read back from its `margin.csv` (no probes), for the
+/// spec `margin`: what `stormsim plot` redraws the chart from.
+pub fn read_margin_csv(text: &str, margin: &MarginSpec) -> Result<MarginResult, String> {
+    let mut reader = csv::Reader::from_reader(text.as_bytes());
+    let header: Vec<String> = reader
+        .headers()
+        .map_err(|e| e.to_string())?
+        .iter()
+        .map(str::to_string)
+        .collect();
+    let column = |name: &str| {
+        header
+            .iter()
+            .position(|h| h == name)
+            .ok_or_else(|| format!("no column {name:?}"))
+    };
+    let [variant, load, offered, level, critical, low, high, low_sure, high_sure, note] =
+        MARGIN_COLUMNS.map(column);
+    let (variant, load, offered, level, critical) = (variant?, load?, offered?, level?, critical?);
+    let (low, high, low_sure, high_sure, note) = (low?, high?, low_sure?, high_sure?, note?);
+    let mut rows = Vec::new();
+    let mut base_rate = None;
+    for (i, record) in reader.records().enumerate() {
+        let record = record.map_err(|e| e.to_string())?;
+        let cell = |c: usize| record.get(c).unwrap_or("");
+        let number = |c: usize| -> Result<f64, String> {
+            cell(c)
+                .parse()
+                .map_err(|_| format!("line {}: {} is not a number", i + 2, header[c]))
+        };
+        let row = MarginRow {
+            variant: cell(variant).to_string(),
+            load: number(load)?,
+            level: number(level)?,
+            critical: if cell(critical).is_empty() {
+                None
+            } else {
+                Some(number(critical)?)
+            },
+            low: number(low)?,
+            high: number(high)?,
+            low_sure: cell(low_sure) == "true",
+            high_sure: cell(high_sure) == "true",
+            note: cell(note).to_string(),
+        };
+        if !cell(offered).is_empty() && row.load != 0.0 {
+            base_rate = Some(number(offered)? / row.load);
+        }
+        rows.push(row);
+    }
+    Ok(MarginResult {
+        trigger: margin
+            .trigger
+            .path
+            .clone()
+            .unwrap_or_else(|| "trigger duration (s)".into()),
+        load: margin
+            .load
+            .as_ref()
+            .map_or("load scale".into(), |l| l.path.clone()),
+        base_rate,
+        probes: Vec::new(),
+        rows,
+    })
 }
 
 /// `margin_probes.csv`: every probe, in the order run.
@@ -651,6 +722,38 @@ mod tests {
         assert!(r.low_sure && r.high_sure);
         // 0.4 at 25 and 0.9 at 32.5: 0.5 a fifth of the way.
         assert!((r.critical.unwrap() - 26.5).abs() < 1e-9);
+    }
+
+    #[test]
+    fn the_table_reads_back() {
+        let margin: MarginSpec = serde_json::from_value(serde_json::json!({
+            "trigger": {"from": 1, "to": 10}, "load_scale": [1.0, 2.0]
+        }))
+        .unwrap();
+        let row = |load: f64, critical: Option<f64>| MarginRow {
+            variant: "v".into(),
+            load,
+            level: 0.5,
+            critical,
+            low: 2.0,
+            high: 4.0,
+            low_sure: true,
+            high_sure: false,
+            note: if critical.is_none() {
+                "none".into()
+            } else {
+                String::new()
+            },
+        };
+        let result = MarginResult {
+            trigger: "trigger duration (s)".into(),
+            load: "load scale".into(),
+            base_rate: Some(500.0),
+            probes: Vec::new(),
+            rows: vec![row(1.0, Some(3.0)), row(2.0, None)],
+        };
+        let back = read_margin_csv(&margin_csv(&result).unwrap(), &margin).unwrap();
+        assert_eq!(back, result);
     }
 
     #[test]

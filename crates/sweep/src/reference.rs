@@ -319,9 +319,10 @@ pub fn markdown() -> String {
 
 /// The sweep files in `models/`, which [`markdown`] points to as larger
 /// examples (a test checks that the list is complete).
-pub const BUNDLED_SWEEPS: [&str; 4] = [
+pub const BUNDLED_SWEEPS: [&str; 5] = [
     "catalog-queue.sweep.json",
     "catalog-phase.sweep.json",
     "admission-work-tipping.sweep.json",
     "catalog-queue-search.sweep.json",
+    "catalog-margin.sweep.json",
 ];
