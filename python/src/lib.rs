@@ -235,6 +235,37 @@ fn run_model(
     Ok(out.unbind())
 }
 
+/// Refuses a number of worker threads outside 1 to [`stormsim_sweep::MAX_JOBS`].
+fn check_jobs(jobs: Option<usize>) -> PyResult<()> {
+    let most = usize::from(stormsim_sweep::MAX_JOBS);
+    match jobs.filter(|j| !(1..=most).contains(j)) {
+        Some(jobs) => Err(PyValueError::new_err(format!(
+            "{jobs} worker threads: jobs takes 1 to {most}"
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// `jobs` worker threads (all cores if `None`).
+fn pool(jobs: Option<usize>) -> Result<rayon::ThreadPool, Failure> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs.unwrap_or(0))
+        .build()
+        .map_err(|e| Failure::Io(std::io::Error::other(e)))
+}
+
+/// Loads a sweep as `stormsim sweep` does, its files read as `files` allows.
+fn load_sweep(source: &Source, limit: u64, files: FileAccess) -> Result<Sweep, Failure> {
+    let loaded = match source {
+        Source::File(path) => Sweep::load_with(path, limit, files),
+        Source::Text(text) => Sweep::from_text_with(text, Path::new("<dict>"), limit, files),
+    };
+    loaded.map_err(|e| match e {
+        SweepError::Invalid(e) => Failure::Problems(e.problems),
+        SweepError::Io { source, .. } => Failure::Io(source),
+    })
+}
+
 /// Runs a sweep (a file, or JSON text as if it were a file in the current
 /// folder) on `jobs` threads (all cores if `None`) and returns a dict:
 /// `name`, `results_csv` and `aggregate_csv` (the bytes of `stormsim
@@ -253,26 +284,10 @@ fn run_sweep(
 ) -> PyResult<Py<PyDict>> {
     let sweep_source = Source::new(path, text)?;
     let limit = memory_limit_bytes(memory_limit_gb)?;
-    let most = usize::from(stormsim_sweep::MAX_JOBS);
-    if let Some(jobs) = jobs.filter(|j| !(1..=most).contains(j)) {
-        return Err(PyValueError::new_err(format!(
-            "{jobs} worker threads: jobs takes 1 to {most}"
-        )));
-    }
+    check_jobs(jobs)?;
     let run = || -> Result<(String, String, String, usize), Failure> {
-        let files = file_access(allow_files_outside);
-        let loaded = match &sweep_source {
-            Source::File(path) => Sweep::load_with(path, limit, files),
-            Source::Text(text) => Sweep::from_text_with(text, Path::new("<dict>"), limit, files),
-        };
-        let sweep = loaded.map_err(|e| match e {
-            SweepError::Invalid(e) => Failure::Problems(e.problems),
-            SweepError::Io { source, .. } => Failure::Io(source),
-        })?;
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(jobs.unwrap_or(0))
-            .build()
-            .map_err(|e| Failure::Io(std::io::Error::other(e)))?;
+        let sweep = load_sweep(&sweep_source, limit, file_access(allow_files_outside))?;
+        let pool = pool(jobs)?;
         let results = pool.install(|| sweep.run(&|_| {}));
         let stopped = results.iter().filter(|r| r.stopped_by_limit).count();
         Ok((
@@ -292,11 +307,110 @@ fn run_sweep(
     Ok(out.unbind())
 }
 
+/// Runs a sweep file's storm margin (`stormsim margin`), its source as for
+/// [`run_sweep`]. Returns a dict of `name`, `margin_csv` and `probes_csv`
+/// (the bytes of margin.csv and margin_probes.csv) and `sentences` (one
+/// per row, as `stormsim margin` prints them).
+#[pyfunction]
+#[pyo3(signature = (path, text, jobs, source, memory_limit_gb=None, allow_files_outside=false))]
+fn run_margin(
+    py: Python<'_>,
+    path: Option<PathBuf>,
+    text: Option<String>,
+    jobs: Option<usize>,
+    source: &str,
+    memory_limit_gb: Option<f64>,
+    allow_files_outside: bool,
+) -> PyResult<Py<PyDict>> {
+    let sweep_source = Source::new(path, text)?;
+    let limit = memory_limit_bytes(memory_limit_gb)?;
+    check_jobs(jobs)?;
+    let run = || -> Result<(String, String, String, Vec<String>), Failure> {
+        let sweep = load_sweep(&sweep_source, limit, file_access(allow_files_outside))?;
+        sweep.check_margin().map_err(Failure::Problems)?;
+        let pool = pool(jobs)?;
+        let result = pool
+            .install(|| sweep.margin(&|_| {}))
+            .map_err(|p| Failure::Problems(vec![p]))?;
+        let sentences = result
+            .rows
+            .iter()
+            .map(|r| stormsim_sweep::margin::sentence(&result, r))
+            .collect();
+        Ok((
+            sweep.spec.name.clone(),
+            csv_text(stormsim_sweep::margin::margin_csv(&result))?,
+            csv_text(stormsim_sweep::margin::margin_probes_csv(&result))?,
+            sentences,
+        ))
+    };
+    let (name, margin, probes, sentences) =
+        py.detach(run).map_err(|f| f.into_py_err(py, source))?;
+    let out = PyDict::new(py);
+    out.set_item("name", name)?;
+    out.set_item("margin_csv", margin)?;
+    out.set_item("probes_csv", probes)?;
+    out.set_item("sentences", sentences)?;
+    Ok(out.unbind())
+}
+
+/// P(storm) per variant (`stormsim probability --csv`): the model as for
+/// [`run_model`]; `splitting` with `runs_per_stage` and `repetitions`, or
+/// plain Monte Carlo with `runs`. Returns the bytes of the table.
+#[pyfunction]
+#[pyo3(signature = (path, text, sets_json, seed, variants, source, runs=400, splitting=false, runs_per_stage=100, repetitions=4, jobs=None, allow_files_outside=false))]
+#[allow(clippy::too_many_arguments)]
+fn storm_probability(
+    py: Python<'_>,
+    path: Option<PathBuf>,
+    text: Option<String>,
+    sets_json: &str,
+    seed: Option<u64>,
+    variants: Vec<String>,
+    source: &str,
+    runs: u32,
+    splitting: bool,
+    runs_per_stage: u32,
+    repetitions: u32,
+    jobs: Option<usize>,
+    allow_files_outside: bool,
+) -> PyResult<String> {
+    use stormsim_sweep::probability::{per_variant, probability_csv, Method};
+    let model = Source::new(path, text)?;
+    if (splitting && (runs_per_stage < 2 || repetitions < 2)) || (!splitting && runs == 0) {
+        return Err(PyValueError::new_err(
+            "runs must be at least 1; with splitting, runs_per_stage and repetitions at least 2",
+        ));
+    }
+    let files = file_access(allow_files_outside);
+    let run = || -> Result<String, Failure> {
+        // Checked as a run checks it (files, memory) before the runs.
+        load(&model, sets_json, seed, DEFAULT_MEMORY_LIMIT_BYTES, files)?;
+        let sets = parse_sets(sets_json)?;
+        let (text, dir) = match &model {
+            Source::File(path) => (
+                stormsim_model::read_input_file(path).map_err(Failure::Io)?,
+                path.parent().map(Path::to_path_buf),
+            ),
+            Source::Text(text) => (text.clone(), Some(PathBuf::from("."))),
+        };
+        let method = Method::from_flags(splitting, runs, runs_per_stage, repetitions);
+        let pool = pool(jobs)?;
+        let rows = pool
+            .install(|| per_variant(&text, dir.as_deref(), &sets, &variants, method, seed))
+            .map_err(Failure::Problems)?;
+        csv_text(probability_csv(&rows))
+    };
+    py.detach(run).map_err(|f| f.into_py_err(py, source))
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check_model, m)?)?;
     m.add_function(wrap_pyfunction!(run_model, m)?)?;
     m.add_function(wrap_pyfunction!(run_sweep, m)?)?;
+    m.add_function(wrap_pyfunction!(run_margin, m)?)?;
+    m.add_function(wrap_pyfunction!(storm_probability, m)?)?;
     m.add(
         "VERDICT_COLUMNS",
         stormsim_sim::report::verdict_columns().to_vec(),

@@ -33,13 +33,16 @@ __all__ = [
     "PartialRunWarning",
     "Run",
     "StormsimWarning",
+    "MarginResult",
     "SweepResult",
     "TIMESERIES_COLUMNS",
     "VERDICT_COLUMNS",
     "VerdictFailed",
     "WARNINGS",
     "check",
+    "margin",
     "run",
+    "storm_probability",
     "sweep",
 ]
 
@@ -124,6 +127,24 @@ class SweepResult:
 
     def __repr__(self) -> str:
         return f"<stormsim.SweepResult {self.name!r}: {len(self.results)} runs, {len(self.aggregate)} points>"
+
+
+@dataclass(frozen=True, repr=False)
+class MarginResult:
+    """The result of ``stormsim.margin``: its two tables and its sentences."""
+
+    name: str
+    """The sweep's name."""
+    margin: Any
+    """margin.csv: one row per variant, load and level, with the critical
+    trigger size and its interval."""
+    probes: Any
+    """margin_probes.csv: every probe, its share of storms and interval."""
+    sentences: list = field(default_factory=list)
+    """One sentence per row of ``margin``, as ``stormsim margin`` prints."""
+
+    def __repr__(self) -> str:
+        return f"<stormsim.MarginResult {self.name!r}: {len(self.margin)} rows, {len(self.probes)} probes>"
 
 
 def _source(document: Any, what: str) -> dict:
@@ -381,3 +402,79 @@ def sweep(
     if failing:
         raise VerdictFailed(out["name"], failing, result)
     return result
+
+
+def margin(
+    sweep: Union[str, os.PathLike, Mapping],
+    jobs: Optional[int] = None,
+    *,
+    frames: str = "pandas",
+    memory_limit_gb: Optional[float] = None,
+    allow_files_outside: Optional[bool] = None,
+) -> MarginResult:
+    """Finds the storm margin, as ``stormsim margin`` does (without writing
+    files): for a sweep with a ``margin`` block, at each load and variant,
+    the trigger size at which the share of runs that storm crosses each
+    level, with its interval.
+
+    ``sweep``, ``jobs``, ``frames``, ``memory_limit_gb`` and
+    ``allow_files_outside`` as for ``sweep``. Returns a ``MarginResult``
+    whose ``margin`` and ``probes`` are the tables of margin.csv and
+    margin_probes.csv. Raises ``ModelError`` if the sweep, its margin or its
+    model cannot run.
+    """
+    frames = _frame_kind(frames)
+    src = _source(sweep, "sweep")
+    out = _native.run_margin(
+        src["path"], src["text"], jobs, src["source"], memory_limit_gb, _files_outside(allow_files_outside, src)
+    )
+    return MarginResult(
+        name=out["name"],
+        margin=_frame(out["margin_csv"], frames),
+        probes=_frame(out["probes_csv"], frames),
+        sentences=list(out["sentences"]),
+    )
+
+
+def storm_probability(
+    model: Union[str, os.PathLike, Mapping],
+    variants: Optional[Sequence[str]] = None,
+    *,
+    runs: int = 400,
+    splitting: bool = False,
+    runs_per_stage: int = 100,
+    repetitions: int = 4,
+    sets: Optional[Mapping] = None,
+    seed: Optional[int] = None,
+    jobs: Optional[int] = None,
+    frames: str = "pandas",
+    allow_files_outside: Optional[bool] = None,
+):
+    """The probability of a storm per variant, as ``stormsim probability
+    --csv`` gives it: a frame of one row per variant (``p_storm``,
+    ``ci95_low``, ``ci95_high``, ``runs``, ...).
+
+    Plain Monte Carlo with ``runs`` runs (Wilson's interval), or with
+    ``splitting`` multilevel splitting, ``runs_per_stage`` runs per stage
+    and ``repetitions`` independent repetitions (Student's t interval over
+    them), for storms too rare for Monte Carlo. ``model``, ``sets``,
+    ``seed`` and ``allow_files_outside`` as for ``run``; run ``r`` has seed
+    ``seed + r``. Raises ``ModelError`` if the model cannot run.
+    """
+    frames = _frame_kind(frames)
+    src = _source(model, "model")
+    text = _native.storm_probability(
+        src["path"],
+        src["text"],
+        _sets_json(sets),
+        seed,
+        list(variants or []),
+        src["source"],
+        runs,
+        splitting,
+        runs_per_stage,
+        repetitions,
+        jobs,
+        _files_outside(allow_files_outside, src),
+    )
+    return _frame(text, frames)

@@ -67,3 +67,66 @@ def test_a_bad_sweep_raises_model_error_as_check_says_it(tmp_path):
     assert from_dict.value.problems == refused.value.problems
     with pytest.raises(ValueError, match="jobs takes 1 to 256"):
         stormsim.sweep(SPIKE_SWEEP, jobs=0)
+
+
+# The Catalog incident at 1/40 scale: a margin of seconds.
+SMALL_MARGIN = {
+    "name": "small-margin",
+    "model": str(MODELS / "catalog-incident.json"),
+    "replications": 4,
+    "set": {
+        "workloads[*].arrival.rate_per_s": 10,
+        "workloads[*].duration_s": 300,
+        "horizon_s": 300,
+        "services[catalog].workers": 5,
+        "services[catalog].queue_capacity": 500,
+        "timeline[2].at_s": 240,
+        "timeline[3].at_s": 270,
+    },
+    "margin": {
+        "trigger": {"from": 0.25, "to": 12.25, "tolerance": 1.0},
+        "load_scale": [1.0],
+        "stop": {"max_replications": 16},
+    },
+}
+
+
+def test_the_margin_frames_hold_the_files_stormsim_margin_writes(tmp_path):
+    path = tmp_path / "margin.sweep.json"
+    path.write_text(json.dumps(SMALL_MARGIN, indent=2))
+    out = tmp_path / "cli"
+    printed = stormsim_cli("margin", path, "--out", out, "--quiet")
+    native = _native.run_margin(str(path), None, None, str(path))
+    assert native["margin_csv"] == (out / "margin.csv").read_text()
+    assert native["probes_csv"] == (out / "margin_probes.csv").read_text()
+
+    found = stormsim.margin(SMALL_MARGIN, jobs=1)
+    pd.testing.assert_frame_equal(found.margin, read_table(out / "margin.csv"))
+    pd.testing.assert_frame_equal(found.probes, read_table(out / "margin_probes.csv"))
+    row = found.margin.iloc[0]
+    assert row["ci_low"] <= row["critical"] <= row["ci_high"]
+    assert found.sentences[0] in printed.stdout
+
+
+def test_a_sweep_without_a_margin_raises_model_error():
+    with pytest.raises(stormsim.ModelError) as refused:
+        stormsim.margin({**SMALL_MARGIN, "margin": None})
+    assert "margin" in str(refused.value)
+
+
+SMALL_SETS = {key: value for key, value in SMALL_MARGIN["set"].items()}
+
+
+def test_the_storm_probability_frame_is_what_stormsim_probability_prints(tmp_path):
+    model = MODELS / "catalog-incident.json"
+    sets = {**SMALL_SETS, "timeline[1].at_s": 60.9}
+    args = [f"--set={path}={json.dumps(value)}" for path, value in sets.items()]
+    printed = stormsim_cli(
+        "probability", model, "--variant", "baseline", "--variant", "retry-budget", "--runs", "40", "--csv", *args
+    )
+    frame = stormsim.storm_probability(model, ["baseline", "retry-budget"], runs=40, sets=sets, jobs=1)
+    table = tmp_path / "probability.csv"
+    table.write_text(printed.stdout)
+    pd.testing.assert_frame_equal(frame, read_table(table))
+    assert list(frame["variant"]) == ["baseline", "retry-budget"]
+    assert all(frame["ci95_low"] <= frame["p_storm"]) and all(frame["p_storm"] <= frame["ci95_high"])

@@ -8,6 +8,7 @@ mod margin_cmd;
 mod outdir;
 mod output;
 mod plot_cmd;
+mod probability_cmd;
 mod report_html;
 mod sweep_charts;
 mod sweep_cmd;
@@ -458,6 +459,41 @@ enum Command {
         #[arg(long = "memory-limit-gb", value_name = "GIB", default_value = DEFAULT_MEMORY_LIMIT_GB, value_parser = parse_memory_limit)]
         memory_limit: u64,
     },
+    /// The probability of a storm per variant, with its 95% interval: plain
+    /// Monte Carlo (Wilson's interval), or multilevel splitting for storms
+    /// too rare for it (--splitting). Prints one line per variant, or with
+    /// --csv the table (it writes no file).
+    Probability {
+        /// The model file.
+        model: PathBuf,
+        /// The variants (repeatable). Default: the first.
+        #[arg(long = "variant", value_name = "NAME")]
+        variants: Vec<String>,
+        /// Runs per variant (Monte Carlo).
+        #[arg(long, default_value_t = 400)]
+        runs: u32,
+        /// Estimate by multilevel splitting instead.
+        #[arg(long)]
+        splitting: bool,
+        /// Splitting: runs per stage.
+        #[arg(long = "runs-per-stage", default_value_t = 100)]
+        runs_per_stage: u32,
+        /// Splitting: independent repetitions, for the interval (at least 2).
+        #[arg(long, default_value_t = 4)]
+        repetitions: u32,
+        /// The first seed (default: the model's); run r has seed + r.
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Overrides, as for `run`.
+        #[arg(long = "set", value_name = "PATH=VALUE")]
+        sets: Vec<String>,
+        /// Print the table as CSV instead of sentences.
+        #[arg(long)]
+        csv: bool,
+        /// Worker threads, 1 to 256 (default: all cores).
+        #[arg(long, value_parser = parse_jobs)]
+        jobs: Option<u16>,
+    },
     /// Measure the simulator's speed on a model, one variant after another on one
     /// thread: events/s, requests/s, attempts/s, peak memory and memory per
     /// request in flight.
@@ -757,6 +793,60 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 Err(message) => return Ok(refuse(&message)),
             };
             margin_cmd::run_margin(&loaded, &out, jobs.map(usize::from), quiet)
+        }
+        Command::Probability {
+            model,
+            variants,
+            runs,
+            splitting,
+            runs_per_stage,
+            repetitions,
+            seed,
+            sets,
+            csv,
+            jobs,
+        } => {
+            if !splitting && runs == 0 {
+                return Ok(refuse("--runs: expected at least 1"));
+            }
+            if splitting && (runs_per_stage < 2 || repetitions < 2) {
+                return Ok(refuse(
+                    "--splitting needs --runs-per-stage and --repetitions of at least 2",
+                ));
+            }
+            let text = match stormsim_model::read_input_file(&model) {
+                Ok(t) => t,
+                Err(e) => return Ok(refuse(&format!("cannot read {}: {e}", model.display()))),
+            };
+            let parsed = match parse_sets(&sets) {
+                Ok(parsed) => parsed
+                    .into_iter()
+                    .map(|(p, v)| (p, parse_cli_value(&v)))
+                    .collect::<Vec<_>>(),
+                Err(bad) => {
+                    for b in bad {
+                        eprintln!("{}: {b}", model.display());
+                    }
+                    return Ok(ExitCode::from(EXIT_BAD_INPUT));
+                }
+            };
+            use stormsim_sweep::probability::{per_variant, Method};
+            let method = Method::from_flags(splitting, runs, runs_per_stage, repetitions);
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(jobs.map_or(0, usize::from))
+                .build()
+                .context("cannot start the worker threads")?;
+            let rows = match pool
+                .install(|| per_variant(&text, model.parent(), &parsed, &variants, method, seed))
+            {
+                Ok(rows) => rows,
+                Err(problems) => {
+                    report_problems(&model, &problems);
+                    return Ok(ExitCode::from(EXIT_BAD_INPUT));
+                }
+            };
+            probability_cmd::report(&rows, csv)?;
+            Ok(ExitCode::SUCCESS)
         }
         Command::Bench {
             model,

@@ -852,6 +852,64 @@ fn a_margin_says_every_problem_at_once() {
     }
 }
 
+/// `stormsim probability`: each variant's share of storms over its runs,
+/// with an interval that holds it; a bad variant name is a problem, exit 2.
+#[test]
+fn probability_counts_storms_per_variant() {
+    let sets = [
+        "--set=workloads[*].arrival.rate_per_s=10",
+        "--set=workloads[*].duration_s=300",
+        "--set=horizon_s=300",
+        "--set=services[catalog].workers=5",
+        "--set=services[catalog].queue_capacity=500",
+        "--set=timeline[1].at_s=61.5",
+        "--set=timeline[2].at_s=240",
+        "--set=timeline[3].at_s=270",
+    ];
+    let model = model("catalog-incident.json");
+    let mut args = vec![
+        "probability",
+        model.to_str().unwrap(),
+        "--runs",
+        "20",
+        "--csv",
+    ];
+    args.extend(["--variant", "baseline", "--variant", "retry-budget"]);
+    args.extend(sets);
+    let run = stormsim(&args, &[]);
+    assert_ok(&run);
+    let table = String::from_utf8_lossy(&run.stdout).to_string();
+    let mut rows = csv::Reader::from_reader(table.as_bytes());
+    let header = rows.headers().unwrap().clone();
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let records: Vec<csv::StringRecord> = rows.records().map(Result::unwrap).collect();
+    assert_eq!(records.len(), 2, "{table}");
+    for r in &records {
+        let (p, lo, hi): (f64, f64, f64) = (
+            r[col("p_storm")].parse().unwrap(),
+            r[col("ci95_low")].parse().unwrap(),
+            r[col("ci95_high")].parse().unwrap(),
+        );
+        assert!(lo <= p && p <= hi, "{table}");
+        let storms: f64 = r[col("storms")].parse().unwrap();
+        assert_eq!(p, storms / 20.0);
+    }
+    // A 1.5 s bad deploy at this scale storms in most runs; a retry budget
+    // keeps every run out of the storm.
+    assert!(
+        records[0][col("p_storm")].parse::<f64>().unwrap() > 0.5,
+        "{table}"
+    );
+    assert_eq!(&records[1][col("p_storm")], "0", "{table}");
+
+    let bad = stormsim(
+        &["probability", model.to_str().unwrap(), "--variant", "nope"],
+        &[],
+    );
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("no variant \"nope\""));
+}
+
 /// A sweep of 4 points × 2 replications of the deadline chain, in `dir`.
 fn eight_run_sweep(dir: &Path) -> PathBuf {
     write_json(

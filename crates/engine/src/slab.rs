@@ -174,6 +174,11 @@ impl<T> Slab<T> {
         self.slots.iter().filter_map(|s| s.value.as_ref())
     }
 
+    /// Live entities, in slot order, to change in place.
+    pub fn values_mut(&mut self) -> impl Iterator<Item = &mut T> {
+        self.slots.iter_mut().filter_map(|s| s.value.as_mut())
+    }
+
     /// Asks the CPU to bring `key`'s slot into cache, without waiting for it
     /// and without reading it: a hint, with no effect on what the program
     /// computes. The run loop calls it for the entities of events a few pops

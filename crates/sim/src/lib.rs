@@ -25,6 +25,7 @@ mod service;
 mod simulator;
 pub mod timeseries;
 mod topology;
+pub mod trajectory;
 pub mod twin;
 mod world;
 pub mod zombie;

@@ -519,6 +519,33 @@ impl<'m> Simulator<'m> {
         }
     }
 
+    /// The requests at `service` now, waiting or served, over its
+    /// instances ([`crate::trajectory::Trajectory::focus_backlog`]).
+    pub(crate) fn backlog_of(&self, service: usize) -> u64 {
+        self.world.instances[service]
+            .iter()
+            .map(|i| u64::from(i.in_flight()))
+            .sum()
+    }
+
+    /// From now on, what has not happened yet draws from streams re-keyed
+    /// by `salt`: the arrival gaps after the one already scheduled, every
+    /// new request's own draws (work, errors, backoff jitter), and the work
+    /// of the handlers still waiting in a queue (a server does not know how
+    /// long a request takes until it runs it). Work under way keeps its
+    /// draws: it is part of the state.
+    pub(crate) fn rekey_future(&mut self, salt: u64) {
+        for state in &mut self.world.workloads {
+            state.key = state.key.label("branch").index(salt);
+            state.rng = state.key.label("arrivals").rng();
+        }
+        for task in self.world.tasks.values_mut() {
+            if matches!(task.state, TaskState::Queued) {
+                task.key = task.key.label("branch").index(salt);
+            }
+        }
+    }
+
     /// What must hold at the end of every run; a failure is a simulator bug,
     /// never a user's mistake. `drained`: the run ended because nothing was left
     /// to do (no horizon, no limit), so every entity must have ended exactly once.

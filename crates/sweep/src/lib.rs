@@ -9,6 +9,7 @@ pub mod design;
 pub mod files;
 pub mod inputs;
 pub mod margin;
+pub mod probability;
 pub mod reference;
 pub mod resume;
 mod row;
