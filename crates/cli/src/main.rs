@@ -1218,6 +1218,18 @@ fn check_sweep(
             plural(reps, "replication")
         ));
     }
+    if let Some(margin) = &sweep.spec.margin {
+        if let Err(problems) = sweep.check_margin() {
+            report_problems(path, &problems);
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
+        what.push(format!(
+            "a storm margin at {} over {} to {}",
+            plural(stormsim_sweep::Sweep::margin_loads(margin).len(), "load"),
+            margin.trigger.from,
+            margin.trigger.to
+        ));
+    }
     let model = match &sweep.spec.model {
         stormsim_sweep::ModelSource::File(_) => sweep.model_path.display().to_string(),
         stormsim_sweep::ModelSource::Inline(_) => "its inline model".into(),

@@ -850,6 +850,10 @@ fn a_margin_says_every_problem_at_once() {
     for expected in ["margin.levels[0]", "margin.trigger", "margin.variants[0]"] {
         assert!(stderr.contains(expected), "{expected}: {stderr}");
     }
+    // `check` says the same, before anything runs.
+    let checked = stormsim(&["check", sweep.to_str().unwrap()], &[]);
+    assert_eq!(checked.status.code(), Some(2));
+    assert_eq!(String::from_utf8_lossy(&checked.stderr), stderr);
 }
 
 /// `stormsim probability`: each variant's share of storms over its runs,

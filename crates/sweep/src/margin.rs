@@ -362,14 +362,22 @@ impl Sweep {
                         }
                         let mut overrides = axes.load_overrides(load);
                         overrides.push(axes.trigger_override(size, t.integer));
-                        let mut p = self.probe_at(
-                            variant.as_ref(),
-                            &overrides,
-                            "metastable",
-                            level,
-                            search.stop.as_ref(),
-                            &format!("{name} at load {load}, {} = {size}", axes.trigger_label),
-                        )?;
+                        let mut p = self
+                            .probe_at(
+                                variant.as_ref(),
+                                &overrides,
+                                "metastable",
+                                level,
+                                search.stop.as_ref(),
+                                &format!("{name} at load {load}, {} = {size}", axes.trigger_label),
+                            )
+                            .map_err(|mut p| {
+                                // Said of the margin, not of a search.
+                                if p.path == "search.metric" {
+                                    p.path = "margin".into();
+                                }
+                                p
+                            })?;
                         p.value = size;
                         let probe = MarginProbe {
                             variant: name.clone(),
@@ -464,9 +472,15 @@ fn row(
             low_sure,
             high_sure,
             note: if storms {
-                format!("at least {level} of runs storm at every size from {from}")
+                format!(
+                    "at least {}% of runs storm at every size from {from}",
+                    level * 100.0
+                )
             } else {
-                format!("fewer than {level} of runs storm at every size up to {to}")
+                format!(
+                    "fewer than {}% of runs storm at any size up to {to}",
+                    level * 100.0
+                )
             },
         };
     };

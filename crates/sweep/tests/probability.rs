@@ -102,3 +102,62 @@ fn splitting_against_monte_carlo_measured() {
         );
     }
 }
+
+/// The stopping rule on a real model whose share of storms is known: the
+/// bad deploy lasting 1.15 s storms in 27% of runs (54 of 200 in
+/// `crates/cli/tests/golden/fifo-margin.csv`). 200 probes against 0.5, each
+/// on seeds of its own (first look at 4, batches of 4, cap 64): how many
+/// claim the wrong side, and the replications they use. docs/sweeps.md
+/// quotes it (`cargo test --release -p stormsim-sweep --test probability
+/// the_stopping_rule_on_a_model -- --ignored --nocapture`).
+#[test]
+#[ignore = "a measurement of minutes"]
+fn the_stopping_rule_on_a_model_that_storms_in_27_percent_of_runs() {
+    use stormsim_sim::analysis::Outcome;
+    use stormsim_sweep::stopping::{wilson, Rule, StopSpec, Stopped};
+    let make = small_catalog(1.15);
+    let rule = Rule::new(
+        4,
+        Some(&StopSpec {
+            max_replications: 64,
+            batch: Some(4),
+            half_width: None,
+        }),
+    );
+    let (mut wrong, mut used, mut capped) = (0, 0u64, 0);
+    let probes = 200u64;
+    for probe in 0..probes {
+        let (mut n, mut storms, mut batch) = (0u32, 0usize, rule.first);
+        loop {
+            for _ in 0..batch {
+                let seed = 1_000_000 + probe * 64 + u64::from(n);
+                let v = make(seed).unwrap();
+                let report = stormsim_sim::trajectory::Trajectory::start(&v).finish();
+                storms += usize::from(
+                    report
+                        .verdict
+                        .is_some_and(|v| v.outcome == Outcome::Metastable),
+                );
+                n += 1;
+            }
+            let ci = wilson(storms, n as usize, rule.z());
+            match rule.look(n, Some(ci), 0.5) {
+                Some(Stopped::Sure) => {
+                    wrong += usize::from(ci.0 >= 0.5);
+                    break;
+                }
+                Some(_) => {
+                    capped += 1;
+                    break;
+                }
+                None => batch = rule.next_batch(n),
+            }
+        }
+        used += u64::from(n);
+    }
+    println!(
+        "{wrong} of {probes} probes claimed the wrong side, {capped} reached the cap, {:.1} replications on average",
+        used as f64 / probes as f64
+    );
+    assert!(wrong as f64 / probes as f64 <= 0.05 + 4.0 * (0.05f64 * 0.95 / 200.0).sqrt());
+}
