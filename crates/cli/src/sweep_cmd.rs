@@ -16,6 +16,7 @@ use stormsim_sweep::resume::{
     check_inputs, merge, partial_path, run_resumable, shard_slice, ResultsError, RESULTS_FILE,
 };
 use stormsim_sweep::search::{describe_left_out, search_csv, Probe};
+use stormsim_sweep::stopping::Stopped;
 use stormsim_sweep::{write_aggregate_csv, write_results_csv, RunResult, Sweep};
 
 /// Locks `out` for a sweep, merge or search of the sweep `name`, removes what
@@ -450,8 +451,11 @@ pub fn run_search(
         .build()
         .context("cannot start the worker threads")?;
     if !quiet {
+        let cap = search.stop.map_or(String::new(), |s| {
+            format!(", up to {} while unsure", s.max_replications)
+        });
         eprintln!(
-            "search: where {} crosses {} as {} goes from {} to {} ({} per probe)",
+            "search: where {} crosses {} as {} goes from {} to {} ({} per probe{cap})",
             search.metric,
             search.threshold,
             search.path,
@@ -480,8 +484,14 @@ pub fn run_search(
                     describe_left_out(&p.left_out)
                 )
             };
+            let stopped = match p.stopped {
+                Stopped::Fixed => String::new(),
+                Stopped::Sure => format!(" after {} replications, sure of the side", p.used),
+                Stopped::Precise => format!(" after {} replications, precise enough", p.used),
+                Stopped::Cap => format!(" after {} replications (the cap), unsure", p.used),
+            };
             eprintln!(
-                "  {} = {}: {} = {:.3}{ci}{left_out}",
+                "  {} = {}: {} = {:.3}{ci}{left_out}{stopped}",
                 search.path, p.value, search.metric, p.mean
             );
         }

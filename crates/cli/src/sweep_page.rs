@@ -11,6 +11,7 @@ use stormsim_plot::style::{format_count, format_counted};
 use stormsim_sweep::margin::MarginResult;
 use stormsim_sweep::search::Probe;
 use stormsim_sweep::spec::{AxisSpec, DesignSpec, Scale};
+use stormsim_sweep::stopping::Stopped;
 use stormsim_sweep::{ModelSource, SweepSpec};
 
 /// A search as its folder holds it: the probes of `search.csv` in the order
@@ -321,7 +322,14 @@ fn search_html(spec: &SweepSpec, view: &SearchView, drawn: &Drawn) -> String {
         metric = esc(&search_metric_label(&search.metric)),
         threshold = exact(search.threshold),
         tolerance = exact(search.tolerance),
-        reps = replications(spec.replications),
+        reps = match search.stop {
+            Some(stop) => format!(
+                "{} at first, then more while its interval straddles the threshold, up to {}",
+                replications(spec.replications),
+                stop.max_replications
+            ),
+            None => replications(spec.replications),
+        },
     );
     match view.brackets.last() {
         Some((lo, hi)) => html.push_str(&format!(
@@ -369,7 +377,13 @@ fn search_html(spec: &SweepSpec, view: &SearchView, drawn: &Drawn) -> String {
             exact(p.value),
             p.mean,
             p.ci.map_or("—".to_string(), |(lo, hi)| format!("{lo:.3} to {hi:.3}")),
-            p.used,
+            match p.stopped {
+                // Stopped by the rule: say why beside the count.
+                Stopped::Fixed => p.used.to_string(),
+                Stopped::Sure => format!("{} (then sure of the side)", p.used),
+                Stopped::Precise => format!("{} (then precise enough)", p.used),
+                Stopped::Cap => format!("{} (the cap, still unsure)", p.used),
+            },
             if n == 0 {
                 "none".to_string()
             } else {

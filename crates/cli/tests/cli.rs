@@ -914,6 +914,43 @@ fn probability_counts_storms_per_variant() {
     assert!(String::from_utf8_lossy(&bad.stderr).contains("no variant \"nope\""));
 }
 
+/// A search that stops replications when sure: probes far from the
+/// crossing stop at their first look or soon after, probes near it run on,
+/// and search.csv says why each stopped.
+#[test]
+fn a_search_adds_replications_only_where_unsure() {
+    let dir = tempfile::tempdir().unwrap();
+    let sweep = small_catalog_margin(dir.path(), serde_json::json!(null));
+    let mut doc: Value = serde_json::from_str(&read(&sweep)).unwrap();
+    let fields = doc.as_object_mut().unwrap();
+    fields.remove("margin");
+    fields.insert(
+        "search".into(),
+        serde_json::json!({"path": "timeline[1].at_s", "from": 60.25, "to": 72.25,
+                           "metric": "metastable", "threshold": 0.5, "tolerance": 0.1,
+                           "stop": {"max_replications": 32}}),
+    );
+    let sweep = write_json(&dir.path().join("s.json"), doc);
+    let out = dir.path().join("out");
+    assert_ok(&stormsim_into("search", &sweep, &out, &[]));
+    let csv = read(&out.join("search.csv"));
+    let rows: Vec<Vec<String>> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').map(str::to_string).collect())
+        .collect();
+    let used: Vec<usize> = rows.iter().map(|r| r[4].parse().unwrap()).collect();
+    assert!(
+        rows.iter()
+            .all(|r| ["sure", "cap"].contains(&r[7].as_str())),
+        "{csv}"
+    );
+    assert!(used.iter().all(|n| (4..=32).contains(n)), "{csv}");
+    // The ends of the range are plain; the probes around the crossing are not.
+    assert!(used[0] < 32 && used[1] < 32, "{csv}");
+    assert!(used.iter().max() > used.iter().min(), "{csv}");
+}
+
 /// A sweep of 4 points × 2 replications of the deadline chain, in `dir`.
 fn eight_run_sweep(dir: &Path) -> PathBuf {
     write_json(
