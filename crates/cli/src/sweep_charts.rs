@@ -49,6 +49,9 @@ pub struct SweepShape {
     pub points: usize,
     /// Runs per point.
     pub replications: u32,
+    /// With a stopping rule, the most a point may run (`replications` is
+    /// then its first batch).
+    pub replications_cap: Option<u32>,
     /// Whether the points are a grid (not a random or Latin-hypercube sample).
     pub grid: bool,
     /// The sweep file's `chart`.
@@ -207,6 +210,7 @@ fn read_aggregate(spec: &SweepSpec, path: &Path, dir: &Path) -> Result<(SweepSha
         axes,
         points: 0,
         replications: spec.replications,
+        replications_cap: spec.stop.as_ref().map(|stop| stop.max_replications),
         grid: matches!(spec.design, DesignSpec::Grid),
         chart: spec.chart.clone().unwrap_or_default(),
     };
@@ -377,6 +381,9 @@ fn sweep_chart(shape: &SweepShape, table: &Table) -> std::result::Result<String,
         });
         match n.is_empty() {
             true => String::new(),
+            false if shape.replications_cap.is_some() => format!(
+                "; the share of the {lo} to {hi} replications judged per point (recovered, relapsed or metastable)"
+            ),
             false if lo == hi => format!(
                 "; the share of the {hi} of {} replications judged (recovered, relapsed or metastable)",
                 shape.replications
@@ -389,10 +396,16 @@ fn sweep_chart(shape: &SweepShape, table: &Table) -> std::result::Result<String,
     } else {
         String::new()
     };
+    let replications = match shape.replications_cap {
+        Some(cap) => format!(
+            "{} at first, more where unsure (up to {cap})",
+            format_counted(u64::from(shape.replications), "replication")
+        ),
+        None => format_counted(u64::from(shape.replications), "replication"),
+    };
     let subtitle = format!(
-        "{} × {}; {intervals}{judged}",
+        "{} × {replications}; {intervals}{judged}",
         format_counted(shape.points as u64, "point"),
-        format_counted(u64::from(shape.replications), "replication")
     );
     let log_y = shape.chart.log_y && !metric.share;
     let lines = |x_label: &str, series: Vec<SweepSeries>, dodge: bool| {

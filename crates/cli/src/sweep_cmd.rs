@@ -106,6 +106,15 @@ pub fn run_sweep(
         quiet,
         ref fail_on,
     } = *options;
+    if let (Some(stop), true) = (
+        &sweep.spec.stop,
+        resume || shard.is_some() || max_runs.is_some(),
+    ) {
+        return Ok(Err(format!(
+            "a sweep whose replications stop when sure (`stop`, up to {}) runs whole: --resume, --shard and --max-runs need a fixed number of runs",
+            stop.max_replications
+        )));
+    }
     let slice = match shard {
         Some((index, count)) => shard_slice(sweep.runs(), index, count),
         None => 0..sweep.runs(),
@@ -126,12 +135,18 @@ pub fn run_sweep(
     // Progress counts this invocation's slice: a shard's runs, not the sweep's.
     let (first, total) = (slice.start, slice.len());
     if !quiet {
+        let runs = match &sweep.spec.stop {
+            Some(stop) => format!(
+                "at first, up to {} a point where unsure",
+                stop.max_replications
+            ),
+            None => format!("= {}", format_counted(sweep.runs() as u64, "run")),
+        };
         eprintln!(
-            "sweep {:?}: {} × {} = {} of {}",
+            "sweep {:?}: {} × {} {runs} of {}",
             sweep.spec.name,
             format_counted(sweep.points.len() as u64, "point"),
             format_counted(u64::from(sweep.spec.replications), "replication"),
-            format_counted(sweep.runs() as u64, "run"),
             sweep.model_path.display()
         );
         if let Some((index, count)) = shard {
@@ -183,6 +198,9 @@ pub fn run_sweep(
     };
     // The spec first: a folder, even of a sweep still running, says what it holds.
     write_spec(sweep, out)?;
+    if sweep.spec.stop.is_some() {
+        return run_until_sure(sweep, out, options, &pool, started);
+    }
     let done = match pool
         .install(|| run_resumable(sweep, out, slice.clone(), resume, max_runs, &progress))
     {
@@ -233,6 +251,45 @@ pub fn run_sweep(
         );
     }
     Ok(Ok(partial))
+}
+
+/// A sweep with a stopping rule: its rounds in memory, then its tables
+/// and charts, each written whole.
+fn run_until_sure(
+    sweep: &Sweep,
+    out: &Path,
+    options: &SweepOptions,
+    pool: &rayon::ThreadPool,
+    started: Instant,
+) -> Result<std::result::Result<SweepRan, String>> {
+    let quiet = options.quiet;
+    let last_line = AtomicU64::new(0);
+    let progress = |done: usize| {
+        let elapsed = started.elapsed().as_secs_f64();
+        let tick = (elapsed / 10.0) as u64;
+        if !quiet && last_line.fetch_max(tick, Ordering::Relaxed) < tick {
+            eprintln!("  {done} runs, {elapsed:.0} s elapsed (more where a point is unsure)");
+        }
+    };
+    let results = pool.install(|| sweep.run(&progress));
+    let ran = SweepRan {
+        partial: results.iter().filter(|r| r.stopped_by_limit).count(),
+        failing: failing_runs(sweep, &results, &options.fail_on),
+    };
+    // A run of rounds has no partial results to resume from: its
+    // results.csv is written whole, with the aggregate.
+    let drawn = write_tables_and_charts(sweep, out, &results, true)?;
+    if !quiet {
+        println!(
+            "{} runs in {:.1} s (from {} to {} per point); {}",
+            results.len(),
+            started.elapsed().as_secs_f64(),
+            sweep.spec.replications,
+            sweep.spec.stop.as_ref().map_or(0, |s| s.max_replications),
+            said_written(out, &["results.csv", "aggregate.csv", SPEC_FILE], &drawn)
+        );
+    }
+    Ok(Ok(ran))
 }
 
 /// Which of the sweep's runs a shard holds, in words.

@@ -153,6 +153,12 @@ pub fn sweep_page(
             format_count(s.points as u64),
             replications(spec.replications)
         ),
+        (Some(s), None) if spec.stop.is_some() => format!(
+            "sweep of {model}: {} points × {} at first, more where a point was unsure (up to {})",
+            format_count(s.points as u64),
+            replications(spec.replications),
+            spec.stop.as_ref().map_or(0, |stop| stop.max_replications)
+        ),
         (Some(s), None) => format!(
             "sweep of {model}: {} points × {} = {} runs",
             format_count(s.points as u64),

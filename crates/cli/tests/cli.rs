@@ -951,6 +951,83 @@ fn a_search_adds_replications_only_where_unsure() {
     assert!(used.iter().max() > used.iter().min(), "{csv}");
 }
 
+/// A sweep that stops replications when sure: a point far from the
+/// threshold stops early, one near it runs on; aggregate.csv counts each
+/// point's replications; the runs are those a fixed count would have made
+/// (same seeds); --resume is refused with a reason.
+#[test]
+fn a_sweep_adds_replications_only_where_unsure() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = small_catalog_margin(dir.path(), serde_json::json!(null));
+    let mut doc: Value = serde_json::from_str(&read(&base)).unwrap();
+    let fields = doc.as_object_mut().unwrap();
+    fields.remove("margin");
+    fields.insert(
+        "axes".into(),
+        serde_json::json!([{"path": "timeline[1].at_s", "name": "rollback_at_s",
+                             "values": [60.25, 61.3, 72.25]}]),
+    );
+    fields.insert("stop".into(), serde_json::json!({"max_replications": 32}));
+    let sweep = write_json(&dir.path().join("s.json"), doc.clone());
+    let out = dir.path().join("out");
+    assert_ok(&stormsim_into("sweep", &sweep, &out, &[]));
+    let aggregate = read(&out.join("aggregate.csv"));
+    let mut rows = csv::Reader::from_reader(aggregate.as_bytes());
+    let header = rows.headers().unwrap().clone();
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let reps: Vec<u32> = rows
+        .records()
+        .map(|r| r.unwrap()[col("replications")].parse().unwrap())
+        .collect();
+    assert_eq!(reps.len(), 3, "{aggregate}");
+    assert!(reps.iter().all(|n| (4..=32).contains(n)), "{aggregate}");
+    assert!(
+        reps[0] < 32 && reps[2] < 32,
+        "the plain ends ran on: {aggregate}"
+    );
+    assert!(
+        reps[1] > reps[0] && reps[1] > reps[2],
+        "the point near 50% did not: {aggregate}"
+    );
+    // Its first replications are the fixed-count sweep's runs.
+    let fixed_dir = dir.path().join("fixed");
+    std::fs::create_dir(&fixed_dir).unwrap();
+    let mut fixed = doc;
+    fixed.as_object_mut().unwrap().remove("stop");
+    let fixed = write_json(&fixed_dir.join("s.json"), fixed);
+    let fixed_out = dir.path().join("fixed-out");
+    assert_ok(&stormsim_into("sweep", &fixed, &fixed_out, &[]));
+    let first_rows = |csv: &str| -> Vec<String> {
+        csv.lines()
+            .filter(|l| {
+                let cells: Vec<&str> = l.split(',').collect();
+                cells.len() > 1 && ["0", "1", "2", "3"].contains(&cells[1])
+            })
+            .map(str::to_string)
+            .collect()
+    };
+    assert_eq!(
+        first_rows(&read(&out.join("results.csv"))),
+        first_rows(&read(&fixed_out.join("results.csv")))
+    );
+    let resumed = stormsim_into("sweep", &sweep, &out, &["--resume"]);
+    assert_eq!(resumed.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&resumed.stderr).contains("runs whole"));
+
+    // A stop of a metric no run reports, capped below the first batch: both
+    // said at once.
+    let mut bad: Value = serde_json::from_str(&read(&sweep)).unwrap();
+    bad["stop"] = serde_json::json!({"max_replications": 2, "metric": "nope"});
+    let bad = write_json(&dir.path().join("bad.json"), bad);
+    let run = stormsim(&["check", bad.to_str().unwrap()], &[]);
+    assert_eq!(run.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        stderr.contains("stop.metric") && stderr.contains("stop.max_replications"),
+        "{stderr}"
+    );
+}
+
 /// A sweep of 4 points × 2 replications of the deadline chain, in `dir`.
 fn eight_run_sweep(dir: &Path) -> PathBuf {
     write_json(

@@ -335,7 +335,12 @@ impl Sweep {
             warnings: Vec::new(),
             columns: Arc::from([]),
         };
-        let checked = check::points(&sweep, progress);
+        let mut checked = check::points(&sweep, progress);
+        if let Some(stop) = &sweep.spec.stop {
+            checked
+                .problems
+                .extend(stop_problems(&sweep.spec, stop, &checked.columns));
+        }
         if checked.problems.is_empty() {
             Ok(Sweep {
                 warnings: checked.warnings,
@@ -569,6 +574,9 @@ impl Sweep {
     /// [`results_csv`] and [`aggregate_csv`] make the tables of (the same
     /// bytes as `stormsim sweep` writes, which runs them resumably instead).
     pub fn run(&self, progress: &(dyn Fn(usize) + Sync)) -> Vec<RunResult> {
+        if let Some(stop) = &self.spec.stop {
+            return self.run_until_sure(stop, progress);
+        }
         let done = AtomicUsize::new(0);
         (0..self.runs())
             .into_par_iter()
@@ -580,10 +588,67 @@ impl Sweep {
             .collect()
     }
 
+    /// [`Sweep::run`] with a stopping rule: every point's first
+    /// `replications`, then, in rounds, a batch more at each point whose
+    /// interval still straddles the threshold, until none does or each is
+    /// at its cap. The results in point-major order, each point's
+    /// replications from 0 up (their seeds as a fixed count would give
+    /// them: common random numbers across points).
+    fn run_until_sure(
+        &self,
+        stop: &spec::SweepStopSpec,
+        progress: &(dyn Fn(usize) + Sync),
+    ) -> Vec<RunResult> {
+        let rule = stopping::Rule::new(self.spec.replications, Some(&stop.rule()));
+        let done = AtomicUsize::new(0);
+        let mut results: Vec<RunResult> = Vec::new();
+        let mut next: Vec<(usize, u32)> = (0..self.points.len())
+            .flat_map(|p| (0..rule.first).map(move |r| (p, r)))
+            .collect();
+        let mut ran = vec![0u32; self.points.len()];
+        while !next.is_empty() {
+            let round: Vec<RunResult> = next
+                .par_iter()
+                .map(|&(point, replication)| {
+                    let result = self.run_at(point, replication);
+                    progress(done.fetch_add(1, Ordering::Relaxed) + 1);
+                    result
+                })
+                .collect();
+            for &(point, _) in &next {
+                ran[point] += 1;
+            }
+            results.extend(round);
+            let values = stopping::values_by_point(&results, &stop.metric, self.points.len());
+            next = (0..self.points.len())
+                .filter(|&p| {
+                    let (_, ci) = stopping::quantity(&stop.metric, &values[p], rule.alpha_per_look);
+                    // A point with no value yet (every run partial or
+                    // unjudged) is unsure until its cap.
+                    if values[p].is_empty() {
+                        ran[p] < rule.max
+                    } else {
+                        rule.look(ran[p], ci, stop.threshold).is_none()
+                    }
+                })
+                .flat_map(|p| {
+                    let from = ran[p];
+                    (from..from + rule.next_batch(from)).map(move |r| (p, r))
+                })
+                .collect();
+        }
+        results.sort_by_key(|r| (r.point, r.replication));
+        results
+    }
+
     /// Run number `i` (point-major: `i = point × replications + replication`).
     pub fn run_one(&self, i: usize) -> RunResult {
         let reps = self.spec.replications as usize;
-        let (point, replication) = (i / reps, (i % reps) as u32);
+        self.run_at(i / reps, (i % reps) as u32)
+    }
+
+    /// The run of `point`'s replication `replication`.
+    pub fn run_at(&self, point: usize, replication: u32) -> RunResult {
         let seed = self.seed_of(point, replication);
         let variant = self
             .model_at(&self.points[point], seed)
@@ -601,6 +666,37 @@ impl Sweep {
             stopped_by_limit,
         }
     }
+}
+
+/// The problems of a sweep's `stop`: one for a search or a margin (they
+/// have their own), a metric no run reports, a cap below the first batch.
+fn stop_problems(spec: &SweepSpec, stop: &spec::SweepStopSpec, columns: &[String]) -> Vec<Problem> {
+    let mut problems = Vec::new();
+    if spec.search.is_some() || spec.margin.is_some() {
+        problems.push(Problem::new(
+            "stop",
+            "a search's or a margin's stopping rule is its own `stop` (`search.stop`, `margin.stop`)",
+        ));
+    }
+    if stop.metric != "metastable" && !columns.contains(&stop.metric) {
+        problems.push(Problem::new(
+            "stop.metric",
+            format!(
+                "{:?} is not a column of the summary: `metastable` or a numeric column such as `success_rate`",
+                stop.metric
+            ),
+        ));
+    }
+    if stop.max_replications < spec.replications {
+        problems.push(Problem::new(
+            "stop.max_replications",
+            format!(
+                "{} is below `replications` ({}), the first batch",
+                stop.max_replications, spec.replications
+            ),
+        ));
+    }
+    problems
 }
 
 /// The problems of the sweep file's own fields that no point's model shows:

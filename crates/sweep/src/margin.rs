@@ -17,7 +17,7 @@
 //! range searched stands in, and the interval is marked open there.
 
 use crate::search::Probe;
-use crate::spec::{MarginSpec, SearchSpec};
+use crate::spec::MarginSpec;
 use crate::stopping::Stopped;
 use crate::{Override, Sweep, VariantChoice};
 use serde_json::Value;
@@ -339,16 +339,6 @@ impl Sweep {
                 // bisections share those they both probe.
                 let mut probed: Vec<Probe> = Vec::new();
                 for &level in &margin.levels {
-                    let search = SearchSpec {
-                        path: axes.trigger_path.clone(),
-                        from: t.from,
-                        to: t.to,
-                        metric: "metastable".into(),
-                        threshold: level,
-                        tolerance,
-                        integer: t.integer,
-                        stop: margin.stop,
-                    };
                     let mut probe_at = |size: f64| -> Result<Probe, Problem> {
                         let size = if t.integer { size.round() } else { size };
                         if let Some(p) = probed.iter().find(|p| p.value == size) {
@@ -368,7 +358,7 @@ impl Sweep {
                                 &overrides,
                                 "metastable",
                                 level,
-                                search.stop.as_ref(),
+                                margin.stop.as_ref(),
                                 &format!("{name} at load {load}, {} = {size}", axes.trigger_label),
                             )
                             .map_err(|mut p| {

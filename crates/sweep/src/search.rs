@@ -5,7 +5,7 @@
 //! other metric.
 
 use crate::spec::SearchSpec;
-use crate::stopping::{mean_interval, wilson, Rule, StopSpec, Stopped};
+use crate::stopping::{wilson, Rule, StopSpec, Stopped};
 use crate::{summary_of, Override, Sweep, VariantChoice};
 use rayon::prelude::*;
 use stormsim_model::Problem;
@@ -340,20 +340,9 @@ pub fn describe_left_out(left_out: &[(String, usize)]) -> String {
 }
 
 /// A probe's mean over its replications' values `xs`, and its interval of
-/// two-sided error `alpha`: for `metastable` (each value 1 or 0, so the mean
-/// is a share) Wilson's score interval; for any other metric Student's t
-/// (`None` with one value).
+/// two-sided error `alpha` ([`crate::stopping::quantity`]).
 fn mean_and_interval(metric: &str, xs: &[f64], alpha: f64) -> (f64, Option<(f64, f64)>) {
-    if metric == "metastable" {
-        let successes = xs.iter().filter(|x| **x == 1.0).count();
-        let z = stormsim_stats::normal_quantile(1.0 - alpha / 2.0);
-        (
-            successes as f64 / xs.len() as f64,
-            Some(wilson(successes, xs.len(), z)),
-        )
-    } else {
-        mean_interval(xs, alpha)
-    }
+    crate::stopping::quantity(metric, xs, alpha)
 }
 
 /// The 95% Wilson score interval of a proportion: `successes` of `n` trials

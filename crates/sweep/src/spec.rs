@@ -49,6 +49,12 @@ pub struct SweepSpec {
     /// where a metric crosses a threshold.
     #[serde(default)]
     pub search: Option<SearchSpec>,
+    /// Replications that stop when the answer is known (for `stormsim
+    /// sweep`): every point runs `replications`, then batches while the
+    /// interval of its `metric` straddles `threshold`, up to
+    /// `max_replications`. A search and a margin have their own `stop`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop: Option<SweepStopSpec>,
     /// The storm margin (for `stormsim margin`): at each load, the trigger
     /// size where the probability of a storm crosses each level.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -187,6 +193,47 @@ pub enum DesignSpec {
         /// How many points.
         points: u32,
     },
+}
+
+/// A sweep's stopping rule: the decision each point's replications serve,
+/// and the rule's batches and cap ([`crate::stopping`]).
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SweepStopSpec {
+    /// The quantity decided: `metastable` (the share of runs that ended
+    /// metastable), or a numeric `summary.csv` column (its mean).
+    #[serde(default = "default_stop_metric")]
+    pub metric: String,
+    /// The level whose side each point's quantity must be on (default 0.5).
+    #[serde(default = "default_stop_threshold")]
+    pub threshold: f64,
+    /// The most replications a point may run.
+    pub max_replications: u32,
+    /// Replications added at each look (default: `replications`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch: Option<u32>,
+    /// Stop too once the interval's half-width is at most this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub half_width: Option<f64>,
+}
+
+fn default_stop_metric() -> String {
+    "metastable".into()
+}
+
+fn default_stop_threshold() -> f64 {
+    0.5
+}
+
+impl SweepStopSpec {
+    /// The rule's batches and cap.
+    pub fn rule(&self) -> crate::stopping::StopSpec {
+        crate::stopping::StopSpec {
+            max_replications: self.max_replications,
+            batch: self.batch,
+            half_width: self.half_width,
+        }
+    }
 }
 
 /// The storm margin: for each variant and load level, the smallest trigger

@@ -196,6 +196,54 @@ pub fn mean_interval(xs: &[f64], alpha: f64) -> (f64, Option<(f64, f64)>) {
     (mean, Some((mean - half, mean + half)))
 }
 
+/// The values of `metric` in each point's runs (`metastable`: 1 or 0 where
+/// the run was judged; any other column: its number), by point; a run
+/// stopped at a limit, or with no value, gives none.
+pub fn values_by_point(results: &[crate::RunResult], metric: &str, points: usize) -> Vec<Vec<f64>> {
+    let mut values = vec![Vec::new(); points];
+    for r in results {
+        if r.stopped_by_limit {
+            continue;
+        }
+        let Some(cell) = r
+            .header
+            .iter()
+            .position(|h| h == metric)
+            .and_then(|c| r.row.get(c))
+        else {
+            continue;
+        };
+        let value = match (metric, cell) {
+            ("metastable", "true") => Some(1.0),
+            ("metastable", "false") => Some(0.0),
+            ("metastable", _) => None,
+            (_, cell) => cell.parse::<f64>().ok(),
+        };
+        if let (Some(v), Some(slot)) = (value, values.get_mut(r.point)) {
+            slot.push(v);
+        }
+    }
+    values
+}
+
+/// The mean of `xs` and its interval of two-sided error `alpha`: Wilson's
+/// for `metastable` (a share), Student's t for any other metric.
+pub fn quantity(metric: &str, xs: &[f64], alpha: f64) -> (f64, Option<(f64, f64)>) {
+    if xs.is_empty() {
+        return (f64::NAN, None);
+    }
+    if metric == "metastable" {
+        let successes = xs.iter().filter(|x| **x == 1.0).count();
+        let z = stormsim_stats::normal_quantile(1.0 - alpha / 2.0);
+        (
+            successes as f64 / xs.len() as f64,
+            Some(wilson(successes, xs.len(), z)),
+        )
+    } else {
+        mean_interval(xs, alpha)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
