@@ -417,37 +417,8 @@ enum Command {
         /// outputs/<model name>-margin/).
         #[arg(long)]
         out: Option<PathBuf>,
-        /// For a model file: load levels as factors on every workload's rate
-        /// (comma-separated). Default: 1.
-        #[arg(long = "load-scale", value_delimiter = ',')]
-        load_scale: Vec<f64>,
-        /// For a model file: the trigger size's path. Default: the
-        /// trigger's duration (its `trigger_start` to its `trigger_end`).
-        #[arg(long)]
-        trigger: Option<String>,
-        /// For a model file: the smallest trigger size searched.
-        #[arg(long)]
-        from: Option<f64>,
-        /// For a model file: the largest.
-        #[arg(long)]
-        to: Option<f64>,
-        /// For a model file: stop bisecting at this bracket width.
-        #[arg(long)]
-        tolerance: Option<f64>,
-        /// For a model file: the levels of P(storm) (comma-separated).
-        /// Default: 0.5.
-        #[arg(long, value_delimiter = ',')]
-        levels: Vec<f64>,
-        /// For a model file: the variants compared (repeatable). Default:
-        /// the first.
-        #[arg(long = "variant", value_name = "NAME")]
-        variants: Vec<String>,
-        /// For a model file: replications of a probe's first look.
-        #[arg(long, default_value_t = 8)]
-        replications: u32,
-        /// For a model file: the most replications a probe runs when unsure.
-        #[arg(long = "max-replications", default_value_t = 48)]
-        max_replications: u32,
+        #[command(flatten)]
+        flags: margin_cmd::MarginFlags,
         /// Worker threads for a probe's replications, 1 to 256 (default: all
         /// cores).
         #[arg(long, value_parser = parse_jobs)]
@@ -730,15 +701,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Margin {
             file,
             out,
-            load_scale,
-            trigger,
-            from,
-            to,
-            tolerance,
-            levels,
-            variants,
-            replications,
-            max_replications,
+            flags,
             jobs,
             quiet,
             memory_limit,
@@ -750,19 +713,14 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             let doc: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
             let is_sweep = doc.get("margin").is_some() || doc.get("model").is_some();
             let loaded = if is_sweep {
+                if let Some(flag) = flags.first_given() {
+                    return Ok(refuse(&format!(
+                        "{} is a sweep file: its `margin` block says what --{flag} would (the flags are for a model file)",
+                        file.display()
+                    )));
+                }
                 load_sweep_or_report(&file, memory_limit, quiet)
             } else {
-                let flags = margin_cmd::MarginFlags {
-                    load_scale,
-                    trigger,
-                    from,
-                    to,
-                    tolerance,
-                    levels,
-                    variants,
-                    replications,
-                    max_replications,
-                };
                 let name = doc
                     .get("name")
                     .and_then(serde_json::Value::as_str)

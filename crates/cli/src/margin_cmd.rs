@@ -22,16 +22,59 @@ pub const MARGIN_PROBES: &str = "margin_probes.csv";
 
 /// What `stormsim margin MODEL` asks for when the file is a model, not a
 /// sweep file with a `margin` block.
+#[derive(clap::Args, Debug)]
 pub struct MarginFlags {
+    /// For a model file: load levels as factors on every workload's rate
+    /// (comma-separated). Default: 1.
+    #[arg(long = "load-scale", value_delimiter = ',')]
     pub load_scale: Vec<f64>,
+    /// For a model file: the trigger size's path. Default: the
+    /// trigger's duration (its `trigger_start` to its `trigger_end`).
+    #[arg(long)]
     pub trigger: Option<String>,
+    /// For a model file: the smallest trigger size searched.
+    #[arg(long)]
     pub from: Option<f64>,
+    /// For a model file: the largest.
+    #[arg(long)]
     pub to: Option<f64>,
+    /// For a model file: stop bisecting at this bracket width.
+    #[arg(long)]
     pub tolerance: Option<f64>,
+    /// For a model file: the levels of P(storm) (comma-separated).
+    /// Default: 0.5.
+    #[arg(long, value_delimiter = ',')]
     pub levels: Vec<f64>,
+    /// For a model file: the variants compared (repeatable). Default:
+    /// the first.
+    #[arg(long = "variant", value_name = "NAME")]
     pub variants: Vec<String>,
-    pub replications: u32,
-    pub max_replications: u32,
+    /// For a model file: replications of a probe's first look (default 8).
+    #[arg(long)]
+    pub replications: Option<u32>,
+    /// For a model file: the most replications a probe runs when unsure
+    /// (default 48).
+    #[arg(long = "max-replications")]
+    pub max_replications: Option<u32>,
+}
+
+impl MarginFlags {
+    /// The first flag given, by its name: none may be with a sweep file.
+    pub fn first_given(&self) -> Option<&'static str> {
+        [
+            ("load-scale", !self.load_scale.is_empty()),
+            ("trigger", self.trigger.is_some()),
+            ("from", self.from.is_some()),
+            ("to", self.to.is_some()),
+            ("tolerance", self.tolerance.is_some()),
+            ("levels", !self.levels.is_empty()),
+            ("variant", !self.variants.is_empty()),
+            ("replications", self.replications.is_some()),
+            ("max-replications", self.max_replications.is_some()),
+        ]
+        .into_iter()
+        .find_map(|(name, given)| given.then_some(name))
+    }
 }
 
 /// The text of a sweep file with a `margin` block for the model file
@@ -52,6 +95,10 @@ pub fn sweep_text_for_model(
     } else {
         flags.load_scale.clone()
     };
+    let (replications, max_replications) = (
+        flags.replications.unwrap_or(8),
+        flags.max_replications.unwrap_or(48),
+    );
     let mut trigger = serde_json::json!({ "from": from, "to": to });
     if let Some(path) = &flags.trigger {
         trigger["path"] = path.clone().into();
@@ -62,7 +109,7 @@ pub fn sweep_text_for_model(
     let mut margin = serde_json::json!({
         "trigger": trigger,
         "load_scale": load_scale,
-        "stop": { "max_replications": flags.max_replications.max(flags.replications) },
+        "stop": { "max_replications": max_replications.max(replications) },
     });
     if !flags.levels.is_empty() {
         margin["levels"] = flags.levels.clone().into();
@@ -78,7 +125,7 @@ pub fn sweep_text_for_model(
         "name": format!("{model_name}-margin"),
         "description": format!("The storm margin of {file}."),
         "model": file,
-        "replications": flags.replications,
+        "replications": replications,
         "margin": margin,
     });
     Ok(serde_json::to_string_pretty(&spec).expect("JSON serializes"))

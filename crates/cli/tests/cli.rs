@@ -831,6 +831,36 @@ fn a_margin_finds_the_trigger_that_tips_half_the_runs() {
     assert_eq!(probes, read(&again.join("margin_probes.csv")));
 }
 
+/// A margin of a model file, from its flags: the error spike with retries
+/// at its own load crosses 50% inside the range searched.
+#[test]
+fn a_margin_of_a_model_file_takes_its_range_from_flags() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let model = model("error-spike.json");
+    let flags = [
+        "--from",
+        "1",
+        "--to",
+        "30",
+        "--variant",
+        "retries",
+        "--max-replications",
+        "16",
+    ];
+    let run = stormsim_into("margin", &model, &out, &flags);
+    assert_ok(&run);
+    let table = read(&out.join("margin.csv"));
+    let mut rows = csv::Reader::from_reader(table.as_bytes());
+    let header = rows.headers().unwrap().clone();
+    let row = rows.records().next().unwrap().unwrap();
+    let critical: f64 = row[header.iter().position(|h| h == "critical").unwrap()]
+        .parse()
+        .unwrap();
+    assert!((1.0..30.0).contains(&critical), "{table}");
+    assert!(read(&out.join("sweep.json")).contains("error-spike.json"));
+}
+
 /// A margin's problems are all said at once, with their paths, exit 2.
 #[test]
 fn a_margin_says_every_problem_at_once() {
@@ -850,6 +880,10 @@ fn a_margin_says_every_problem_at_once() {
     for expected in ["margin.levels[0]", "margin.trigger", "margin.variants[0]"] {
         assert!(stderr.contains(expected), "{expected}: {stderr}");
     }
+    // A model file's flags with a sweep file are refused, not ignored.
+    let flagged = stormsim_into("margin", &sweep, &dir.path().join("out"), &["--from", "1"]);
+    assert_eq!(flagged.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&flagged.stderr).contains("--from"));
     // `check` says the same, before anything runs.
     let checked = stormsim(&["check", sweep.to_str().unwrap()], &[]);
     assert_eq!(checked.status.code(), Some(2));

@@ -16,7 +16,7 @@
 //! surely at or above it; with no such probe on a side, the end of the
 //! range searched stands in, and the interval is marked open there.
 
-use crate::search::Probe;
+use crate::search::{Bracket, Probe};
 use crate::spec::MarginSpec;
 use crate::stopping::Stopped;
 use crate::{Override, Sweep, VariantChoice};
@@ -382,30 +382,27 @@ impl Sweep {
                     };
                     let lo = probe_at(t.from)?;
                     let hi = probe_at(t.to)?;
-                    let mut bracket = if lo.above(level) == hi.above(level) {
-                        None
-                    } else {
-                        Some((lo, hi))
-                    };
-                    while let Some((lo, hi)) = bracket.as_mut() {
-                        if (hi.value - lo.value).abs() <= tolerance {
+                    // Bisected as a search bisects (integer sizes round in
+                    // `probe_at`; a middle that rounds to an end stops it).
+                    let mut bracket = Bracket::around(lo, hi, level);
+                    while let Some(b) = bracket.as_mut() {
+                        if b.width() <= tolerance {
                             break;
                         }
-                        let mid = (lo.value + hi.value) / 2.0;
-                        let mid = if t.integer { mid.round() } else { mid };
-                        if mid == lo.value || mid == hi.value {
+                        let m = probe_at(b.middle())?;
+                        if !b.narrow(m, level) {
                             break;
-                        }
-                        let m = probe_at(mid)?;
-                        if m.above(level) == lo.above(level) {
-                            *lo = m;
-                        } else {
-                            *hi = m;
                         }
                     }
-                    result
-                        .rows
-                        .push(row(&name, load, level, &probed, bracket, t.from, t.to));
+                    result.rows.push(row(
+                        &name,
+                        load,
+                        level,
+                        &probed,
+                        bracket.map(|b| (b.lo, b.hi)),
+                        t.from,
+                        t.to,
+                    ));
                 }
             }
         }

@@ -5,7 +5,7 @@
 //! other metric.
 
 use crate::spec::SearchSpec;
-use crate::stopping::{wilson, Rule, StopSpec, Stopped};
+use crate::stopping::{quantity, wilson, Rule, StopSpec, Stopped};
 use crate::{summary_of, Override, Sweep, VariantChoice};
 use rayon::prelude::*;
 use stormsim_model::Problem;
@@ -104,7 +104,7 @@ impl Sweep {
                     }
                 }
             }
-            let (mean, ci) = mean_and_interval(metric, &xs, rule.alpha_per_look);
+            let (mean, ci) = quantity(metric, &xs, rule.alpha_per_look);
             let stopped = if xs.is_empty() {
                 // Nothing to judge yet: more replications may give values,
                 // up to the cap.
@@ -207,17 +207,23 @@ impl Sweep {
 
 /// The two probes that hold the crossing between them, on opposite sides of
 /// the threshold.
-struct Bracket {
-    lo: Probe,
-    hi: Probe,
+pub(crate) struct Bracket {
+    pub lo: Probe,
+    pub hi: Probe,
 }
 
 impl Bracket {
-    fn width(&self) -> f64 {
+    /// The bracket of `lo` and `hi` if they are on opposite sides of
+    /// `threshold` (`None`: no crossing between them).
+    pub fn around(lo: Probe, hi: Probe, threshold: f64) -> Option<Bracket> {
+        (lo.above(threshold) != hi.above(threshold)).then_some(Bracket { lo, hi })
+    }
+
+    pub fn width(&self) -> f64 {
         (self.hi.value - self.lo.value).abs()
     }
 
-    fn middle(&self) -> f64 {
+    pub fn middle(&self) -> f64 {
         (self.lo.value + self.hi.value) / 2.0
     }
 
@@ -237,7 +243,7 @@ impl Bracket {
     /// Puts the probe `m` at the end on its side of the threshold; `false`
     /// (the bracket unchanged) when it probed an end again, as integer
     /// probes do once nothing is left between the ends.
-    fn narrow(&mut self, m: Probe, threshold: f64) -> bool {
+    pub fn narrow(&mut self, m: Probe, threshold: f64) -> bool {
         if m.value == self.lo.value || m.value == self.hi.value {
             return false;
         }
@@ -337,12 +343,6 @@ pub fn describe_left_out(left_out: &[(String, usize)]) -> String {
         .map(|(why, n)| format!("{n} {why}"))
         .collect::<Vec<_>>()
         .join(", ")
-}
-
-/// A probe's mean over its replications' values `xs`, and its interval of
-/// two-sided error `alpha` ([`crate::stopping::quantity`]).
-fn mean_and_interval(metric: &str, xs: &[f64], alpha: f64) -> (f64, Option<(f64, f64)>) {
-    crate::stopping::quantity(metric, xs, alpha)
 }
 
 /// The 95% Wilson score interval of a proportion: `successes` of `n` trials
@@ -476,11 +476,11 @@ mod tests {
     /// Student's t, as before.
     #[test]
     fn a_probe_of_metastable_has_wilsons_interval_and_others_students() {
-        let (mean, ci) = mean_and_interval("metastable", &[0.0, 0.0, 0.0], ALPHA);
+        let (mean, ci) = quantity("metastable", &[0.0, 0.0, 0.0], ALPHA);
         let (lo, hi) = ci.unwrap();
         assert_eq!((mean, lo), (0.0, 0.0));
         assert!(hi > 0.5 && hi < 0.6, "{hi}");
-        let (mean, ci) = mean_and_interval("metastable", &[1.0, 0.0, 1.0], ALPHA);
+        let (mean, ci) = quantity("metastable", &[1.0, 0.0, 1.0], ALPHA);
         let (lo, hi) = ci.unwrap();
         assert!((mean - 2.0 / 3.0).abs() < 1e-12);
         assert!(
@@ -488,14 +488,11 @@ mod tests {
             "{lo} {hi}"
         );
         // One replication: an interval all the same (not yet certain of a side).
-        assert!(mean_and_interval("metastable", &[1.0], ALPHA).1.is_some());
-        let (mean, ci) = mean_and_interval("success_rate", &[1.0, 2.0, 3.0, 4.0], ALPHA);
+        assert!(quantity("metastable", &[1.0], ALPHA).1.is_some());
+        let (mean, ci) = quantity("success_rate", &[1.0, 2.0, 3.0, 4.0], ALPHA);
         let (lo, hi) = ci.unwrap();
         assert_eq!(mean, 2.5);
         assert!((hi - mean - 2.0542).abs() < 1e-3 && (mean - lo - 2.0542).abs() < 1e-3);
-        assert_eq!(
-            mean_and_interval("success_rate", &[0.5], ALPHA),
-            (0.5, None)
-        );
+        assert_eq!(quantity("success_rate", &[0.5], ALPHA), (0.5, None));
     }
 }
