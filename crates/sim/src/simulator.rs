@@ -741,6 +741,15 @@ impl<'m> Simulator<'m> {
                     };
                     let busy = self.world.instances[s][i].busy + 1;
                     self.set_busy(s, i, busy);
+                    // Its wait ends here, as when a worker frees up
+                    // (`release_worker`): counted as started, its wait
+                    // measured and kept out of its service time.
+                    let wait = now - self.world.tasks[next].arrived;
+                    self.world.tasks[next].waited_us =
+                        u32::try_from(wait.as_nanos() / 1000).unwrap_or(u32::MAX);
+                    let bucket = self.measured.series.service_mut(s);
+                    bucket.started += 1;
+                    bucket.wait_ns += u128::from(wait.as_nanos());
                     self.world.ready.push_back(next);
                 }
             }

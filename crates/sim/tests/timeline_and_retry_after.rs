@@ -253,3 +253,50 @@ fn cells(csv: &str) -> (Vec<&str>, Vec<Vec<&str>>) {
     let header = lines.next().expect("a header");
     (header, lines.collect())
 }
+
+/// A scale-up gives the waiting requests workers at once; each one's wait
+/// ends there as it would when a worker frees up: counted as started, its
+/// wait measured, its service time the work alone. Before the fix they
+/// started uncounted and their waits went into their service times.
+#[test]
+fn regression_scale_up_counts_the_starts_and_waits_it_causes() {
+    let doc = json!({
+        "name": "scale-up",
+        "horizon_s": 20,
+        "workloads": [{"name": "w", "target": "s",
+                       "arrival": {"kind": "constant", "rate_per_s": 10}, "duration_s": 10}],
+        "services": [{"name": "s", "workers": 1, "queue_capacity": 1000,
+                      "steps": [{"work": {"kind": "constant", "ms": 400}}]}],
+        "timeline": [{"name": "scale-up", "at_s": 5, "set": {"services[s].workers": 100}}]
+    });
+    let r = run(&doc);
+    let s = &r.series;
+    let total = |f: &dyn Fn(&stormsim_sim::timeseries::ServiceBucket) -> u128| -> u128 {
+        (0..s.len()).map(|b| f(s.service(b, 0))).sum()
+    };
+    // 100 requests, every one admitted and served within the horizon.
+    assert_eq!(total(&|x| u128::from(x.completed)), 100);
+    assert_eq!(total(&|x| u128::from(x.started)), 100);
+    // Each handler's service time is its 400 ms of work, wait excluded
+    // (the wait is cut to whole µs, the rest of it stays: < 1 µs each).
+    let service_ns = total(&|x| x.service_ns);
+    assert!(
+        (40_000_000_000..40_000_100_000).contains(&service_ns),
+        "{service_ns}"
+    );
+    // Before 5 s one worker starts 13 (at 0, 0.4, ..., 4.8 s); the 37
+    // that arrived by then and wait start at 5 s.
+    let wait_ns = total(&|x| x.wait_ns);
+    let waited_until_5s: u128 = (0..50u128)
+        .map(|i| {
+            let arrived = i * 100_000_000;
+            let start = if i < 13 {
+                (i * 400_000_000).max(arrived)
+            } else {
+                5_000_000_000.max(arrived)
+            };
+            start - arrived
+        })
+        .sum();
+    assert_eq!(wait_ns, waited_until_5s);
+}
