@@ -8,7 +8,7 @@
 use anyhow::{bail, Result};
 use std::time::Instant;
 use stormsim_model::LoadedModel;
-use stormsim_sim::run_variant;
+use stormsim_sim::{fast, run_variant, Simulator};
 
 /// Peak resident set size of this process, in bytes (Linux; `None` elsewhere).
 fn peak_rss_bytes() -> Option<u64> {
@@ -19,8 +19,10 @@ fn peak_rss_bytes() -> Option<u64> {
 }
 
 /// Runs the named variants (all if none) one after another on this thread and
-/// prints one line per variant plus a total.
-pub fn bench(model: &LoadedModel, only: &[String]) -> Result<()> {
+/// prints one line per variant plus a total, then which engine ran each
+/// and, for the general engine, why not the fast path. `general`: every
+/// variant on the general engine.
+pub fn bench(model: &LoadedModel, only: &[String], general: bool) -> Result<()> {
     if let Some(message) = model.unknown_variants(only) {
         bail!("{message}");
     }
@@ -42,9 +44,14 @@ pub fn bench(model: &LoadedModel, only: &[String]) -> Result<()> {
     );
     let (mut events, mut wall) = (0u64, 0.0);
     let mut breakdowns = Vec::new();
+    let mut engines = Vec::new();
     for v in chosen {
         let t0 = Instant::now();
-        let r = run_variant(v);
+        let r = if general {
+            Simulator::new(&v.model, &v.changes).run(&v.name)
+        } else {
+            run_variant(v)
+        };
         let secs = t0.elapsed().as_secs_f64();
         let attempts: u64 = r
             .services
@@ -73,6 +80,7 @@ pub fn bench(model: &LoadedModel, only: &[String]) -> Result<()> {
         events += r.events;
         wall += secs;
         breakdowns.push((r.variant.clone(), r.events, r.events_by_kind.clone()));
+        engines.push((r.variant.clone(), engine_of(v, &r, general)));
     }
     println!(
         "{:<26} {:>12} {:>9.2} {:>12.0}",
@@ -95,7 +103,39 @@ pub fn bench(model: &LoadedModel, only: &[String]) -> Result<()> {
             .collect();
         println!("{variant} events by kind: {}", parts.join(", "));
     }
+    for (variant, engine) in engines {
+        println!("{variant} engine: {engine}");
+    }
     Ok(())
+}
+
+/// Which engine ran `variant` (its report `r`), and why not the fast path
+/// if not.
+fn engine_of(
+    variant: &stormsim_model::Variant,
+    r: &stormsim_sim::VariantReport,
+    general: bool,
+) -> String {
+    let ran_fast = r
+        .events_by_kind
+        .iter()
+        .any(|(kind, _)| *kind == fast::ATTEMPTS_RESOLVED);
+    if ran_fast {
+        return "fast path (one step per attempt)".into();
+    }
+    let refusals = fast::refusals(&variant.model, &variant.changes);
+    let why = if general {
+        "asked for (--general)".to_string()
+    } else if refusals.is_empty() {
+        "near a limit".to_string()
+    } else {
+        refusals
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    format!("general ({why})")
 }
 
 /// The classic hold model on the engine alone: with `pending` events queued,

@@ -485,6 +485,10 @@ enum Command {
         /// Overrides, as for `run`.
         #[arg(long = "set", value_name = "PATH=VALUE")]
         sets: Vec<String>,
+        /// Run every variant on the general engine, even those that may take
+        /// the fast path (to compare the two).
+        #[arg(long)]
+        general: bool,
     },
     /// Check the simulator against queueing theory: run the textbook queues of
     /// models/validation/ with replications, print each quantity against its
@@ -812,6 +816,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             all,
             hold,
             sets,
+            general,
         } => {
             if hold {
                 bench::hold(&[1_000, 100_000, 1_000_000], 5_000_000);
@@ -829,7 +834,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 eprintln!("error: {message}");
                 return Ok(ExitCode::from(EXIT_BAD_INPUT));
             }
-            bench::bench(&loaded, &chosen)?;
+            bench::bench(&loaded, &chosen, general)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Run {

@@ -42,11 +42,21 @@ pub fn plan(variants: &[Variant]) -> Vec<Option<Branch>> {
     }
     let mut parts = PartPrints::default();
     let prints: Vec<Fingerprints> = variants.iter().map(|v| parts.variant(v)).collect();
+    // A variant on the fast path runs whole on its own: it costs less than
+    // the general engine's run from a copy.
+    let fast: Vec<bool> = variants
+        .iter()
+        .map(|v| crate::fast::refusals(&v.model, &v.changes).is_empty())
+        .collect();
     let mut plan: Vec<Option<Branch>> = Vec::with_capacity(variants.len());
     for (j, later) in variants.iter().enumerate() {
+        if fast[j] {
+            plan.push(None);
+            continue;
+        }
         let horizon = later.model.horizon.map(|h| SimTime::ZERO + h);
         let best = (0..j)
-            .filter(|&i| plan[i].is_none())
+            .filter(|&i| plan[i].is_none() && !fast[i])
             .filter_map(|i| {
                 let at = shared_until(&prints[i], &prints[j])?;
                 Some(Branch { trunk: i, at })
@@ -110,6 +120,10 @@ pub fn run_variants(
                 .collect();
             forks.sort_by_key(|(j, b)| (b.at, *j));
             let finished = &finished;
+            if forks.is_empty() {
+                spawn_alone(scope, &variants[trunk], trunk, progress, finished);
+                continue;
+            }
             scope.spawn(move |scope| {
                 progress(Progress::Started(trunk));
                 let v = &variants[trunk];

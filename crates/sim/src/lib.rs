@@ -11,6 +11,7 @@ mod cache;
 mod call;
 mod cpu;
 mod fallback;
+pub mod fast;
 pub mod fork;
 pub mod hosts;
 mod join;
@@ -42,9 +43,12 @@ pub fn run_variant(variant: &Variant) -> VariantReport {
     twin::judge_against_twin(variant, run_alone(variant))
 }
 
-/// Runs one variant, its verdict judged from its own run alone.
+/// Runs one variant, its verdict judged from its own run alone: on the
+/// fast path where it may take it ([`fast`]), on the general engine
+/// otherwise.
 fn run_alone(variant: &Variant) -> VariantReport {
-    Simulator::new(&variant.model, &variant.changes).run(&variant.name)
+    fast::try_run(&variant.model, &variant.changes, &variant.name)
+        .unwrap_or_else(|| Simulator::new(&variant.model, &variant.changes).run(&variant.name))
 }
 
 /// Runs every variant of a model, in order, on this thread. Library API: with

@@ -223,7 +223,7 @@ pub(crate) struct BucketCapacity {
 }
 
 impl Capacity {
-    fn new(workers: Option<u64>, cores: u64) -> Self {
+    pub(crate) fn new(workers: Option<u64>, cores: u64) -> Self {
         Capacity {
             workers,
             cores,

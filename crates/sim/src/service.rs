@@ -671,7 +671,7 @@ impl Simulator<'_> {
 
     /// A worker is free: give it the head of the queue, dropping on the way the
     /// requests admission control says cannot be answered in time.
-    fn release_worker(&mut self, service_id: usize, instance: usize) {
+    pub(crate) fn release_worker(&mut self, service_id: usize, instance: usize) {
         let now = self.now();
         let service = self.topology.service_of(service_id);
         let margin = service.admission.drop_expired_margin;

@@ -728,29 +728,19 @@ impl<'m> Simulator<'m> {
             };
             self.schedule_arrival(i, next);
         }
-        // More workers: start queued requests now.
+        // More workers: each takes the head of the queue now, as a worker
+        // that frees up does (`release_worker`): its wait ends, or it is
+        // dropped there if admission control says it cannot be answered
+        // in time.
         for s in 0..self.world.instances.len() {
-            let (workers, discipline) = (
-                model.services[s].workers,
-                &model.services[s].queue_discipline,
-            );
+            let workers = model.services[s].workers;
             for i in 0..self.world.instances[s].len() {
-                while self.world.instances[s][i].busy < workers {
-                    let Some(next) = self.world.instances[s][i].queue.pop(discipline) else {
-                        break;
-                    };
+                while self.world.instances[s][i].busy < workers
+                    && !self.world.instances[s][i].queue.is_empty()
+                {
                     let busy = self.world.instances[s][i].busy + 1;
                     self.set_busy(s, i, busy);
-                    // Its wait ends here, as when a worker frees up
-                    // (`release_worker`): counted as started, its wait
-                    // measured and kept out of its service time.
-                    let wait = now - self.world.tasks[next].arrived;
-                    self.world.tasks[next].waited_us =
-                        u32::try_from(wait.as_nanos() / 1000).unwrap_or(u32::MAX);
-                    let bucket = self.measured.series.service_mut(s);
-                    bucket.started += 1;
-                    bucket.wait_ns += u128::from(wait.as_nanos());
-                    self.world.ready.push_back(next);
+                    self.release_worker(s, i);
                 }
             }
         }

@@ -209,11 +209,11 @@ pub(crate) struct OpenLatencies {
     exact: Vec<u64>,
     past_exact: Option<Box<PastExact>>,
     /// Requests that arrived in the open bucket.
-    requests: u64,
+    pub(crate) requests: u64,
     /// Requests answered with success in the open bucket.
-    succeeded: u64,
+    pub(crate) succeeded: u64,
     /// Of those, degraded.
-    degraded: u64,
+    pub(crate) degraded: u64,
 }
 
 /// A bucket's latencies past [`MAX_EXACT_LATENCIES`]: all of them in a
@@ -227,7 +227,7 @@ struct PastExact {
 
 impl OpenLatencies {
     #[inline]
-    fn record(&mut self, latency: SimDuration) {
+    pub(crate) fn record(&mut self, latency: SimDuration) {
         match &mut self.past_exact {
             Some(past) => {
                 past.histogram.record(latency);
@@ -256,7 +256,7 @@ impl OpenLatencies {
     }
 
     /// The bucket's row, and a fresh start for the next.
-    fn close(&mut self) -> WorkloadBucket {
+    pub(crate) fn close(&mut self) -> WorkloadBucket {
         let requests = std::mem::take(&mut self.requests);
         let succeeded = std::mem::take(&mut self.succeeded);
         let degraded = std::mem::take(&mut self.degraded);
@@ -319,6 +319,34 @@ impl TimeSeries {
             per_workload: Vec::new(),
             open_latencies: vec![OpenLatencies::default(); workloads],
             ended: None,
+        }
+    }
+
+    /// The series of a run measured whole ([`crate::fast`]): its rows,
+    /// every bucket closed, for services without a `cpu`; it ended at `end`.
+    pub(crate) fn from_rows(
+        bucket: SimDuration,
+        services: usize,
+        global: Vec<GlobalBucket>,
+        per_service: Vec<ServiceBucket>,
+        per_workload: Vec<WorkloadBucket>,
+        end: SimTime,
+    ) -> TimeSeries {
+        let workloads = per_workload.len() / global.len().max(1);
+        debug_assert_eq!(per_service.len(), global.len() * services);
+        TimeSeries {
+            bucket,
+            services,
+            open_row: per_service.len().saturating_sub(services),
+            global,
+            per_service,
+            cpu_place: vec![None; services],
+            cpus: 0,
+            per_cpu: Vec::new(),
+            workloads,
+            per_workload,
+            open_latencies: vec![OpenLatencies::default(); workloads],
+            ended: Some(end),
         }
     }
 

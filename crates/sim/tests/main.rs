@@ -20,6 +20,7 @@ mod edge_and_class_metrics;
 mod error_spike;
 mod fallback_regressions;
 mod fallbacks;
+mod fast_path;
 mod forked_variants;
 mod fuzz_models;
 mod hardening;
