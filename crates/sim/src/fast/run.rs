@@ -41,14 +41,36 @@ const BACKOFF: u64 = u64::MAX - 3;
 struct Epochs<'m> {
     base: &'m Model,
     changes: &'m [Change],
+    /// The epoch of the run's present, and the instants it spans: nearly
+    /// every instant asked about is in it.
+    current: usize,
+    current_from: u64,
+    current_until: u64,
 }
 
 impl<'m> Epochs<'m> {
     /// Which model is in force at `t`: 0 the base, `i + 1` change `i`.
     /// A change at `t` is in force at `t` (it precedes everything else
     /// due then).
+    #[inline]
     fn index_at(&self, t: u64) -> usize {
+        if (self.current_from..self.current_until).contains(&t) {
+            return self.current;
+        }
         self.changes.partition_point(|c| c.at.as_nanos() <= t)
+    }
+
+    /// The run's present enters epoch `epoch`.
+    fn enter(&mut self, epoch: usize) {
+        self.current = epoch;
+        self.current_from = match epoch {
+            0 => 0,
+            i => self.changes[i - 1].at.as_nanos(),
+        };
+        self.current_until = self
+            .changes
+            .get(epoch)
+            .map_or(u64::MAX, |c| c.at.as_nanos());
     }
 
     fn model(&self, epoch: usize) -> &'m Model {
@@ -175,10 +197,14 @@ impl<'m> FastRun<'m> {
         bucket: u64,
         buckets: usize,
     ) -> FastRun<'m> {
-        let epochs = Epochs {
+        let mut epochs = Epochs {
             base: model,
             changes,
+            current: 0,
+            current_from: 0,
+            current_until: 0,
         };
+        epochs.enter(0);
         let services = model.services.len();
         let mut servers: Vec<FifoServer> = model
             .services
@@ -355,6 +381,7 @@ impl<'m> FastRun<'m> {
     /// The timeline's change `index` applies at `at`: a workload whose
     /// arrivals changed draws its next one from here.
     fn apply_change(&mut self, index: usize, at: u64) {
+        self.epochs.enter(index + 1);
         let before = self.epochs.model(index);
         let after = self.epochs.model(index + 1);
         for (w, (old, new)) in before.workloads.iter().zip(&after.workloads).enumerate() {

@@ -134,26 +134,32 @@ impl<T: Copy> Sends<T> {
         None
     }
 
-    /// Takes the earliest send, which [`Sends::peek`] just returned.
+    /// Takes the earliest send, which [`Sends::peek`] just returned. A
+    /// source with a head left takes the top of the tournament in place:
+    /// one sift down, not a pop and a push.
     pub fn pop(&mut self) -> T {
-        let Reverse((_, source)) = self.tournament.pop().expect("a send was peeked");
-        let s = source as usize;
         let w = self.arrivals.len();
+        let lanes = self.lanes.len();
+        let mut top = self.tournament.peek_mut().expect("a send was peeked");
+        let s = (top.0).1 as usize;
         if s < w {
-            self.arrivals[s].take().expect("a live arrival").1
-        } else if s < w + self.lanes.len() {
+            std::collections::binary_heap::PeekMut::pop(top);
+            return self.arrivals[s].take().expect("a live arrival").1;
+        }
+        let (send, next) = if s < w + lanes {
             let (_, send) = self.lanes[s - w].pop_front().expect("a live lane");
-            if let Some((next, _)) = self.lanes[s - w].front() {
-                self.tournament.push(Reverse((*next, source)));
-            }
-            send
+            (send, self.lanes[s - w].front().map(|(o, _)| *o))
         } else {
             let Reverse(Keyed(_, send)) = self.heap.pop().expect("a live heap");
-            if let Some(next) = self.heap.peek() {
-                self.tournament.push(Reverse((next.0 .0, source)));
+            (send, self.heap.peek().map(|r| r.0 .0))
+        };
+        match next {
+            Some(order) => (top.0).0 = order,
+            None => {
+                std::collections::binary_heap::PeekMut::pop(top);
             }
-            send
         }
+        send
     }
 }
 
