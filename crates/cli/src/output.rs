@@ -166,8 +166,9 @@ pub fn run_and_write(
                             .expect("no lock is poisoned")
                             .unwrap_or(started);
                         let from = branch.map(|b| (model.variants[b.trunk].name.as_str(), b.at));
-                        let name = &model.variants[variant].name;
-                        eprintln!("{}", variant_line(name, report, events_here, t0, from));
+                        let v = &model.variants[variant];
+                        let line = variant_line(&v.name, report, events_here, t0, from);
+                        eprintln!("{line}{}", engine_note(v, report));
                     }
                 }
             };
@@ -497,6 +498,25 @@ fn variant_line(
             report.events
         ),
         None => line,
+    }
+}
+
+/// Which engine ran `variant`: the fast path, or the general engine and the
+/// first precondition of the fast path it failed.
+fn engine_note(variant: &stormsim_model::Variant, report: &VariantReport) -> String {
+    use stormsim_sim::fast;
+    let fast_path = report
+        .events_by_kind
+        .iter()
+        .any(|(kind, _)| *kind == fast::ATTEMPTS_RESOLVED);
+    if fast_path {
+        return " [fast path: one step per attempt]".into();
+    }
+    let refusals = fast::refusals(&variant.model, &variant.changes);
+    match refusals.as_slice() {
+        [] => " [general engine: the fast path came near a limit]".into(),
+        [only] => format!(" [general engine: {only}]"),
+        [first, rest @ ..] => format!(" [general engine: {first}; {} more]", rest.len()),
     }
 }
 

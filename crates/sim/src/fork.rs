@@ -344,11 +344,19 @@ fn shared_until(pa: &Fingerprints, pb: &Fingerprints) -> Option<SimTime> {
 mod tests {
     use super::*;
 
-    fn catalog_incident() -> Vec<Variant> {
+    /// The incident's variants, with `overrides`.
+    fn catalog_incident(overrides: &[(String, serde_json::Value)]) -> Vec<Variant> {
         let text = include_str!("../../../models/catalog-incident.json");
-        stormsim_model::load_model(text, &[], None)
+        stormsim_model::load_model(text, overrides, None)
             .expect("a valid model")
             .variants
+    }
+
+    /// As it is, the incident's scale-outs take the fast path: each runs
+    /// whole on its own, and nothing forks.
+    #[test]
+    fn variants_on_the_fast_path_run_on_their_own() {
+        assert!(plan(&catalog_incident(&[])).iter().all(Option::is_none));
     }
 
     /// A workload of 200 copies whose arrivals follow a trace of 10⁴ rates,
@@ -386,9 +394,13 @@ mod tests {
         );
     }
 
+    /// With a breaker on every client (so that no variant may take the
+    /// fast path), the scale-outs continue the baseline's run from their
+    /// intervention.
     #[test]
     fn the_incident_scale_outs_continue_the_baseline_from_their_intervention() {
-        let variants = catalog_incident();
+        let breaker = serde_json::json!({"kind": "resilience4j"});
+        let variants = catalog_incident(&[("workloads[*].breaker".into(), breaker)]);
         let plan = plan(&variants);
         let named: Vec<(&str, Option<Branch>)> = variants
             .iter()

@@ -91,11 +91,12 @@ fn the_catalog_incident_measures_the_same_both_ways() {
 }
 
 /// Every bundled model's variants that may take the fast path (the
-/// validation queues' too), each cut to its first 120 s.
+/// validation queues' and the benchmarks' too), each cut to its first
+/// 120 s.
 #[test]
 fn every_bundled_model_measures_the_same_both_ways() {
     let root = format!("{}/../../models", env!("CARGO_MANIFEST_DIR"));
-    let mut files: Vec<std::path::PathBuf> = ["", "validation"]
+    let mut files: Vec<std::path::PathBuf> = ["", "validation", "bench"]
         .iter()
         .flat_map(|sub| std::fs::read_dir(format!("{root}/{sub}")).expect("models/"))
         .filter_map(|e| Some(e.ok()?.path()))
@@ -293,7 +294,7 @@ impl Gen {
             "seed": case,
             "horizon_s": self.int(10, 45),
             "timeseries": {"bucket_s": self.pick(&["1", "0.25", "2"]).parse::<f64>().unwrap()},
-            "network": {"one_way": {"kind": "constant", "ms": self.num(0.0, 2.0)}},
+            "network": {"one_way": {"kind": "constant", "ms": if self.chance(0.2) { 0.0 } else { self.num(0.0, 2.0) }}},
             "workloads": workloads,
             "services": svc,
             "timeline": timeline,

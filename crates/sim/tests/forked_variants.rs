@@ -202,7 +202,9 @@ fn progress_hears_each_variant_start_and_end_once_with_the_events_it_ran() {
 #[test]
 fn the_incident_scale_out_forked_at_t_plus_16_min_matches_its_own_run() {
     // The bundled incident's timeline and variants, at a quarter of its
-    // load and ten simulated seconds past the fork.
+    // load and ten simulated seconds past the fork, with a breaker on the
+    // clients (as it is, every one of these variants takes the fast path,
+    // which never forks).
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../../models/catalog-incident.json"
@@ -213,6 +215,10 @@ fn the_incident_scale_out_forked_at_t_plus_16_min_matches_its_own_run() {
         (
             "workloads[client].arrival.rate_per_s".to_string(),
             serde_json::json!(100),
+        ),
+        (
+            "workloads[client].breaker".to_string(),
+            serde_json::json!({"kind": "resilience4j"}),
         ),
     ];
     let model = load_model(&text, &sets, None).unwrap_or_else(|e| panic!("{e:?}"));

@@ -550,8 +550,12 @@ impl<'m> FastRun<'m> {
                 return;
             }
         }
-        let waiting = self.servers[c].waiting_at(t, s);
-        let slot = self.servers[c].slot_for(t, s);
+        // Where the arrival stands among events due at its instant: it was
+        // scheduled when sent, or, over a network with no latency, it is
+        // handled as its send is, which was scheduled before.
+        let arrival_scheduled = if self.hop == 0 { send.scheduled } else { s };
+        let waiting = self.servers[c].waiting_at(t, arrival_scheduled);
+        let slot = self.servers[c].slot_for(t, arrival_scheduled);
         if slot.waits && waiting >= spec.queue_capacity {
             self.measured.services[c].rejected += 1;
             self.row(t, c).rejected += 1;
