@@ -109,33 +109,17 @@ pub fn bench(model: &LoadedModel, only: &[String], general: bool) -> Result<()> 
     Ok(())
 }
 
-/// Which engine ran `variant` (its report `r`), and why not the fast path
-/// if not.
+/// Which engine ran `variant` (its report `r`), and every precondition of
+/// the fast path it failed.
 fn engine_of(
     variant: &stormsim_model::Variant,
     r: &stormsim_sim::VariantReport,
     general: bool,
 ) -> String {
-    let ran_fast = r
-        .events_by_kind
-        .iter()
-        .any(|(kind, _)| *kind == fast::ATTEMPTS_RESOLVED);
-    if ran_fast {
-        return "fast path (one step per attempt)".into();
+    if general {
+        return "general engine (asked for: --general)".into();
     }
-    let refusals = fast::refusals(&variant.model, &variant.changes);
-    let why = if general {
-        "asked for (--general)".to_string()
-    } else if refusals.is_empty() {
-        "near a limit".to_string()
-    } else {
-        refusals
-            .iter()
-            .map(ToString::to_string)
-            .collect::<Vec<_>>()
-            .join("; ")
-    };
-    format!("general ({why})")
+    fast::Engine::of(&variant.model, &variant.changes, r).describe(true)
 }
 
 /// The classic hold model on the engine alone: with `pending` events queued,

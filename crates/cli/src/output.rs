@@ -504,20 +504,8 @@ fn variant_line(
 /// Which engine ran `variant`: the fast path, or the general engine and the
 /// first precondition of the fast path it failed.
 fn engine_note(variant: &stormsim_model::Variant, report: &VariantReport) -> String {
-    use stormsim_sim::fast;
-    let fast_path = report
-        .events_by_kind
-        .iter()
-        .any(|(kind, _)| *kind == fast::ATTEMPTS_RESOLVED);
-    if fast_path {
-        return " [fast path: one step per attempt]".into();
-    }
-    let refusals = fast::refusals(&variant.model, &variant.changes);
-    match refusals.as_slice() {
-        [] => " [general engine: the fast path came near a limit]".into(),
-        [only] => format!(" [general engine: {only}]"),
-        [first, rest @ ..] => format!(" [general engine: {first}; {} more]", rest.len()),
-    }
+    let engine = stormsim_sim::fast::Engine::of(&variant.model, &variant.changes, report);
+    format!(" [{}]", engine.describe(false))
 }
 
 /// Until `finished`, prints `line(seconds elapsed)` on stderr every 10 s of

@@ -41,6 +41,55 @@ use stormsim_model::{Change, Model};
 /// events by kind.
 pub const ATTEMPTS_RESOLVED: &str = "attempt (fast path)";
 
+/// Which engine ran a variant, as its report shows.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Engine {
+    /// The fast path: one step per attempt.
+    Fast,
+    /// The general engine, with the preconditions of the fast path the
+    /// variant failed (none: the fast run came near a limit, or the
+    /// general engine was asked for).
+    General(Vec<Refusal>),
+}
+
+impl Engine {
+    /// The engine that ran a variant of `model` with `changes`, whose
+    /// report is `report`.
+    pub fn of(model: &Model, changes: &[Change], report: &VariantReport) -> Engine {
+        let fast = report
+            .events_by_kind
+            .iter()
+            .any(|(kind, _)| *kind == ATTEMPTS_RESOLVED);
+        if fast {
+            Engine::Fast
+        } else {
+            Engine::General(refusals(model, changes))
+        }
+    }
+
+    /// One line: the engine, and for the general one the first reason (and
+    /// how many more), or all of them with `all`.
+    pub fn describe(&self, all: bool) -> String {
+        match self {
+            Engine::Fast => "fast path (one step per attempt)".into(),
+            Engine::General(refusals) => match refusals.as_slice() {
+                [] => "general engine".into(),
+                [first, rest @ ..] if !all && !rest.is_empty() => {
+                    format!("general engine ({first}; {} more)", rest.len())
+                }
+                all_of_them => format!(
+                    "general engine ({})",
+                    all_of_them
+                        .iter()
+                        .map(ToString::to_string)
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                ),
+            },
+        }
+    }
+}
+
 /// Runs `model` changed by `changes` on the fast path if it meets the
 /// preconditions and stays clear of its limits; `None` otherwise (run it
 /// on the general engine).
