@@ -41,7 +41,7 @@ use stormsim_model::{Backoff, CallPolicy, HedgeTarget, Jitter, Model, Service};
 const MAX_RETRIES_IN_PLACE: u32 = 32;
 
 /// Salt of the backoff jitter draws of a call.
-const BACKOFF: u64 = u64::MAX - 3;
+pub(crate) const BACKOFF: u64 = u64::MAX - 3;
 /// Salt of an adaptive throttle's draw for an attempt.
 const THROTTLE: u64 = u64::MAX - 4;
 /// Salt of a balancer's draw for an attempt.

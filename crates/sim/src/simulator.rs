@@ -1112,7 +1112,9 @@ fn stands(
     }
 }
 
-fn gap(ns: f64) -> SimDuration {
+/// A drawn gap of `ns` nanoseconds as a duration, rounded as every
+/// arrival's gap is (the fast path draws its arrivals through it too).
+pub(crate) fn gap(ns: f64) -> SimDuration {
     SimDuration::from_ms(ns / 1e6)
 }
 

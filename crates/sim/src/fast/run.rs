@@ -21,6 +21,7 @@
 use super::fifo::{FifoServer, Slot};
 use super::sends::Sends;
 use super::steps::Steps;
+use crate::call::BACKOFF;
 use crate::measurements::{cores_up, workers_up, Capacity, Measurements};
 use crate::metrics::{FailReason, Outcome};
 use crate::policy::backoff::{base_delay, next_delay};
@@ -33,8 +34,10 @@ use std::collections::VecDeque;
 use stormsim_engine::{SimDuration, SimTime, StreamKey, StreamRng};
 use stormsim_model::{Arrival, Change, DrawnAt, Jitter, Model, Step};
 
-/// Salt of a retry's jitter draws: the general engine's (`call.rs`).
-const BACKOFF: u64 = u64::MAX - 3;
+/// A drawn gap, ns, rounded as the general engine rounds it.
+fn gap(ns: f64) -> u64 {
+    crate::simulator::gap(ns).as_nanos()
+}
 
 /// The models in force over a run: the one at time zero and each
 /// timeline change's, up to the horizon.
@@ -885,9 +888,4 @@ struct Fate {
     /// When its caller's timer fires (`u64::MAX`: never).
     expires: u64,
     service: usize,
-}
-
-/// A gap drawn in ns, rounded as the general engine rounds it.
-fn gap(ns: f64) -> u64 {
-    SimDuration::from_ms(ns / 1e6).as_nanos()
 }
