@@ -6,6 +6,7 @@
 #![warn(missing_docs)]
 
 pub mod analysis;
+mod arrivals;
 mod attempts;
 mod cache;
 mod call;

@@ -19,6 +19,7 @@
 //! caches in [`crate::cache`]. The order of a call edge's policy layers is
 //! composed in one place, [`crate::call`].
 
+use crate::arrivals;
 use crate::attempts::{AttemptLog, AttemptSink};
 use crate::measurements::{cores_up, workers_up, Measurements};
 use crate::metrics::{FailReason, Outcome};
@@ -30,7 +31,6 @@ use crate::topology::Topology;
 use crate::world::*;
 use crate::zombie::NO_USER;
 use stormsim_engine::{EventQueue, SimDuration, SimTime, StreamKey};
-use stormsim_model::shape::RateShape;
 use stormsim_model::{Arrival, Change, Model, ServiceId};
 
 /// Everything that can happen. Small and `Copy`: the queue moves them a lot.
@@ -260,9 +260,8 @@ impl<'m> Simulator<'m> {
                     gap_ns(self.world.workloads[i].rng.exponential(mean_gap_ns))
                 }
                 Arrival::Constant { .. } | Arrival::AtOnce => SimTime::ZERO,
-                Arrival::Shaped(ref shape) => {
-                    let shape = std::sync::Arc::clone(shape);
-                    if let Some(at) = self.next_shaped_arrival(i, &shape, SimTime::ZERO) {
+                Arrival::Shaped(_) => {
+                    if let Some(at) = self.next_arrival(i, SimTime::ZERO) {
                         self.schedule_arrival(i, at);
                     }
                     continue;
@@ -690,43 +689,17 @@ impl<'m> Simulator<'m> {
         self.policies
             .apply_change(before, &old_edges, &self.topology, &instances);
         for (i, (old, new)) in before.workloads.iter().zip(&model.workloads).enumerate() {
-            let same = std::sync::Arc::ptr_eq(old, new)
-                || (old.max_requests == new.max_requests
-                    && old.duration == new.duration
-                    && match (&old.arrival, &new.arrival) {
-                        // A trace of 10⁶ rates is not spelled out at
-                        // each change of each copy: a step that leaves
-                        // it alone shares it.
-                        (Arrival::Shaped(a), Arrival::Shaped(b))
-                            if std::sync::Arc::ptr_eq(a, b) =>
-                        {
-                            true
-                        }
-                        (a, b) => format!("{a:?}") == format!("{b:?}"),
-                    });
             // A closed loop's users keep their own pace (a change to their
             // number applies to the next run, not to this one).
-            if same || matches!(new.arrival, Arrival::ClosedLoop { .. }) {
+            if !arrivals::changed(old, new) || matches!(new.arrival, Arrival::ClosedLoop { .. }) {
                 continue;
             }
             // Voids the pending arrival.
             let epoch = &mut self.world.workloads[i].arrival_epoch;
             *epoch = epoch.wrapping_add(1);
-            let next = match new.arrival {
-                Arrival::Poisson { mean_gap_ns } => {
-                    now + gap(self.world.workloads[i].rng.exponential(mean_gap_ns))
-                }
-                Arrival::Constant { rate_per_s } => now + gap(1e9 / rate_per_s),
-                Arrival::Shaped(ref shape) => {
-                    let shape = std::sync::Arc::clone(shape);
-                    match self.next_shaped_arrival(i, &shape, now) {
-                        Some(at) => at,
-                        None => continue,
-                    }
-                }
-                Arrival::AtOnce | Arrival::ClosedLoop { .. } => now,
-            };
-            self.schedule_arrival(i, next);
+            if let Some(next) = self.next_arrival(i, now) {
+                self.schedule_arrival(i, next);
+            }
         }
         // More workers: each takes the head of the queue now, as a worker
         // that frees up does (`release_worker`): its wait ends, or it is
@@ -866,68 +839,34 @@ impl<'m> Simulator<'m> {
 
     fn on_arrival(&mut self, workload: usize) {
         let now = self.now();
-        let w = &self.topology.model.workloads[workload];
-        let state = &mut self.world.workloads[workload];
-        let next = match w.arrival {
-            Arrival::Poisson { mean_gap_ns } => Some(now + gap(state.rng.exponential(mean_gap_ns))),
-            // Each gap rounds to whole ns: at most 0.5 ns of drift per arrival.
-            Arrival::Constant { rate_per_s } => Some(now + gap(1e9 / rate_per_s)),
-            Arrival::Shaped(ref shape) => {
-                let shape = std::sync::Arc::clone(shape);
-                self.next_shaped_arrival(workload, &shape, now)
-            }
-            Arrival::AtOnce | Arrival::ClosedLoop { .. } => Some(now),
-        };
+        let next = self.next_arrival(workload, now);
         self.start_request(workload, NO_USER);
         if let Some(at) = next {
             self.schedule_arrival(workload, at);
         }
     }
 
-    /// A shaped workload's next arrival after `from`, by thinning: candidates
-    /// at the shape's highest rate, each kept with probability `rate(t) /
-    /// highest`, on the workload's own stream. `None` once the workload's
-    /// duration, the horizon, or the end of the shape's traffic is reached,
-    /// or once the candidates thinned away, with the events, reach
-    /// `limits.max_events` (the run then stops there, partial).
-    fn next_shaped_arrival(
-        &mut self,
-        workload: usize,
-        shape: &RateShape,
-        from: SimTime,
-    ) -> Option<SimTime> {
-        let w = &self.topology.model.workloads[workload];
-        let silent = shape
-            .silent_from()
-            .map(|s| SimTime::ZERO + SimDuration::from_ms(s * 1e3));
-        let end = [w.duration.map(|d| SimTime::ZERO + d), silent]
-            .into_iter()
-            .chain([self.topology.model.horizon.map(|h| SimTime::ZERO + h)])
-            .flatten()
-            .min();
-        let highest = shape.max_rate();
-        let mean_gap_ns = 1e9 / highest;
-        let max_events = self.topology.model.limits.max_events;
-        let delivered = self.queue.delivered();
+    /// A workload's next arrival after `now` ([`arrivals::next_after`]);
+    /// `None` once a load shape's traffic ended, or once the candidates it
+    /// thinned away, with the events, reach `limits.max_events` (the run
+    /// then stops there, partial).
+    fn next_arrival(&mut self, workload: usize, now: SimTime) -> Option<SimTime> {
+        let model = &self.topology.model;
+        let thin_cap = model
+            .limits
+            .max_events
+            .saturating_sub(self.queue.delivered());
         let world = &mut self.world;
-        let rng = &mut world.workloads[workload].rng;
-        let mut t = from;
-        loop {
-            t += gap(rng.exponential(mean_gap_ns));
-            if end.is_some_and(|e| t >= e) {
-                return None;
-            }
-            let rate = shape.rate_at(t.as_nanos() as f64 / 1e9);
-            if rng.unit() * highest < rate {
-                return Some(t);
-            }
-            // A rate far below the peak for long (or a peak so high that a
-            // gap rounds to 0 ns) draws without end here: the run stops at
-            // its event limit instead, the arrivals cut there.
-            world.thinned_away += 1;
-            if delivered.saturating_add(world.thinned_away) >= max_events {
-                return None;
-            }
+        match arrivals::next_after(
+            model,
+            workload,
+            &mut world.workloads[workload].rng,
+            now,
+            &mut world.thinned_away,
+            thin_cap,
+        ) {
+            arrivals::Next::At(at) => Some(at),
+            arrivals::Next::Ended | arrivals::Next::OutOfEvents => None,
         }
     }
 

@@ -41,7 +41,9 @@ pub fn judge_against_twin(variant: &Variant, mut report: VariantReport) -> Varia
     if !needed {
         return report;
     }
-    let twin = Simulator::new(&variant.model, twin_changes).run(&variant.name);
+    // On the fast path where the twin may take it, as the run itself.
+    let twin = crate::fast::try_run(&variant.model, twin_changes, &variant.name)
+        .unwrap_or_else(|| Simulator::new(&variant.model, twin_changes).run(&variant.name));
     if let Some(limit) = twin.stopped_by {
         if let Some(v) = report.verdict.as_mut() {
             v.reason.push_str(&format!(

@@ -213,15 +213,29 @@ impl Gen {
         let mut workloads = Vec::new();
         for i in 0..self.int(1, 3) {
             let target = services[self.int(0, services.len() as u64 - 1) as usize].clone();
-            let kind = if self.chance(0.8) {
-                "poisson"
-            } else {
-                "constant"
+            let rate = self.num(20.0, 400.0);
+            let arrival = match self.int(0, 9) {
+                0..=4 => json!({"kind": "poisson", "rate_per_s": rate}),
+                5 => json!({"kind": "constant", "rate_per_s": rate}),
+                6 => json!({"kind": "stages", "start_rate_per_s": self.num(0.0, 100.0), "stages": [
+                    {"duration_s": self.num(0.0, 10.0), "target_rate_per_s": rate},
+                    {"duration_s": self.num(1.0, 20.0), "target_rate_per_s": self.num(0.0, 400.0)}]}),
+                7 => json!({"kind": "sinusoid", "mean_rate_per_s": rate,
+                            "amplitude_rate_per_s": rate * self.num(0.0, 1.0),
+                            "period_s": self.num(2.0, 60.0), "phase_s": self.num(0.0, 30.0)}),
+                8 => json!({"kind": "bursts", "base_rate_per_s": self.num(0.0, 100.0),
+                            "burst_rate_per_s": rate * 2.0, "every_s": 10, "length_s": self.num(0.5, 10.0),
+                            "first_at_s": self.num(0.0, 10.0)}),
+                _ => {
+                    let rates: Vec<f64> =
+                        (0..self.int(1, 40)).map(|_| self.num(0.0, 400.0)).collect();
+                    json!({"kind": "trace", "rates_per_s": rates, "bucket_s": self.num(0.2, 2.0)})
+                }
             };
             let mut w = json!({
                 "name": format!("w{i}"),
                 "target": target,
-                "arrival": {"kind": kind, "rate_per_s": self.num(20.0, 400.0)},
+                "arrival": arrival,
             });
             if self.chance(0.3) {
                 w["count"] = json!(self.int(2, 3));
@@ -261,10 +275,19 @@ impl Gen {
                     set.insert(format!("services[{s}].workers"), json!(self.int(12, 30)));
                 }
                 2 => {
-                    set.insert(
-                        "workloads[*].arrival.rate_per_s".into(),
-                        json!(self.num(20.0, 600.0)),
-                    );
+                    // A rate where a workload has one; a load shape's
+                    // arrival replaced by a constant rate where not.
+                    for (i, w) in workloads.iter().enumerate() {
+                        let path = format!("workloads[w{i}].arrival");
+                        if w["arrival"].get("rate_per_s").is_some() {
+                            set.insert(path + ".rate_per_s", json!(self.num(20.0, 600.0)));
+                        } else {
+                            set.insert(
+                                path,
+                                json!({"kind": "poisson", "rate_per_s": self.num(20.0, 600.0)}),
+                            );
+                        }
+                    }
                 }
                 3 => {
                     set.insert(

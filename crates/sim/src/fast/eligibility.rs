@@ -79,8 +79,7 @@ fn check_model(model: &Model, network: Option<SimDuration>, refuse: &mut impl Fn
     for (w, workload) in model.workloads.iter().enumerate() {
         let at = || format!("workloads[{}]", model.workload_ids[w].name);
         match workload.arrival {
-            Arrival::Poisson { .. } | Arrival::Constant { .. } => {}
-            Arrival::Shaped(_) => refuse(at() + ".arrival", "a load shape"),
+            Arrival::Poisson { .. } | Arrival::Constant { .. } | Arrival::Shaped(_) => {}
             Arrival::AtOnce => refuse(at() + ".arrival", "arrivals all at once"),
             Arrival::ClosedLoop { .. } => refuse(at() + ".arrival", "a closed loop"),
         }

@@ -19,8 +19,9 @@
 //! they reach the callee, the order of their sends.
 
 use super::fifo::{FifoServer, Slot};
-use super::sends::Sends;
+use super::sends::{Order, Sends};
 use super::steps::Steps;
+use crate::arrivals;
 use crate::call::BACKOFF;
 use crate::measurements::{cores_up, workers_up, Capacity, Measurements};
 use crate::metrics::{FailReason, Outcome};
@@ -33,11 +34,6 @@ use crate::topology::Topology;
 use std::collections::VecDeque;
 use stormsim_engine::{SimDuration, SimTime, StreamKey, StreamRng};
 use stormsim_model::{Arrival, Change, DrawnAt, Jitter, Model, Step};
-
-/// A drawn gap, ns, rounded as the general engine rounds it.
-fn gap(ns: f64) -> u64 {
-    crate::simulator::gap(ns).as_nanos()
-}
 
 /// The models in force over a run: the one at time zero and each
 /// timeline change's, up to the horizon.
@@ -88,14 +84,12 @@ impl<'m> Epochs<'m> {
     }
 }
 
-/// An attempt to send, in the order of sends: by instant, then by when it
-/// was scheduled, then in the order it was scheduled (the event queue's
-/// order among events due at one instant).
+/// An attempt to send. Where it stands in the order of sends (its
+/// instant, when it was scheduled, and its place among those scheduled
+/// then: the event queue's order among events due at one instant) is kept
+/// beside it, as its [`Order`].
 #[derive(Clone, Copy, Debug)]
 struct Send {
-    at: u64,
-    scheduled: u64,
-    seq: u64,
     workload: u32,
     /// Its number within its call (1: the first try).
     attempt: u32,
@@ -105,12 +99,6 @@ struct Send {
     arrived: u64,
     /// The backoff slept before it (decorrelated jitter reads it).
     last_delay: SimDuration,
-}
-
-impl Send {
-    fn order(&self) -> (u64, u64, u64) {
-        (self.at, self.scheduled, self.seq)
-    }
 }
 
 /// One workload's arrivals, drawn as the general engine draws them.
@@ -131,6 +119,12 @@ struct FastRun<'m> {
     retry_rules: Vec<Vec<RetryRule>>,
     servers: Vec<FifoServer>,
     arrivals: Vec<WorkloadArrivals>,
+    /// Candidate arrivals a load shape drew and thinned away.
+    thinned: u64,
+    /// Whether those reached the event limit (the general engine would
+    /// stop there: the run is left to it).
+    out_of_events: bool,
+    max_events: u64,
     sends: Sends<Send>,
     seq: u64,
     /// Logical requests in flight: up at each arrival, down at its answer.
@@ -181,11 +175,13 @@ pub(crate) fn run(model: &Model, changes: &[Change], variant: &str) -> Option<Va
     // work's end, its answer, its timer and its backoff, and each request
     // one arrival: a run whose bound stays under the event limit could
     // not have reached it.
+    // A load shape's candidates thinned away count against the limit too.
     let bound = run
         .attempts
         .saturating_mul(6)
         .saturating_add(run.measured.requests)
-        .saturating_add(changes.len() as u64);
+        .saturating_add(changes.len() as u64)
+        .saturating_add(run.thinned);
     if bound >= limits.max_events {
         return None;
     }
@@ -264,6 +260,9 @@ impl<'m> FastRun<'m> {
             retry_rules,
             servers,
             arrivals,
+            thinned: 0,
+            out_of_events: false,
+            max_events: model.limits.max_events,
             sends: Sends::new(model.workloads.len()),
             seq: 0,
             roots: Steps::new(buckets),
@@ -313,19 +312,22 @@ impl<'m> FastRun<'m> {
 
     /// The run, to its horizon; `None` at the in-flight limit.
     fn go(&mut self) -> Option<()> {
-        // Time zero: each workload's first arrival.
+        // Time zero: each workload's first arrival, before any change,
+        // even one at time zero.
         for w in 0..self.arrivals.len() {
             let first = match self.epochs.base.workloads[w].arrival {
-                Arrival::Poisson { mean_gap_ns } => {
-                    gap(self.arrivals[w].rng.exponential(mean_gap_ns))
-                }
-                _ => 0,
+                Arrival::Constant { .. } => Some(0),
+                _ => self.next_arrival(w, 0, 0),
             };
-            // Before any change, even one at time zero.
-            self.schedule_arrival(w, first, 0, 0);
+            if let Some(first) = first {
+                self.schedule_arrival(w, first, 0, 0);
+            }
         }
         let mut next_change = 0;
         loop {
+            if self.out_of_events {
+                return None;
+            }
             let next = self.sends.peek();
             let send_at = next.map_or(u64::MAX, |(order, _)| order.0);
             // A change precedes everything due at its instant.
@@ -348,7 +350,7 @@ impl<'m> FastRun<'m> {
                 }
                 None => self.sends.pop(),
             };
-            self.attempt(send);
+            self.attempt(order, send);
         }
         while self.first_open < self.buckets {
             self.close_bucket()?;
@@ -367,9 +369,6 @@ impl<'m> FastRun<'m> {
         let next = (count_left && in_time).then(|| {
             let order = (at, now, self.next_seq());
             let placeholder = Send {
-                at,
-                scheduled: now,
-                seq: order.2,
                 workload: w as u32,
                 attempt: 1,
                 key: StreamKey(0),
@@ -381,6 +380,27 @@ impl<'m> FastRun<'m> {
         self.sends.set_arrival(w, next);
     }
 
+    /// Workload `w`'s next arrival after one at `now`, as the model of
+    /// `epoch` says ([`arrivals::next_after`]); `None` if there is none.
+    fn next_arrival(&mut self, w: usize, now: u64, epoch: usize) -> Option<u64> {
+        let next = arrivals::next_after(
+            self.epochs.model(epoch),
+            w,
+            &mut self.arrivals[w].rng,
+            SimTime(now),
+            &mut self.thinned,
+            self.max_events,
+        );
+        match next {
+            arrivals::Next::At(at) => Some(at.as_nanos()),
+            arrivals::Next::Ended => None,
+            arrivals::Next::OutOfEvents => {
+                self.out_of_events = true;
+                None
+            }
+        }
+    }
+
     /// The timeline's change `index` applies at `at`: a workload whose
     /// arrivals changed draws its next one from here.
     fn apply_change(&mut self, index: usize, at: u64) {
@@ -388,22 +408,13 @@ impl<'m> FastRun<'m> {
         let before = self.epochs.model(index);
         let after = self.epochs.model(index + 1);
         for (w, (old, new)) in before.workloads.iter().zip(&after.workloads).enumerate() {
-            let same = std::sync::Arc::ptr_eq(old, new)
-                || (old.max_requests == new.max_requests
-                    && old.duration == new.duration
-                    && format!("{:?}", old.arrival) == format!("{:?}", new.arrival));
-            if same {
+            if !arrivals::changed(old, new) {
                 continue;
             }
             self.sends.set_arrival(w, None);
-            let next = match new.arrival {
-                Arrival::Poisson { mean_gap_ns } => {
-                    at + gap(self.arrivals[w].rng.exponential(mean_gap_ns))
-                }
-                Arrival::Constant { rate_per_s } => at + gap(1e9 / rate_per_s),
-                _ => at,
-            };
-            self.schedule_arrival(w, next, at, index + 1);
+            if let Some(next) = self.next_arrival(w, at, index + 1) {
+                self.schedule_arrival(w, next, at, index + 1);
+            }
         }
     }
 
@@ -411,14 +422,7 @@ impl<'m> FastRun<'m> {
     /// first attempt goes.
     fn root_arrives(&mut self, w: usize, a: u64) -> Send {
         let epoch = self.epochs.index_at(a);
-        let spec = &self.epochs.model(epoch).workloads[w];
-        let next = match spec.arrival {
-            Arrival::Poisson { mean_gap_ns } => {
-                a + gap(self.arrivals[w].rng.exponential(mean_gap_ns))
-            }
-            Arrival::Constant { rate_per_s } => a + gap(1e9 / rate_per_s),
-            _ => a,
-        };
+        let next = self.next_arrival(w, a, epoch);
         let index = self.arrivals[w].generated;
         self.arrivals[w].generated += 1;
         let key = self.arrivals[w].key.index(index);
@@ -430,12 +434,11 @@ impl<'m> FastRun<'m> {
         m.per_workload[reported].requests += 1;
         self.global[b].requests += 1;
         self.open_latencies(b)[reported].requests += 1;
-        self.schedule_arrival(w, next, a, epoch);
-        let seq = self.next_seq();
+        match next {
+            Some(next) => self.schedule_arrival(w, next, a, epoch),
+            None => self.sends.set_arrival(w, None),
+        }
         Send {
-            at: a,
-            scheduled: a,
-            seq,
             workload: w as u32,
             attempt: 1,
             key,
@@ -492,9 +495,9 @@ impl<'m> FastRun<'m> {
         Some(())
     }
 
-    /// One attempt, sent at `send.at`: its whole fate.
-    fn attempt(&mut self, send: Send) {
-        let s = send.at;
+    /// One attempt, sent at `order.0`: its whole fate.
+    fn attempt(&mut self, order: Order, send: Send) {
+        let (s, scheduled) = (order.0, order.1);
         let w = send.workload as usize;
         self.attempts += 1;
         let m_s = self.epochs.at(s);
@@ -556,7 +559,7 @@ impl<'m> FastRun<'m> {
         // Where the arrival stands among events due at its instant: it was
         // scheduled when sent, or, over a network with no latency, it is
         // handled as its send is, which was scheduled before.
-        let arrival_scheduled = if self.hop == 0 { send.scheduled } else { s };
+        let arrival_scheduled = if self.hop == 0 { scheduled } else { s };
         let waiting = self.servers[c].waiting_at(t, arrival_scheduled);
         let slot = self.servers[c].slot_for(t, arrival_scheduled);
         if slot.waits && waiting >= spec.queue_capacity {
@@ -766,17 +769,13 @@ impl<'m> FastRun<'m> {
             next_delay(&policy.retry, send.attempt, send.last_delay, &mut rng)
         };
         let delay = retry_after.unwrap_or(delay);
-        let seq = self.next_seq();
+        let order = (at.saturating_add(delay.as_nanos()), at, self.next_seq());
         let next = Send {
-            at: at.saturating_add(delay.as_nanos()),
-            scheduled: at,
-            seq,
             attempt: send.attempt + 1,
             last_delay: delay,
             ..send
         };
-        self.sends
-            .push_retry(cause, next.attempt, next.order(), next);
+        self.sends.push_retry(cause, next.attempt, order, next);
     }
 
     /// The logical request of `send` is answered at `at` with `outcome`.
