@@ -214,7 +214,12 @@ impl Gen {
         for i in 0..self.int(1, 3) {
             let target = services[self.int(0, services.len() as u64 - 1) as usize].clone();
             let rate = self.num(20.0, 400.0);
-            let arrival = match self.int(0, 9) {
+            let mut at_once = false;
+            let arrival = match self.int(0, 10) {
+                10 => {
+                    at_once = true;
+                    json!({"kind": "at_once"})
+                }
                 0..=4 => json!({"kind": "poisson", "rate_per_s": rate}),
                 5 => json!({"kind": "constant", "rate_per_s": rate}),
                 6 => json!({"kind": "stages", "start_rate_per_s": self.num(0.0, 100.0), "stages": [
@@ -237,6 +242,9 @@ impl Gen {
                 "target": target,
                 "arrival": arrival,
             });
+            if at_once {
+                w["requests"] = json!(self.int(1, 3000));
+            }
             if self.chance(0.3) {
                 w["count"] = json!(self.int(2, 3));
                 w["report_copies"] = json!(self.pick(&["summed", "each"]));
@@ -385,4 +393,43 @@ fn one_model() {
     let text = std::fs::read_to_string(&path).expect("the model");
     let model = load_model(&text, &[], None).unwrap_or_else(|e| panic!("{e:?}"));
     assert!(cross_check(&model) > 0, "no variant took the fast path");
+}
+
+/// Seed 5's fuzz case 886: 3,556 requests all at once over a network with
+/// no latency tie with workers freeing up in an order the fast path does
+/// not reproduce; it stays on the general engine there, and takes the fast
+/// path (measuring the same) once the network has a latency.
+#[test]
+fn regression_arrivals_all_at_once_over_no_latency_stay_on_the_general_engine() {
+    let model = |one_way_ms: f64| {
+        json!({
+            "name": "burst",
+            "seed": 886,
+            "horizon_s": 10,
+            "timeseries": {"bucket_s": 0.25},
+            "network": {"one_way": {"kind": "constant", "ms": one_way_ms}},
+            "workloads": [
+                {"name": "w0", "target": "s0", "arrival": {"kind": "at_once"}, "requests": 1778,
+                 "count": 2, "timeout_ms": 23.773,
+                 "retry": {"max_attempts": 5, "backoff": {"kind": "exponential", "base_ms": 44.576,
+                           "multiplier": 2, "cap_ms": 400}}},
+                {"name": "w1", "target": "s0", "arrival": {"kind": "poisson", "rate_per_s": 200},
+                 "duration_s": 10}],
+            "services": [{"name": "s0", "workers": 3, "queue_capacity": 40,
+                          "steps": [{"work": {"kind": "exponential", "mean_ms": 8}}]}]
+        })
+        .to_string()
+    };
+    let no_latency = load_model(&model(0.0), &[], None).unwrap();
+    let v = &no_latency.variants[0];
+    let refusals = fast::refusals(&v.model, &v.changes);
+    assert!(
+        refusals
+            .iter()
+            .any(|r| r.at.starts_with("workloads[w0") && r.at.ends_with(".arrival")),
+        "{refusals:?}"
+    );
+    assert!(fast::try_run(&v.model, &v.changes, &v.name).is_none());
+    let latency = load_model(&model(0.5), &[], None).unwrap();
+    assert_eq!(cross_check(&latency), 1);
 }

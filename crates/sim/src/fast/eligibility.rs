@@ -80,7 +80,14 @@ fn check_model(model: &Model, network: Option<SimDuration>, refuse: &mut impl Fn
         let at = || format!("workloads[{}]", model.workload_ids[w].name);
         match workload.arrival {
             Arrival::Poisson { .. } | Arrival::Constant { .. } | Arrival::Shaped(_) => {}
-            Arrival::AtOnce => refuse(at() + ".arrival", "arrivals all at once"),
+            // Thousands of sends at one instant: over a network with no
+            // latency their arrivals tie with workers freeing up in an
+            // order the fast path does not reproduce (fuzzed, measured).
+            Arrival::AtOnce if hop == SimDuration::ZERO => refuse(
+                at() + ".arrival",
+                "arrivals all at once over a network with no latency",
+            ),
+            Arrival::AtOnce => {}
             Arrival::ClosedLoop { .. } => refuse(at() + ".arrival", "a closed loop"),
         }
         if workload.deadline.is_some() {
