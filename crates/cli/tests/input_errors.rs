@@ -433,3 +433,44 @@ fn a_schema_field_is_accepted_and_one_not_a_string_is_named() {
         assert!(lines[0].starts_with(at), "{lines:?}");
     }
 }
+
+/// A value of the wrong type (a string for a number) no longer hides the
+/// problems of the rest of the model: `check` said only the first kind,
+/// then the others once it was fixed. The field that cannot be read is
+/// taken out and the rest checked, in one pass; what hangs on that field
+/// is not said twice.
+#[test]
+fn regression_check_says_unreadable_and_invalid_values_in_one_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write_json(
+        &dir.path().join("bad.json"),
+        json!({"name": "bad", "horizon_s": 10,
+               "workloads": [{"name": "u", "target": "nowhere", "duration_s": 5,
+                              "arrival": {"kind": "poisson", "rate_per_s": -5},
+                              "timeout_ms": "fast"}],
+               "services": [{"name": "s", "workers": 0,
+                             "steps": [{"work": {"kind": "exponential", "mean_ms": 5}}]}]}),
+    );
+    let out = check(&file);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let paths: Vec<String> = problem_lines(&out)
+        .iter()
+        .map(|l| l.split(':').next().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        paths,
+        [
+            "workloads[0].timeout_ms",
+            "workloads[0].target",
+            "workloads[0].arrival.rate_per_s",
+            "services[0].workers"
+        ],
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        stderr(&out).contains("4 problems found"),
+        "{}",
+        stderr(&out)
+    );
+}

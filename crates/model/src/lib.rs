@@ -294,6 +294,61 @@ pub fn parse_spec(doc: &Value) -> Result<ModelSpec, Vec<Problem>> {
     Err(problems)
 }
 
+/// `doc` with the field at each problem's path taken out, and those paths;
+/// `None` where a problem is not at an object's field (an element of a
+/// list, the document itself, no path at all): taking that out would move
+/// what follows it, or leave nothing to read.
+fn without_fields(doc: &Value, problems: &[Problem]) -> Option<(Value, Vec<String>)> {
+    let mut doc = doc.clone();
+    let mut taken_out = Vec::new();
+    for problem in problems {
+        let steps = problem_path_steps(&problem.path)?;
+        let (key, parent) = match steps.split_last()? {
+            (PathStep::Key(key), parent) => (key, parent),
+            (PathStep::Index(_), _) => return None,
+        };
+        let mut at = &mut doc;
+        for step in parent {
+            at = match step {
+                PathStep::Key(k) => at.get_mut(k.as_str())?,
+                PathStep::Index(i) => at.get_mut(*i)?,
+            };
+        }
+        // Already gone: a problem said twice, or inside one taken out.
+        at.as_object_mut()?.remove(key.as_str());
+        taken_out.push(problem.path.clone());
+    }
+    Some((doc, taken_out))
+}
+
+/// One step of a problem's path.
+enum PathStep {
+    Key(String),
+    Index(usize),
+}
+
+/// `services[1].steps[0].work` as its steps; `None` for anything else (the
+/// top level, a name in brackets, no path).
+fn problem_path_steps(path: &str) -> Option<Vec<PathStep>> {
+    let mut steps = Vec::new();
+    for part in path.split('.') {
+        let (key, mut rest) = part.split_once('[').map_or((part, ""), |(k, r)| (k, r));
+        if key.is_empty() || !key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return None;
+        }
+        steps.push(PathStep::Key(key.to_string()));
+        while !rest.is_empty() {
+            let (index, after) = rest.split_once(']')?;
+            steps.push(PathStep::Index(index.parse().ok()?));
+            rest = after.strip_prefix('[').unwrap_or(after);
+            if !after.is_empty() && !after.starts_with('[') {
+                return None;
+            }
+        }
+    }
+    Some(steps)
+}
+
 /// Applies `PATH = VALUE` overrides in order.
 pub fn apply_overrides<'a>(
     doc: &mut Value,
@@ -559,7 +614,16 @@ fn load_parsed(
     }
     let mut selections: Vec<String> = several_places(&applied).map(Applied::places).collect();
     let mut problems = duplicates;
-    let spec = parse_spec(&base).map_err(|ps| problems.extend(ps)).ok();
+    // Where the file cannot be read as written: the same file with the
+    // fields it could not read taken out, so that the problems of the rest
+    // (a service that is not there, a rate below zero) are said with them.
+    let mut read_without = None;
+    let spec = parse_spec(&base)
+        .map_err(|ps| {
+            read_without = without_fields(&base, &ps);
+            problems.extend(ps)
+        })
+        .ok();
     // Each timeline step becomes a checked model held in memory: their number
     // is bounded before any is built.
     // Each variant starts from the file's base (not yet `--set`) without the
@@ -617,6 +681,26 @@ fn load_parsed(
             .map_err(|ps| problems.extend(ps))
             .ok()
     });
+    if let Some((doc, taken_out)) = &read_without {
+        let rest = parse_spec(doc).and_then(|spec| build_variant(doc, &spec, "base", ""));
+        if let Err(ps) = rest {
+            // A problem of what was taken out, or of the object it was
+            // taken from (a field it needs), is one already said.
+            let about_taken_out = |p: &Problem| {
+                taken_out.iter().any(|t| {
+                    p.path == *t
+                        || p.path.starts_with(&format!("{t}."))
+                        || p.path.starts_with(&format!("{t}["))
+                        || t.starts_with(&format!("{}.", p.path))
+                })
+            };
+            let said: HashSet<Problem> = problems.iter().cloned().collect();
+            problems.extend(
+                ps.into_iter()
+                    .filter(|p| !about_taken_out(p) && !said.contains(p)),
+            );
+        }
+    }
     let written = match &spec {
         Some(spec) => spec.variants.len(),
         None => base

@@ -176,12 +176,16 @@ fn a_bad_quantile_table_is_reported_point_by_point() {
         problems(json!({"kind": "quantiles", "min_ms": -1, "points": [{"q": 1, "ms": 9}]})),
         [".min_ms: expected a number ≥ 0, got -1"]
     );
-    // Fields are by name, and named at the point they are wrong in.
+    // Fields are by name, and named at the point they are wrong in; the
+    // rest of the table is checked all the same (every problem at once).
     assert_eq!(
         problems(table(
             json!([{"q": 0.5, "ms": 12}, {"q": 1, "ms": 5, "p": 0.5}])
         )),
-        [".points[1].p: unknown field `p`, expected `q` or `ms`"]
+        [
+            ".points[1].p: unknown field `p`, expected `q` or `ms`",
+            ".points[1].ms: expected ms ≥ 12 (the previous point's: a higher quantile cannot be faster), got 5"
+        ]
     );
     assert_eq!(
         problems(table(json!([[0.5, 12], [1, 100]]))),
