@@ -37,6 +37,7 @@ mod canvas;
 mod comparison;
 mod error;
 mod header;
+mod lines;
 mod load_grid;
 mod margin;
 mod search;
@@ -53,6 +54,7 @@ pub use comparison::{
     COMPARISON_WIDTH,
 };
 pub use error::PlotError;
+pub use lines::{render_lines_svg, render_load_lines_svg};
 pub use margin::{render_margin_svg, MarginChart, MarginPoint, MarginSeries};
 pub use search::{render_search_svg, SearchChart};
 pub use sweep::{
@@ -60,8 +62,8 @@ pub use sweep::{
     SweepSeries, SWEEP_WIDTH,
 };
 pub use timeline::{
-    render_lines_svg, render_load_lines_svg, render_timeline_svg, DegradedSpan, LineSeries,
-    LineUnit, TimelineChart, TimelineMark, TimelinePanel, MAX_TIMELINE_PANELS, TIMELINE_WIDTH,
+    render_timeline_svg, DegradedSpan, LineSeries, LineUnit, TimelineChart, TimelineMark,
+    TimelinePanel, MAX_TIMELINE_PANELS, TIMELINE_WIDTH,
 };
 pub use wasted::{render_wasted_svg, ServiceWaste, WastedChart, WastedVariant, WASTED_WIDTH};
 

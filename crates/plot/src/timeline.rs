@@ -1,7 +1,7 @@
 //! Time-series charts: what happened, second by second, during an incident.
 //!
 //! [`render_timeline_svg`] stacks one panel per variant on one time axis;
-//! [`render_load_lines_svg`] draws one line per series in a single panel.
+//! [`crate::render_load_lines_svg`] draws one line per series in a single panel.
 //! Both reduce long series per pixel column (see [`pixel_runs`]) so that
 //! spikes survive and the SVG stays small.
 
@@ -16,7 +16,6 @@ use crate::canvas::{
     Canvas, Rect, TextSpec,
 };
 use crate::header::{note, Header, LegendItem};
-use crate::load_grid::render_load_grid_svg;
 use crate::style::{
     darken, ensure_fonts, format_compact, format_number, series_color, size, AXIS, BACKGROUND,
     GRID, INK, MAX_SERIES, MAX_VARIANTS, MUTED_INK, OKABE_ITO,
@@ -311,11 +310,11 @@ pub fn render_timeline_svg(chart: &TimelineChart) -> Result<String, PlotError> {
     })
 }
 
-/// One line of [`render_lines_svg`] and [`render_load_lines_svg`]: its name,
+/// One line of [`crate::render_lines_svg`] and [`crate::render_load_lines_svg`]: its name,
 /// its bucket start times in seconds, and its value in each bucket.
 pub type LineSeries = (String, Vec<f64>, Vec<f64>);
 
-/// What the values of a line chart ([`render_lines_svg`]) are, for its
+/// What the values of a line chart ([`crate::render_lines_svg`]) are, for its
 /// y axis and its legend: offered load is a rate per second, zombie requests
 /// are a count, and a chart must not write "/s" after a count.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -386,55 +385,16 @@ impl LineUnit {
     }
 }
 
-/// Renders offered load over time, one line per series, in one panel: e.g.
-/// a thundering herd under different jitter modes. Each series is `(name,
-/// bucket start times in seconds, offered requests per second)`; the legend
-/// gives each one's peak, since peaks are what such a chart compares.
-///
-/// This is [`render_lines_svg`] in [`LineUnit::offered_per_second`]; see it
-/// for the layout, the small multiples past [`MAX_SERIES`] series and the
-/// errors.
-pub fn render_load_lines_svg(
-    title: &str,
-    subtitle: &str,
-    series: &[LineSeries],
-) -> Result<String, PlotError> {
-    render_lines_svg(title, subtitle, &LineUnit::offered_per_second(), series)
-}
-
-/// Renders values over time, one line per series, in one panel: offered
-/// load per variant ([`render_load_lines_svg`]), zombie requests per
-/// variant. Each series is `(name, bucket start times in seconds, values)`,
-/// the values in `unit`; the legend gives each one's peak, since peaks are
-/// what such a chart compares.
-///
-/// Same conventions as [`render_timeline_svg`]: [`TIMELINE_WIDTH`] wide
-/// (and about 550 px high), deterministic, time labelled in s, min or h
-/// depending on the span, long series reduced without losing spikes, odd
-/// values drawn as gaps. Series `i` has colour [`series_color`]`(i)`, and earlier
-/// series are drawn with wider lines underneath later ones, so coinciding
-/// lines still show every colour.
-///
-/// Past [`MAX_SERIES`] series, where colours would repeat and the lines
-/// would bury each other, the chart is small multiples instead: one panel
-/// per series, over a grey band that spans them all (see `load_grid.rs`).
-///
-/// # Errors
-///
-/// [`PlotError::NoVariants`] without series, [`PlotError::TooManyVariants`]
-/// past [`MAX_VARIANTS`] (panel swatches would repeat), [`PlotError::Font`] /
-/// [`PlotError::Drawing`] if plotters fails.
-pub fn render_lines_svg(
+/// The lines chart of [`crate::lines::render_lines_svg`] in one panel, for
+/// at most [`MAX_SERIES`] series.
+pub(crate) fn render_lines_one_panel(
     title: &str,
     subtitle: &str,
     unit: &LineUnit,
     series: &[LineSeries],
 ) -> Result<String, PlotError> {
     let n = series.len();
-    PlotError::check_count(n, MAX_VARIANTS)?;
-    if n > MAX_SERIES {
-        return render_load_grid_svg(title, subtitle, unit, series);
-    }
+    debug_assert!(n <= MAX_SERIES);
     ensure_fonts()?;
 
     let width = TIMELINE_WIDTH as i32;

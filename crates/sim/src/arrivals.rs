@@ -8,10 +8,15 @@
 //! highest rate, each kept with probability `rate(t) / highest`), all on
 //! the workload's own stream.
 
-use crate::simulator::gap;
 use stormsim_engine::{SimDuration, SimTime, StreamRng};
 use stormsim_model::shape::RateShape;
 use stormsim_model::{Arrival, Model, Workload};
+
+/// A drawn gap of `ns` nanoseconds as a duration, rounded to whole
+/// nanoseconds as every arrival's gap is.
+pub(crate) fn gap(ns: f64) -> SimDuration {
+    SimDuration::from_ms(ns / 1e6)
+}
 
 /// A workload's next arrival after one at `now`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -11,6 +11,7 @@ mod attempts;
 mod cache;
 mod call;
 mod cpu;
+mod events;
 mod fallback;
 pub mod fast;
 pub mod fork;

@@ -8,7 +8,7 @@ use crate::metrics::{
     DegradedCounts, EdgeCounters, FailureCounts, LatencyRecorder, Outcome, ServiceCounters,
     WorkloadCounters,
 };
-use crate::timeseries::TimeSeries;
+use crate::timeseries::{BucketCapacity, TimeSeries};
 use crate::zombie::Zombies;
 use stormsim_engine::{SimDuration, SimTime};
 use stormsim_model::{Arrival, Model, Service};
@@ -51,9 +51,9 @@ pub(crate) struct Measurements<'m> {
     pub ended: SimTime,
     /// Root attempts and the zombie work below them.
     pub zombies: Zombies,
-    /// Events handled, by [`crate::simulator::Event::kind_index`]: where a
+    /// Events handled, by [`crate::events::Event::kind_index`]: where a
     /// run's time goes, for `stormsim bench`.
-    pub events_by_kind: [u64; crate::simulator::EVENT_KINDS],
+    pub events_by_kind: [u64; crate::events::EVENT_KINDS],
     /// Where each attempt's record goes as it ends, when asked for.
     pub attempt_log: Option<AttemptLog<'m>>,
 }
@@ -104,7 +104,7 @@ impl Measurements<'_> {
                 _ => 0,
             })),
             attempt_log: None,
-            events_by_kind: [0; crate::simulator::EVENT_KINDS],
+            events_by_kind: [0; crate::events::EVENT_KINDS],
         }
     }
 
@@ -211,15 +211,6 @@ pub(crate) struct Capacity {
     worker_ns: Option<u128>,
     /// Core-nanoseconds up in the open bucket until `since`.
     core_ns: u128,
-}
-
-/// What a closed bucket had of a service's workers and cores.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub(crate) struct BucketCapacity {
-    /// Worker-nanoseconds up (`None`: unbounded for some of the bucket).
-    pub worker_ns: Option<u128>,
-    /// Core-nanoseconds up.
-    pub core_ns: u128,
 }
 
 impl Capacity {

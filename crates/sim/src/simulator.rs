@@ -21,8 +21,9 @@
 
 use crate::arrivals;
 use crate::attempts::{AttemptLog, AttemptSink};
+pub use crate::events::Event;
 use crate::measurements::{cores_up, workers_up, Measurements};
-use crate::metrics::{FailReason, Outcome};
+use crate::metrics::Outcome;
 use crate::policy::breaker::BreakerState;
 use crate::policy_state::PolicyState;
 use crate::report::{self, LimitHit, VariantReport};
@@ -32,65 +33,6 @@ use crate::world::*;
 use crate::zombie::NO_USER;
 use stormsim_engine::{EventQueue, SimDuration, SimTime, StreamKey};
 use stormsim_model::{Arrival, Change, Model, ServiceId};
-
-/// Everything that can happen. Small and `Copy`: the queue moves them a lot.
-/// Aligned to 8 bytes: 16 instead of 12, which a queue entry pads to anyway,
-/// so that a copy is two moves of 8 bytes, not a move for each piece.
-#[derive(Clone, Copy, Debug)]
-#[repr(align(8))]
-pub enum Event {
-    /// The next request of a workload arrives.
-    Arrival {
-        /// Index of the workload.
-        workload: u32,
-        /// Stands while it is the workload's arrival epoch (an owned timer).
-        epoch: u32,
-    },
-    /// An attempt reaches its callee.
-    AttemptArrives(AttemptId),
-    /// An answer reaches the caller.
-    ResponseArrives(AttemptId, Outcome),
-    /// A per-attempt timer expires.
-    AttemptTimeout(AttemptId),
-    /// A retry's backoff sleep ends.
-    BackoffDone(CallId),
-    /// Local work of a handler ends.
-    WorkDone(TaskId),
-    /// The timeline's next change applies.
-    Change(u32),
-    /// A call waiting for a bulkhead slot gives up.
-    BulkheadTimeout(CallId),
-    /// A call's hedge delay is over: send a duplicate if it still waits. With
-    /// a failure: the wait a copy's Retry-After asked for is over, and the try
-    /// fails with that failure if the hedge cannot go and no copy is out.
-    HedgeDue(CallId, Option<FailReason>),
-    /// A fan-out's deadline.
-    FanOutDeadline(FanOutId),
-    /// A tied loser's cancellation reaches it.
-    CancelLoser(AttemptId),
-    /// A closed-loop user is done thinking and sends its next request.
-    UserWakes {
-        /// Index of the workload.
-        workload: u32,
-        /// The user.
-        user: u32,
-    },
-    /// Local work failed: it reached its limit (a statement timeout, or its
-    /// request's deadline) before it was done, or failed by itself (its
-    /// step's `error`). It stops and its handler fails.
-    WorkFailed(TaskId, FailReason),
-    /// The next work on an instance's shared cores (its service's `cpu`) is
-    /// done.
-    CpuDone {
-        /// Index of the service.
-        service: u32,
-        /// Its instance.
-        instance: u32,
-    },
-    /// A parallel step's branch failed, and its fallback's default answer
-    /// (on the branch's edge) is ready.
-    BranchDefault(FanOutId, EdgeId),
-}
 
 /// Where in its handler a message is sent, which decides how one with no
 /// latency may be delivered.
@@ -103,53 +45,6 @@ pub(crate) enum Delivery {
     /// nothing: handled at once when it is next anyway
     /// ([`Simulator::deliver_last`]).
     Last,
-}
-
-/// How many kinds of [`Event`] there are.
-pub const EVENT_KINDS: usize = 15;
-
-impl Event {
-    /// The kinds of event, in the order of [`Event::kind_index`]: what
-    /// `stormsim bench` breaks a run's events down by.
-    pub const KINDS: [&'static str; EVENT_KINDS] = [
-        "arrival",
-        "attempt arrives",
-        "response arrives",
-        "attempt timeout",
-        "backoff done",
-        "work done",
-        "timeline change",
-        "bulkhead timeout",
-        "hedge due",
-        "fan-out deadline",
-        "cancel loser",
-        "user wakes",
-        "work failed",
-        "cpu done",
-        "branch default",
-    ];
-
-    /// This event's place in [`Event::KINDS`].
-    #[inline]
-    pub fn kind_index(&self) -> usize {
-        match self {
-            Event::Arrival { .. } => 0,
-            Event::AttemptArrives(_) => 1,
-            Event::ResponseArrives(..) => 2,
-            Event::AttemptTimeout(_) => 3,
-            Event::BackoffDone(_) => 4,
-            Event::WorkDone(_) => 5,
-            Event::Change(_) => 6,
-            Event::BulkheadTimeout(_) => 7,
-            Event::HedgeDue(..) => 8,
-            Event::FanOutDeadline(_) => 9,
-            Event::CancelLoser(_) => 10,
-            Event::UserWakes { .. } => 11,
-            Event::WorkFailed(..) => 12,
-            Event::CpuDone { .. } => 13,
-            Event::BranchDefault(..) => 14,
-        }
-    }
 }
 
 /// Most rows a run's time series may hold, run-wide and per service together
@@ -256,11 +151,8 @@ impl<'m> Simulator<'m> {
     pub(crate) fn start(&mut self) {
         for (i, w) in self.topology.model.workloads.iter().enumerate() {
             let first = match w.arrival {
-                Arrival::Poisson { mean_gap_ns } => {
-                    gap_ns(self.world.workloads[i].rng.exponential(mean_gap_ns))
-                }
                 Arrival::Constant { .. } | Arrival::AtOnce => SimTime::ZERO,
-                Arrival::Shaped(_) => {
+                Arrival::Poisson { .. } | Arrival::Shaped(_) => {
                     if let Some(at) = self.next_arrival(i, SimTime::ZERO) {
                         self.schedule_arrival(i, at);
                     }
@@ -1049,14 +941,4 @@ fn stands(
         Event::BackoffDone(c) => calls.get(c).is_some_and(|c| c.sleeping),
         _ => true,
     }
-}
-
-/// A drawn gap of `ns` nanoseconds as a duration, rounded as every
-/// arrival's gap is (the fast path draws its arrivals through it too).
-pub(crate) fn gap(ns: f64) -> SimDuration {
-    SimDuration::from_ms(ns / 1e6)
-}
-
-fn gap_ns(ns: f64) -> SimTime {
-    SimTime::ZERO + gap(ns)
 }

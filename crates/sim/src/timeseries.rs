@@ -5,7 +5,6 @@
 //! utilisation is the true mean over the bucket. Memory grows with buckets, not
 //! with requests.
 
-use crate::measurements::BucketCapacity;
 use crate::metrics::{FailureCounts, LatencyRecorder, Outcome};
 use stormsim_engine::{SimDuration, SimTime};
 
@@ -288,6 +287,15 @@ impl OpenLatencies {
 
 fn sum_ns(latencies: &[u64]) -> u128 {
     latencies.iter().map(|&l| u128::from(l)).sum()
+}
+
+/// What a closed bucket had of a service's workers and cores.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) struct BucketCapacity {
+    /// Worker-nanoseconds up (`None`: unbounded for some of the bucket).
+    pub worker_ns: Option<u128>,
+    /// Core-nanoseconds up.
+    pub core_ns: u128,
 }
 
 impl TimeSeries {

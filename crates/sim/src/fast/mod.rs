@@ -7,9 +7,9 @@
 //! the backoff before the next attempt, and the request's arrival. For a service that serves first come, first served, does one
 //! piece of work and calls nobody, and callers whose next attempt depends
 //! only on this one's outcome, every one of those instants is known when
-//! the attempt reaches its callee ([`run`]): the run takes one step per
+//! the attempt reaches its callee (`run.rs`): the run takes one step per
 //! attempt. The preconditions are written down and checked in
-//! [`eligibility`]; a run that fails any takes the general engine.
+//! `eligibility.rs` ([`refusals`]); a run that fails any takes the general engine.
 //!
 //! The same keyed draws, the same rules at ties that matter (a change
 //! before everything else at its instant; a timer before an answer or a
